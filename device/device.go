@@ -1,0 +1,86 @@
+// Package device defines what every run-time backend (CUDA, OpenCL, host C)
+// provides: memory, program building, kernel launch and timing.
+//
+// It must not import the backends (device/cuda, device/opencl, device/host);
+// they import it. Vendor libraries are opened at run time, so a build with
+// CGO_ENABLED=0 works everywhere and a missing library is an error value.
+package device
+
+import (
+	"time"
+
+	"github.com/bespoke-hpc/bespoke/emit"
+)
+
+// Launch is a resolved launch geometry.
+type Launch struct {
+	Grid        [3]int // blocks (work-groups) per dimension
+	Block       [3]int // threads (work-items) per block
+	SharedBytes int    // dynamic shared (local) memory per block; 0 when static
+}
+
+// Info describes a device for reports and for choosing kernel parameters.
+type Info struct {
+	Backend        string  `json:"backend"` // "cuda", "opencl" or "c"
+	Name           string  `json:"name"`
+	Platform       string  `json:"platform,omitempty"` // OpenCL platform, CUDA driver version …
+	Arch           string  `json:"arch,omitempty"`     // "sm_90", "x86-64 avx2" …
+	ComputeUnits   int     `json:"compute_units"`      // SMs, OpenCL compute units, or CPU threads
+	MemoryBytes    int64   `json:"memory_bytes"`
+	L2Bytes        int64   `json:"l2_bytes,omitempty"`
+	SharedPerBlock int     `json:"shared_per_block,omitempty"`
+	MaxBlock       int     `json:"max_block,omitempty"` // most threads per block
+	FP64           bool    `json:"fp64"`
+	CopyGBs        float64 `json:"copy_gbs,omitempty"` // measured copy bandwidth, when known
+}
+
+// Resources are what the compiler reports for one kernel.
+type Resources struct {
+	Registers   int `json:"registers,omitempty"`
+	SpillBytes  int `json:"spill_bytes,omitempty"` // local-memory spill stores
+	SharedBytes int `json:"shared_bytes,omitempty"`
+	LocalBytes  int `json:"local_bytes,omitempty"`
+}
+
+// Buffer is device memory. Transfers are whole-prefix: Upload writes
+// len(src) bytes at offset 0, Download reads len(dst) bytes from offset 0.
+type Buffer interface {
+	Size() int64
+	Upload(src []byte) error
+	Download(dst []byte) error
+	Free() error
+}
+
+// Kernel is one compiled entry point.
+type Kernel interface {
+	Name() string
+	// Launch runs the kernel asynchronously where the backend allows.
+	// Args follow the kernel's parameter list in order; each is a Buffer,
+	// an int32 or an int64.
+	Launch(l Launch, args ...any) error
+	Resources() Resources
+}
+
+// Program is a built Source.
+type Program interface {
+	Kernel(entry string) (Kernel, error)
+	Close() error
+}
+
+// Device is one backend device with a context of its own.
+type Device interface {
+	Info() Info
+	Dialect() emit.Dialect
+	Alloc(bytes int64) (Buffer, error)
+	// Build compiles src (all its entries in one compiler call), using
+	// an on-disk cache where the backend has one. Errors carry the
+	// compiler's log.
+	Build(src emit.Source) (Program, error)
+	// Elapsed runs f, which enqueues work, and returns the device time it
+	// took: events on GPUs, a monotonic clock around a synchronised run on
+	// the host.
+	Elapsed(f func() error) (time.Duration, error)
+	// Sync waits for all enqueued work.
+	Sync() error
+	Close() error
+}
