@@ -1,0 +1,129 @@
+package sparse
+
+import (
+	"fmt"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/operator"
+)
+
+// Build returns the kernel for variant v, named by Problem.EntryName.
+func Build(pb Problem, v Variant) (*kernel.Kernel, error) {
+	if err := pb.Check(v); err != nil {
+		return nil, err
+	}
+	g := newGen(pb, v)
+	switch v.Family {
+	case CStream, BStream:
+		g.streamKernel()
+	case BStreamMSplit:
+		g.msplitKernel()
+	case CStreamKSplit:
+		g.ksplitKernel()
+	default:
+		return nil, fmt.Errorf("unknown family %q", v.Family)
+	}
+	return g.kern, nil
+}
+
+// gen holds the state of one kernel under construction.
+type gen struct {
+	pb   Problem
+	v    Variant
+	a    []float64 // α·A, row-major
+	m, k int
+	kern *kernel.Kernel
+}
+
+func newGen(pb Problem, v Variant) *gen {
+	op := pb.Op
+	a := make([]float64, len(op.Data))
+	for i, x := range op.Data {
+		a[i] = pb.Alpha * x
+	}
+	st := operator.Analyze(op)
+	k := &kernel.Kernel{
+		Name:    pb.EntryName(v),
+		Variant: v.Name(),
+		DType:   pb.DType,
+		Index64: pb.index64(),
+		Launch: kernel.Launch{
+			Block:        [3]int{v.Block, max(v.Split, 1), 1},
+			ColsPerBlock: v.Block * v.Width,
+			SharedBytes:  v.sharedBytes(pb),
+		},
+		Meta: map[string]any{
+			"m": op.Rows, "k": op.Cols, "nnz": st.NNZ, "k_used": st.UsedCols,
+			"alpha": pb.Alpha, "beta": pb.Beta, "n": runtimeOr(pb.N), "ldb": runtimeOr(pb.LDB), "ldc": runtimeOr(pb.LDC),
+			"operator": op.Name,
+		},
+	}
+	k.Doc = fmt.Sprintf("C <- %g*A*B + %g*C for a constant %d×%d operator A with %d non-zeros (%s).\n"+
+		"B is k×n and C is m×n, row-major with leading dimensions ldb and ldc; one thread per %d column(s).\n"+
+		"for each column j < n: C[i*ldc+j] = sum_r alpha*A[i][r]*B[r*ldb+j] + beta*C[i*ldc+j]",
+		pb.Alpha, pb.Beta, op.Rows, op.Cols, st.NNZ, v.Name(), v.Width)
+	k.Params = params(pb)
+	return &gen{pb: pb, v: v, a: a, m: op.Rows, k: op.Cols, kern: k}
+}
+
+func runtimeOr(v int) any {
+	if v > 0 {
+		return v
+	}
+	return "runtime"
+}
+
+// params lists (n, b, ldb, c, ldc), leaving out what is baked in.
+func params(pb Problem) []kernel.Param {
+	var ps []kernel.Param
+	scalar := func(name, doc string) {
+		ps = append(ps, kernel.Param{Name: name, Kind: kernel.ScalarParam, Type: kernel.Index, Doc: doc})
+	}
+	if pb.N == 0 {
+		scalar("n", "columns of B and C")
+	}
+	ps = append(ps, kernel.Param{Name: "b", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "B, k×n row-major"})
+	if pb.LDB == 0 {
+		scalar("ldb", "leading dimension of B in elements")
+	}
+	ps = append(ps, kernel.Param{Name: "c", Kind: kernel.BufferParam, Type: kernel.Real, Doc: "C, m×n row-major"})
+	if pb.LDC == 0 {
+		scalar("ldc", "leading dimension of C in elements")
+	}
+	return ps
+}
+
+// nExpr, ldbExpr and ldcExpr are baked literals or parameter names.
+func (g *gen) nExpr() kernel.Expr   { return intOrVar(g.pb.N, "n") }
+func (g *gen) ldbExpr() kernel.Expr { return intOrVar(g.pb.LDB, "ldb") }
+func (g *gen) ldcExpr() kernel.Expr { return intOrVar(g.pb.LDC, "ldc") }
+
+func intOrVar(v int, name string) kernel.Expr {
+	if v > 0 {
+		return kernel.Int{V: int64(v)}
+	}
+	return kernel.Var{Name: name}
+}
+
+// at returns α·A[i][r].
+func (g *gen) at(i, r int) float64 { return g.a[i*g.k+r] }
+
+// rowNZ[i] lists the columns of row i's non-zeros; colNZ[r] the rows of
+// column r's non-zeros; used the columns with any.
+func (g *gen) structure() (rowNZ, colNZ [][]int, used []int) {
+	rowNZ, colNZ = make([][]int, g.m), make([][]int, g.k)
+	for i := 0; i < g.m; i++ {
+		for r := 0; r < g.k; r++ {
+			if g.pb.Op.At(i, r) != 0 {
+				rowNZ[i] = append(rowNZ[i], r)
+				colNZ[r] = append(colNZ[r], i)
+			}
+		}
+	}
+	for r := range colNZ {
+		if len(colNZ[r]) > 0 {
+			used = append(used, r)
+		}
+	}
+	return
+}

@@ -1,0 +1,176 @@
+package sparse
+
+import (
+	"fmt"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+)
+
+// cols writes the statements one thread runs for its w adjacent columns
+// starting at column j.
+type cols struct {
+	g   *gen
+	w   int
+	j   kernel.Expr
+	out []kernel.Stmt
+}
+
+func (c *cols) emit(s ...kernel.Stmt) { c.out = append(c.out, s...) }
+
+// lanes names one variable per column lane.
+func (c *cols) lanes(name string) []string {
+	if c.w == 1 {
+		return []string{name}
+	}
+	ns := make([]string, c.w)
+	for l := range ns {
+		ns[l] = fmt.Sprintf("%s_%d", name, l)
+	}
+	return ns
+}
+
+// elem is the offset of element (row, j) in a matrix with leading dimension ld.
+func elem(row int, ld, j kernel.Expr) kernel.Expr {
+	if row == 0 {
+		return j
+	}
+	if l, ok := ld.(kernel.Int); ok {
+		return kernel.Bin{Op: "+", L: kernel.Int{V: int64(row) * l.V}, R: j}
+	}
+	return kernel.Bin{Op: "+", L: kernel.Bin{Op: "*", L: kernel.Int{V: int64(row)}, R: ld}, R: j}
+}
+
+// declare declares real variables without initial values.
+func (c *cols) declare(names []string) {
+	for _, n := range names {
+		c.emit(kernel.Decl{Type: kernel.Real, Name: n})
+	}
+}
+
+// load reads w consecutive elements at off into fresh variables.
+func (c *cols) load(buf, name string, off kernel.Expr) []kernel.Expr {
+	names := c.lanes(name)
+	if c.w == 1 {
+		c.emit(kernel.Decl{Type: kernel.Real, Name: names[0], Init: kernel.Load{Buf: buf, Index: off}})
+	} else {
+		c.declare(names)
+		c.emit(kernel.VecLoad{Dst: names, Buf: buf, Index: off})
+	}
+	return vars(names)
+}
+
+// loadB loads row r of B.
+func (c *cols) loadB(r int) []kernel.Expr {
+	return c.load("b", fmt.Sprintf("b%d", r), elem(r, c.g.ldbExpr(), c.j))
+}
+
+// store writes row i of C from vals (one per lane), applying β. A nil vals
+// is an all-zero row of A.
+func (c *cols) store(i int, vals []kernel.Expr) {
+	beta := c.g.pb.Beta
+	off := elem(i, c.g.ldcExpr(), c.j)
+	if vals == nil && beta == 1 {
+		return // C += 0
+	}
+	out := make([]kernel.Expr, c.w)
+	var old []kernel.Expr
+	if beta != 0 {
+		old = c.load("c", fmt.Sprintf("o%d", i), off)
+	}
+	for l := range out {
+		switch {
+		case beta == 0 && vals == nil:
+			out[l] = kernel.Lit{V: 0}
+		case beta == 0:
+			out[l] = vals[l]
+		case vals == nil:
+			out[l] = kernel.Bin{Op: "*", L: kernel.Lit{V: beta}, R: old[l]}
+		case beta == 1:
+			out[l] = kernel.Bin{Op: "+", L: vals[l], R: old[l]}
+		default:
+			out[l] = kernel.Bin{Op: "+", L: vals[l], R: kernel.Bin{Op: "*", L: kernel.Lit{V: beta}, R: old[l]}}
+		}
+	}
+	if c.w == 1 {
+		c.emit(kernel.Store{Buf: "c", Index: off, Value: out[0]})
+	} else {
+		c.emit(kernel.VecStore{Buf: "c", Index: off, Src: out})
+	}
+}
+
+func vars(names []string) []kernel.Expr {
+	es := make([]kernel.Expr, len(names))
+	for i, n := range names {
+		es[i] = kernel.Var{Name: n}
+	}
+	return es
+}
+
+// term is coef·x, dropping a unit coefficient.
+func term(coef float64, x kernel.Expr) kernel.Expr {
+	if coef == 1 {
+		return x
+	}
+	return kernel.Bin{Op: "*", L: kernel.Lit{V: coef}, R: x}
+}
+
+func add(acc, t kernel.Expr) kernel.Expr {
+	if acc == nil {
+		return t
+	}
+	return kernel.Bin{Op: "+", L: acc, R: t}
+}
+
+// cstream evaluates and stores each output row in turn.
+func (c *cols) cstream() {
+	rowNZ, _, _ := c.g.structure()
+	loaded := map[int][]kernel.Expr{}
+	for i, nz := range rowNZ {
+		if len(nz) == 0 {
+			c.store(i, nil)
+			continue
+		}
+		sums := make([]kernel.Expr, c.w)
+		for _, r := range nz {
+			bv, ok := loaded[r]
+			if !ok {
+				bv = c.loadB(r)
+				loaded[r] = bv
+			}
+			for l := range sums {
+				sums[l] = add(sums[l], term(c.g.at(i, r), bv[l]))
+			}
+		}
+		c.store(i, sums)
+	}
+}
+
+// bstream loads each used row of B once and stores each output row as
+// soon as its last non-zero has been consumed.
+func (c *cols) bstream() {
+	rowNZ, colNZ, used := c.g.structure()
+	for i, nz := range rowNZ {
+		if len(nz) == 0 {
+			c.store(i, nil)
+		}
+	}
+	started := make([]bool, c.g.m)
+	for _, r := range used {
+		bv := c.loadB(r)
+		for _, i := range colNZ[r] {
+			acc := c.lanes(fmt.Sprintf("a%d", i))
+			for l, name := range acc {
+				t := term(c.g.at(i, r), bv[l])
+				if !started[i] {
+					c.emit(kernel.Decl{Type: kernel.Real, Name: name, Init: t})
+				} else {
+					c.emit(kernel.Assign{Name: name, Value: add(kernel.Var{Name: name}, t)})
+				}
+			}
+			started[i] = true
+			if last := rowNZ[i][len(rowNZ[i])-1]; last == r {
+				c.store(i, vars(acc))
+			}
+		}
+	}
+}

@@ -1,0 +1,331 @@
+package sparse
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+)
+
+var (
+	localX = kernel.Special{Kind: kernel.LocalID, Axis: 0}
+	localY = kernel.Special{Kind: kernel.LocalID, Axis: 1}
+	groupX = kernel.Special{Kind: kernel.GroupID, Axis: 0}
+)
+
+func bin(op string, l, r kernel.Expr) kernel.Expr { return kernel.Bin{Op: op, L: l, R: r} }
+func lit(i int) kernel.Expr                       { return kernel.Int{V: int64(i)} }
+
+// threadX is the thread's index along x in the whole grid.
+func (g *gen) threadX() kernel.Expr {
+	return bin("+", bin("*", groupX, lit(g.v.Block)), localX)
+}
+
+// streamKernel builds cstream and bstream: no shared memory, no barriers.
+// With width 2 the last thread of an odd n takes a scalar path.
+func (g *gen) streamKernel() {
+	k, w := g.kern, g.v.Width
+	jInit := g.threadX()
+	if w > 1 {
+		jInit = bin("*", jInit, lit(w))
+	}
+	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: jInit}}
+	j, n := kernel.Var{Name: "j"}, g.nExpr()
+	switch {
+	case w == 1:
+		k.Active = n
+		k.Body = append(k.Body, g.streamBody(1, j)...)
+	default:
+		if g.pb.N > 0 {
+			k.Active = lit((g.pb.N + 1) / 2)
+		} else {
+			k.Active = bin("/", bin("+", n, lit(1)), lit(2))
+		}
+		if g.pb.N > 0 && g.pb.N%2 == 0 {
+			k.Body = append(k.Body, g.streamBody(2, j)...)
+		} else {
+			k.Body = append(k.Body, kernel.If{
+				Cond: bin("<", bin("+", j, lit(1)), n),
+				Then: g.streamBody(2, j),
+				Else: g.streamBody(1, j),
+			})
+		}
+	}
+}
+
+func (g *gen) streamBody(w int, j kernel.Expr) []kernel.Stmt {
+	c := &cols{g: g, w: w, j: j}
+	if g.v.Family == CStream {
+		c.cstream()
+	} else {
+		c.bstream()
+	}
+	return c.out
+}
+
+// guarded wraps a store of row i in a bounds check on the column.
+func (g *gen) guardedStore(i int, vals []kernel.Expr) []kernel.Stmt {
+	j := kernel.Var{Name: "j"}
+	c := &cols{g: g, w: 1, j: j}
+	c.store(i, vals)
+	if len(c.out) == 0 {
+		return nil
+	}
+	return []kernel.Stmt{kernel.If{Cond: bin("<", j, g.nExpr()), Then: c.out}}
+}
+
+// byThreadY dispatches per-y-thread statement lists.
+func byThreadY(per [][]kernel.Stmt) []kernel.Stmt {
+	var out []kernel.Stmt
+	for y, ss := range per {
+		if len(ss) > 0 {
+			out = append(out, kernel.If{Cond: bin("==", localY, lit(y)), Then: ss})
+		}
+	}
+	return out
+}
+
+// msplitKernel: rows of A are shared out among the block's y threads
+// (balanced by non-zeros); the block stages Chunk used rows of B at a time
+// in shared memory, loading the next chunk while computing on this one.
+func (g *gen) msplitKernel() {
+	k, v := g.kern, g.v
+	rowNZ, colNZ, used := g.structure()
+	group, slot, slots := balanceRows(rowNZ, v.Split)
+	j := kernel.Var{Name: "j"}
+	inRange := bin("<", j, g.nExpr())
+	k.Shared = []kernel.Shared{{Name: "bsh", Len: 2 * v.Chunk * v.Block}}
+	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: g.threadX()}}
+	for s := 0; s < slots; s++ {
+		k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("acc%d", s)})
+	}
+	shIdx := func(buf, q int) kernel.Expr { return plus((buf*v.Chunk+q)*v.Block, localX) }
+	var chunks [][]int
+	for len(used) > 0 {
+		n := min(v.Chunk, len(used))
+		chunks, used = append(chunks, used[:n]), used[n:]
+	}
+	loadChunk := func(ci int) []kernel.Stmt {
+		per := make([][]kernel.Stmt, v.Split)
+		for q, r := range chunks[ci] {
+			y := q % v.Split
+			per[y] = append(per[y], kernel.Store{Buf: "bsh", Index: shIdx(ci%2, q), Value: kernel.Load{Buf: "b", Index: elem(r, g.ldbExpr(), j)}})
+		}
+		for y := range per {
+			if len(per[y]) > 0 {
+				per[y] = []kernel.Stmt{kernel.If{Cond: inRange, Then: per[y]}}
+			}
+		}
+		return byThreadY(per)
+	}
+	// All-zero rows of A are written up front, spread over the y threads.
+	per := make([][]kernel.Stmt, v.Split)
+	e := 0
+	for i, nz := range rowNZ {
+		if len(nz) == 0 {
+			per[e%v.Split] = append(per[e%v.Split], g.guardedStore(i, nil)...)
+			e++
+		}
+	}
+	k.Body = append(k.Body, byThreadY(per)...)
+	if len(chunks) > 0 {
+		k.Body = append(k.Body, loadChunk(0)...)
+		k.Body = append(k.Body, kernel.Barrier{})
+	}
+	started := make([]bool, g.m)
+	for ci, chunk := range chunks {
+		if ci+1 < len(chunks) {
+			k.Body = append(k.Body, loadChunk(ci+1)...)
+		}
+		per := make([][]kernel.Stmt, v.Split)
+		for q, r := range chunk {
+			sv := kernel.Var{Name: fmt.Sprintf("s%d", q)}
+			loaded := make([]bool, v.Split)
+			for _, i := range colNZ[r] {
+				y := group[i]
+				if !loaded[y] {
+					per[y] = append(per[y], kernel.Decl{Type: kernel.Real, Name: sv.Name, Init: kernel.Load{Buf: "bsh", Index: shIdx(ci%2, q)}})
+					loaded[y] = true
+				}
+				acc := fmt.Sprintf("acc%d", slot[i])
+				t := term(g.at(i, r), sv)
+				if started[i] {
+					t = add(kernel.Var{Name: acc}, t)
+				}
+				started[i] = true
+				per[y] = append(per[y], kernel.Assign{Name: acc, Value: t})
+				if rowNZ[i][len(rowNZ[i])-1] == r {
+					per[y] = append(per[y], g.guardedStore(i, []kernel.Expr{kernel.Var{Name: acc}})...)
+				}
+			}
+		}
+		k.Body = append(k.Body, byThreadY(per)...)
+		if ci+1 < len(chunks) {
+			k.Body = append(k.Body, kernel.Barrier{})
+		}
+	}
+}
+
+// balanceRows deals the non-empty rows to y threads, heaviest first to the
+// least loaded, and numbers each thread's rows (its accumulator slots).
+func balanceRows(rowNZ [][]int, ways int) (group, slot []int, slots int) {
+	rows := []int{}
+	for i, nz := range rowNZ {
+		if len(nz) > 0 {
+			rows = append(rows, i)
+		}
+	}
+	sort.SliceStable(rows, func(a, b int) bool { return len(rowNZ[rows[a]]) > len(rowNZ[rows[b]]) })
+	load := make([]int, ways)
+	group, slot = make([]int, len(rowNZ)), make([]int, len(rowNZ))
+	count := make([]int, ways)
+	for _, i := range rows {
+		y := 0
+		for t := range load {
+			if load[t] < load[y] {
+				y = t
+			}
+		}
+		group[i] = y
+		load[y] += len(rowNZ[i])
+	}
+	for i, nz := range rowNZ { // slots in row order, so stores stay ordered
+		if len(nz) > 0 {
+			slot[i] = count[group[i]]
+			count[group[i]]++
+		}
+	}
+	for _, c := range count {
+		slots = max(slots, c)
+	}
+	return group, slot, slots
+}
+
+// ksplitKernel: the used columns of A are cut into Split contiguous groups
+// of about equal non-zeros; y thread t holds its group's B values in
+// registers and writes partial sums for a chunk of rows to shared memory;
+// after a barrier, the threads reduce the partials of that chunk (rows dealt
+// round-robin) while writing the next chunk's partials to the other buffer.
+func (g *gen) ksplitKernel() {
+	k, v := g.kern, g.v
+	rowNZ, colNZ, used := g.structure()
+	colGroup := balanceCols(used, colNZ, v.Split)
+	j := kernel.Var{Name: "j"}
+	inRange := bin("<", j, g.nExpr())
+	k.Shared = []kernel.Shared{{Name: "psh", Len: 2 * v.Split * v.Chunk * v.Block}}
+	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: g.threadX()}}
+	bname := map[int]string{}
+	loads := make([][]kernel.Stmt, v.Split)
+	perY := make([]int, v.Split)
+	for _, r := range used {
+		y := colGroup[r]
+		bname[r] = fmt.Sprintf("bv%d", perY[y])
+		perY[y]++
+		loads[y] = append(loads[y], kernel.Assign{Name: bname[r], Value: kernel.Load{Buf: "b", Index: elem(r, g.ldbExpr(), j)}})
+	}
+	slots := 0
+	for y := range loads {
+		slots = max(slots, perY[y])
+		if len(loads[y]) > 0 {
+			loads[y] = []kernel.Stmt{kernel.If{Cond: inRange, Then: loads[y]}}
+		}
+	}
+	for s := 0; s < slots; s++ {
+		k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("bv%d", s)})
+	}
+	k.Body = append(k.Body, byThreadY(loads)...)
+	var rows []int
+	var empty []kernel.Stmt
+	for i, nz := range rowNZ {
+		if len(nz) == 0 {
+			empty = append(empty, g.guardedStore(i, nil)...)
+		} else {
+			rows = append(rows, i)
+		}
+	}
+	k.Body = append(k.Body, byThreadY([][]kernel.Stmt{empty})...)
+	var chunks [][]int
+	for len(rows) > 0 {
+		n := min(v.Chunk, len(rows))
+		chunks, rows = append(chunks, rows[:n]), rows[n:]
+	}
+	pIdx := func(buf, y, ri int) kernel.Expr {
+		return plus(((buf*v.Split+y)*v.Chunk+ri)*v.Block, localX)
+	}
+	// contrib[i] lists the y threads holding a non-zero of row i.
+	contrib := func(i int) []int {
+		var ys []int
+		for _, r := range rowNZ[i] {
+			if y := colGroup[r]; len(ys) == 0 || ys[len(ys)-1] != y {
+				ys = append(ys, y)
+			}
+		}
+		return ys
+	}
+	partial := func(ci int) []kernel.Stmt {
+		per := make([][]kernel.Stmt, v.Split)
+		for ri, i := range chunks[ci] {
+			sums := make([]kernel.Expr, v.Split)
+			for _, r := range rowNZ[i] {
+				y := colGroup[r]
+				sums[y] = add(sums[y], term(g.at(i, r), kernel.Var{Name: bname[r]}))
+			}
+			for y, s := range sums {
+				if s != nil {
+					per[y] = append(per[y], kernel.Store{Buf: "psh", Index: pIdx(ci%2, y, ri), Value: s})
+				}
+			}
+		}
+		return byThreadY(per)
+	}
+	reduce := func(ci int) []kernel.Stmt {
+		per := make([][]kernel.Stmt, v.Split)
+		for ri, i := range chunks[ci] {
+			var sum kernel.Expr
+			for _, y := range contrib(i) {
+				sum = add(sum, kernel.Load{Buf: "psh", Index: pIdx(ci%2, y, ri)})
+			}
+			per[ri%v.Split] = append(per[ri%v.Split], g.guardedStore(i, []kernel.Expr{sum})...)
+		}
+		return byThreadY(per)
+	}
+	for ci := range chunks {
+		if ci == 0 {
+			k.Body = append(k.Body, partial(0)...)
+		}
+		k.Body = append(k.Body, kernel.Barrier{})
+		k.Body = append(k.Body, reduce(ci)...)
+		if ci+1 < len(chunks) {
+			k.Body = append(k.Body, partial(ci+1)...)
+		}
+	}
+}
+
+// balanceCols cuts the used columns into ways contiguous groups with about
+// equal numbers of non-zeros.
+func balanceCols(used []int, colNZ [][]int, ways int) map[int]int {
+	total := 0
+	for _, r := range used {
+		total += len(colNZ[r])
+	}
+	group := map[int]int{}
+	acc, y := 0, 0
+	for idx, r := range used {
+		// Move on once this group has its share, keeping one column
+		// for each group still to come where possible.
+		if y < ways-1 && acc*ways >= (y+1)*total && len(used)-idx >= ways-y-1 {
+			y++
+		}
+		group[r] = y
+		acc += len(colNZ[r])
+	}
+	return group
+}
+
+// plus is off + x, leaving out a zero offset.
+func plus(off int, x kernel.Expr) kernel.Expr {
+	if off == 0 {
+		return x
+	}
+	return bin("+", lit(off), x)
+}

@@ -1,0 +1,119 @@
+package sparse
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/operator"
+)
+
+// Problem is one instance of C ← α·A·B + β·C. N, LDB and LDC are baked into
+// the kernel when positive and passed at run time when zero.
+type Problem struct {
+	Op          *operator.Operator
+	DType       kernel.DType
+	Alpha, Beta float64
+	N, LDB, LDC int
+}
+
+// MaxSharedBytes is the static shared memory a variant may use: the limit
+// every CUDA device and most OpenCL devices accept without opt-in.
+const MaxSharedBytes = 48 << 10
+
+// Check reports why v cannot be generated for the problem, or nil.
+func (pb Problem) Check(v Variant) error {
+	if err := v.valid(); err != nil {
+		return err
+	}
+	if err := pb.Op.Validate(); err != nil {
+		return err
+	}
+	if pb.N < 0 || pb.LDB < 0 || pb.LDC < 0 {
+		return fmt.Errorf("negative n, ldb or ldc")
+	}
+	if pb.N > 0 && ((pb.LDB > 0 && pb.LDB < pb.N) || (pb.LDC > 0 && pb.LDC < pb.N)) {
+		return fmt.Errorf("ldb=%d and ldc=%d must be at least n=%d", pb.LDB, pb.LDC, pb.N)
+	}
+	if math.IsNaN(pb.Alpha) || math.IsInf(pb.Alpha, 0) || math.IsNaN(pb.Beta) || math.IsInf(pb.Beta, 0) {
+		return fmt.Errorf("alpha and beta must be finite")
+	}
+	if pb.DType == kernel.F32 {
+		for _, a := range pb.Op.Data {
+			if v := math.Abs(pb.Alpha * a); v > math.MaxFloat32 {
+				return fmt.Errorf("α·A has |%g| beyond the float32 range", v)
+			}
+		}
+	}
+	if v.Width == 2 && (pb.LDB <= 0 || pb.LDC <= 0 || pb.LDB%2 != 0 || pb.LDC%2 != 0) {
+		return fmt.Errorf("variant %s needs ldb and ldc baked in and even (aligned vector access)", v.Name())
+	}
+	if s := v.sharedBytes(pb); s > MaxSharedBytes {
+		return fmt.Errorf("variant %s needs %d bytes of shared memory (limit %d)", v.Name(), s, MaxSharedBytes)
+	}
+	return nil
+}
+
+func (v Variant) sharedBytes(pb Problem) int {
+	w := pb.DType.Bytes()
+	switch v.Family {
+	case BStreamMSplit:
+		return 2 * v.Chunk * v.Block * w
+	case CStreamKSplit:
+		return 2 * v.Split * v.Chunk * v.Block * w
+	}
+	return 0
+}
+
+// index64 says whether any element offset can reach 2³¹.
+func (pb Problem) index64() bool {
+	if pb.N == 0 || pb.LDB == 0 || pb.LDC == 0 {
+		return true
+	}
+	lim := int64(math.MaxInt32)
+	return int64(pb.Op.Cols-1)*int64(pb.LDB)+int64(pb.N) > lim ||
+		int64(pb.Op.Rows-1)*int64(pb.LDC)+int64(pb.N) > lim
+}
+
+// Key is a short digest of everything that shapes the generated code.
+func (pb Problem) Key(v Variant) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s|%d|%d|%d|%d|%d|%d|", v.Name(), pb.DType, pb.Op.Rows, pb.Op.Cols, pb.N, pb.LDB, pb.LDC)
+	var buf [8]byte
+	for _, x := range append([]float64{pb.Alpha, pb.Beta}, pb.Op.Data...) {
+		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(x))
+		h.Write(buf[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:10]
+}
+
+// EntryName is the default entry point name of v for the problem.
+func (pb Problem) EntryName(v Variant) string {
+	f := strings.ReplaceAll(string(v.Family), "-", "_")
+	return fmt.Sprintf("bespoke_%s_%s_%s", f, pb.DType, pb.Key(v))
+}
+
+// Candidates lists the variants worth trying for the problem, in a stable
+// order. A zero Problem.LDB/LDC rules out width 2.
+func Candidates(pb Problem) []Variant {
+	var out []Variant
+	for _, v := range []Variant{
+		{Family: CStream, Block: 128, Width: 1},
+		{Family: CStream, Block: 128, Width: 2},
+		{Family: BStream, Block: 128, Width: 1},
+		{Family: BStream, Block: 128, Width: 2},
+		{Family: BStreamMSplit, Block: 64, Width: 1, Split: 2, Chunk: 16},
+		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32},
+		{Family: CStreamKSplit, Block: 64, Width: 1, Split: 2, Chunk: 16},
+		{Family: CStreamKSplit, Block: 32, Width: 1, Split: 4, Chunk: 16},
+	} {
+		if pb.Check(v) == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}

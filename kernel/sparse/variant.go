@@ -1,0 +1,106 @@
+package sparse
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// Family is a kernel strategy.
+type Family string
+
+// The families.
+const (
+	// CStream: one thread per column; each output row is evaluated and
+	// stored in turn, loading the B values it needs on first use.
+	CStream Family = "cstream"
+	// BStream: one thread per column; each used row of B is loaded once
+	// and added into the partial sums of every row that needs it; a row
+	// is stored as soon as its last non-zero is consumed.
+	BStream Family = "bstream"
+	// BStreamMSplit: rows of A split across the block's y threads; B
+	// staged in chunks of rows through double-buffered shared memory.
+	BStreamMSplit Family = "bstream-msplit"
+	// CStreamKSplit: columns of A split across the block's y threads;
+	// partial sums reduced through double-buffered shared memory.
+	CStreamKSplit Family = "cstream-ksplit"
+)
+
+// Families lists every family in a stable order.
+var Families = []Family{CStream, BStream, BStreamMSplit, CStreamKSplit}
+
+// Variant is one point of a family's parameter space.
+type Variant struct {
+	Family Family `json:"family"`
+	Block  int    `json:"block"`           // threads per block along x
+	Width  int    `json:"width"`           // columns per thread: 1 or 2
+	Split  int    `json:"split,omitempty"` // threads along y (msplit, ksplit)
+	Chunk  int    `json:"chunk,omitempty"` // B rows per stage (msplit), C rows per reduction (ksplit)
+}
+
+// Name is the variant's stable name, e.g. "bstream-msplit/x64-y4-c16".
+func (v Variant) Name() string {
+	s := fmt.Sprintf("%s/x%d", v.Family, v.Block)
+	if v.Split > 0 {
+		s += fmt.Sprintf("-y%d-c%d", v.Split, v.Chunk)
+	}
+	if v.Width > 1 {
+		s += fmt.Sprintf("-w%d", v.Width)
+	}
+	return s
+}
+
+func (v Variant) String() string { return v.Name() }
+
+var variantRE = regexp.MustCompile(`^(cstream|bstream|bstream-msplit|cstream-ksplit)(?:/x(\d+)(?:-y(\d+)-c(\d+))?(?:-w(\d+))?)?$`)
+
+// ParseVariant reads a name as printed by Name. A bare family name takes
+// its defaults.
+func ParseVariant(s string) (Variant, error) {
+	m := variantRE.FindStringSubmatch(s)
+	if m == nil {
+		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. cstream, bstream/x128-w2, bstream-msplit/x64-y4-c16)", s)
+	}
+	v := Defaults(Family(m[1]))
+	num := func(s string, dst *int) {
+		if s != "" {
+			*dst, _ = strconv.Atoi(s)
+		}
+	}
+	num(m[2], &v.Block)
+	num(m[3], &v.Split)
+	num(m[4], &v.Chunk)
+	num(m[5], &v.Width)
+	if (v.Family == CStream || v.Family == BStream) && v.Split != 0 {
+		return Variant{}, fmt.Errorf("variant %q: %s takes no -y/-c", s, v.Family)
+	}
+	if (v.Family == BStreamMSplit || v.Family == CStreamKSplit) && m[2] != "" && m[3] == "" {
+		return Variant{}, fmt.Errorf("variant %q: %s needs -yS-cC", s, v.Family)
+	}
+	return v, v.valid()
+}
+
+// Defaults returns a family's default parameters.
+func Defaults(f Family) Variant {
+	switch f {
+	case BStreamMSplit:
+		return Variant{Family: f, Block: 64, Width: 1, Split: 4, Chunk: 16}
+	case CStreamKSplit:
+		return Variant{Family: f, Block: 64, Width: 1, Split: 2, Chunk: 16}
+	}
+	return Variant{Family: f, Block: 128, Width: 1}
+}
+
+func (v Variant) valid() error {
+	switch {
+	case v.Block < 1 || v.Block > 1024:
+		return fmt.Errorf("variant %s: block %d out of 1..1024", v.Name(), v.Block)
+	case v.Width != 1 && v.Width != 2:
+		return fmt.Errorf("variant %s: width must be 1 or 2", v.Name())
+	case (v.Family == BStreamMSplit || v.Family == CStreamKSplit) && (v.Split < 2 || v.Chunk < 1 || v.Width != 1):
+		return fmt.Errorf("variant %s: split must be ≥ 2, chunk ≥ 1 and width 1", v.Name())
+	case v.Block*max(v.Split, 1) > 1024:
+		return fmt.Errorf("variant %s: more than 1024 threads per block", v.Name())
+	}
+	return nil
+}
