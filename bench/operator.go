@@ -1,0 +1,291 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/emit"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/sparse"
+	"github.com/bespoke-hpc/bespoke/operator"
+	"github.com/bespoke-hpc/bespoke/verify"
+)
+
+// Candidate is one timed implementation of an operator.
+type Candidate struct {
+	Name      string           `json:"name"`
+	Kind      string           `json:"kind"` // "bespoke" or "baseline"
+	Timing    Timing           `json:"timing"`
+	GBs       float64          `json:"gbs"`  // ideal bytes / median time
+	RoofFrac  float64          `json:"roof"` // GBs / copy roof
+	MaxRelErr float64          `json:"max_rel_err"`
+	Verified  bool             `json:"verified"`
+	Resources device.Resources `json:"resources"`
+	Err       string           `json:"error,omitempty"`
+}
+
+// OpResult is everything measured for one operator.
+type OpResult struct {
+	Name       string        `json:"name"`
+	M          int           `json:"m"`
+	K          int           `json:"k"`
+	NNZ        int           `json:"nnz"`
+	KUsed      int           `json:"k_used"`
+	Density    float64       `json:"density"`
+	Beta       float64       `json:"beta"`
+	N          int           `json:"n"`
+	LD         int           `json:"ld"`
+	Sets       int           `json:"sets"`        // rotated B/C sets
+	IdealBytes int64         `json:"ideal_bytes"` // per launch
+	RoofTime   time.Duration `json:"roof_time_ns"`
+	Candidates []Candidate   `json:"candidates"`
+	Err        string        `json:"error,omitempty"`
+}
+
+// Best returns the fastest verified candidate of the given kind ("" for any).
+func (o *OpResult) Best(kind string) *Candidate {
+	var best *Candidate
+	for i := range o.Candidates {
+		c := &o.Candidates[i]
+		if !c.Verified || (kind != "" && c.Kind != kind) {
+			continue
+		}
+		if best == nil || c.Timing.Median < best.Timing.Median {
+			best = c
+		}
+	}
+	return best
+}
+
+// Find returns the candidate named name.
+func (o *OpResult) Find(name string) *Candidate {
+	for i := range o.Candidates {
+		if o.Candidates[i].Name == name {
+			return &o.Candidates[i]
+		}
+	}
+	return nil
+}
+
+// leadingDim pads n to a multiple of 64 elements, so that every row of B
+// and C starts 256-byte aligned in fp32 and fp64.
+func leadingDim(n int) int { return (n + 63) / 64 * 64 }
+
+// Operator verifies and times every candidate for one operator. roofGBs is
+// the copy bandwidth measured in the same run.
+func (r *Runner) Operator(op *operator.Operator, roofGBs float64) OpResult {
+	cfg, dt := r.cfg, r.cfg.DType
+	w := int64(dt.Bytes())
+	st := operator.Analyze(op)
+	beta := cfg.Beta(op)
+	n, ld := cfg.N, leadingDim(cfg.N)
+	res := OpResult{Name: op.Name, M: op.Rows, K: op.Cols, NNZ: st.NNZ, KUsed: st.UsedCols, Density: st.Density,
+		Beta: beta, N: n, LD: ld, IdealBytes: int64(st.BytesPerCol(int(w), beta != 0)) * int64(n)}
+	res.RoofTime = time.Duration(float64(res.IdealBytes) / (roofGBs * 1e9) * float64(time.Second))
+	setBytes := int64(op.Rows+op.Cols) * int64(ld) * w
+	if setBytes > cfg.MaxMemory {
+		res.Err = fmt.Sprintf("one B/C set needs %.1f GB, more than the %.1f GB allowed", float64(setBytes)/1e9, float64(cfg.MaxMemory)/1e9)
+		return res
+	}
+	res.Sets = int(min(max((cfg.WorkingSet+res.IdealBytes-1)/max(res.IdealBytes, 1), 1), cfg.MaxMemory/setBytes))
+	sets, err := r.allocSets(op, ld, res.Sets)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	defer freeSets(sets)
+
+	pb := sparse.Problem{Op: op, DType: dt, Alpha: cfg.Alpha, Beta: beta, LDB: ld, LDC: ld}
+	variants := cfg.Variants
+	if variants == nil {
+		variants = sparse.Candidates(pb)
+	}
+	var ks []*kernel.Kernel
+	for _, v := range variants {
+		k, err := sparse.Build(pb, v)
+		if err != nil {
+			res.Candidates = append(res.Candidates, Candidate{Name: v.Name(), Kind: "bespoke", Err: err.Error()})
+			continue
+		}
+		ks = append(ks, k)
+	}
+	samples := min(cfg.Samples, n)
+	gk := gatherKernel(dt, op.Rows, ld, samples)
+	src, err := emit.Render(r.dev.Dialect(), append(ks, gk)...)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	cfg.Progress(fmt.Sprintf("%s: compiling %d kernels", op.Name, len(ks)))
+	prog, err := r.dev.Build(src)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	defer prog.Close()
+	gather, err := prog.Kernel(gk.Name)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	check := &checker{r: r, op: op, beta: beta, n: n, ld: ld, samples: samples, gk: gk, gather: gather}
+	for _, k := range ks {
+		cfg.Progress(fmt.Sprintf("%s: %s", op.Name, k.Variant))
+		c := Candidate{Name: k.Variant, Kind: "bespoke"}
+		dk, err := prog.Kernel(k.Name)
+		if err == nil {
+			c.Resources = dk.Resources()
+			args := func(s set) []any { a, _ := k.Args(map[string]any{"n": n, "b": s.b, "c": s.c}); return a }
+			geom := verify.Geometry(k, n)
+			err = r.measure(&c, &res, sets, check, func(s set) error { return dk.Launch(geom, args(s)...) })
+		}
+		if err != nil {
+			c.Err = err.Error()
+		}
+		res.Candidates = append(res.Candidates, c)
+	}
+	for _, bl := range cfg.Baselines {
+		cfg.Progress(fmt.Sprintf("%s: %s", op.Name, bl.Name()))
+		c := Candidate{Name: bl.Name(), Kind: "baseline"}
+		run, err := bl.Setup(op, dt, cfg.Alpha, beta, n, ld)
+		if err == nil {
+			err = r.measure(&c, &res, sets, check, func(s set) error { return run(s.b, s.c) })
+		}
+		if err != nil {
+			c.Err = err.Error()
+		}
+		res.Candidates = append(res.Candidates, c)
+	}
+	return res
+}
+
+// measure verifies launch on set 0, then times it over all sets.
+func (r *Runner) measure(c *Candidate, res *OpResult, sets []set, check *checker, launch func(set) error) error {
+	relErr, err := check.run(sets[0], launch)
+	c.MaxRelErr = relErr
+	if err != nil {
+		return err
+	}
+	if relErr > verify.Tolerance(r.cfg.DType) || math.IsNaN(relErr) {
+		return fmt.Errorf("wrong result: max relative error %.3g", relErr)
+	}
+	c.Verified = true
+	t, err := r.time(len(sets), func(i int) error { return launch(sets[i]) })
+	if err != nil {
+		return err
+	}
+	c.Timing = t
+	c.GBs = float64(res.IdealBytes) / t.Median.Seconds() / 1e9
+	c.RoofFrac = float64(res.RoofTime) / float64(t.Median)
+	return nil
+}
+
+type set struct{ b, c device.Buffer }
+
+func freeSets(sets []set) {
+	for _, s := range sets {
+		s.b.Free()
+		s.c.Free()
+	}
+}
+
+// allocSets allocates count B/C pairs and fills every B from the table.
+func (r *Runner) allocSets(op *operator.Operator, ld, count int) ([]set, error) {
+	w := int64(r.cfg.DType.Bytes())
+	var sets []set
+	for i := 0; i < count; i++ {
+		b, err := r.dev.Alloc(int64(op.Cols) * int64(ld) * w)
+		if err != nil {
+			freeSets(sets)
+			return nil, err
+		}
+		c, err := r.dev.Alloc(int64(op.Rows) * int64(ld) * w)
+		if err != nil {
+			b.Free()
+			freeSets(sets)
+			return nil, err
+		}
+		sets = append(sets, set{b, c})
+		if err := r.fill(r.fillB, r.tabB, b, int64(op.Cols)*int64(ld)); err != nil {
+			freeSets(sets)
+			return nil, err
+		}
+		if err := r.fill(r.fillC, r.tabC, c, int64(op.Rows)*int64(ld)); err != nil {
+			freeSets(sets)
+			return nil, err
+		}
+	}
+	return sets, r.dev.Sync()
+}
+
+// checker verifies one launch on sampled columns against float64.
+type checker struct {
+	r              *Runner
+	op             *operator.Operator
+	beta           float64
+	n, ld, samples int
+	gk             *kernel.Kernel
+	gather         device.Kernel
+}
+
+// run resets C (NaN when β = 0, the C table otherwise), launches once,
+// gathers the sampled columns and returns the max error relative to the
+// reference's largest magnitude.
+func (ch *checker) run(s set, launch func(set) error) (float64, error) {
+	r, dt := ch.r, ch.r.cfg.DType
+	m, ld := ch.op.Rows, ch.ld
+	clen := int64(m) * int64(ld)
+	var err error
+	if ch.beta == 0 {
+		err = r.fill(r.fillNaN, r.tabNaN, s.c, clen)
+	} else {
+		err = r.fill(r.fillC, r.tabC, s.c, clen)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if err := launch(s); err != nil {
+		return 0, err
+	}
+	out, err := r.dev.Alloc(int64(m*ch.samples) * int64(dt.Bytes()))
+	if err != nil {
+		return 0, err
+	}
+	defer out.Free()
+	if err := ch.gather.Launch(verify.Geometry(ch.gk, ch.samples), int64(ch.n), s.c, out); err != nil {
+		return 0, err
+	}
+	if err := r.dev.Sync(); err != nil {
+		return 0, err
+	}
+	raw := make([]byte, m*ch.samples*dt.Bytes())
+	if err := out.Download(raw); err != nil {
+		return 0, err
+	}
+	got := verify.Decode(dt, raw)
+	beta := verify.Rounded(dt, ch.beta)
+	norm, diff := 0.0, 0.0
+	for smp := 0; smp < ch.samples; smp++ {
+		j := sampleColumn(smp, ch.n, ch.samples)
+		for i := 0; i < m; i++ {
+			ref := 0.0
+			for k := 0; k < ch.op.Cols; k++ {
+				if a := ch.op.At(i, k); a != 0 {
+					ref += verify.Rounded(dt, r.cfg.Alpha*a) * r.hostB[(int64(k)*int64(ld)+int64(j))%periodB]
+				}
+			}
+			if ch.beta != 0 {
+				ref += beta * r.hostC[(int64(i)*int64(ld)+int64(j))%periodC]
+			}
+			g := got[i*ch.samples+smp]
+			if math.IsNaN(g) {
+				return math.Inf(1), fmt.Errorf("C[%d][%d] was not written", i, j)
+			}
+			norm = math.Max(norm, math.Abs(ref))
+			diff = math.Max(diff, math.Abs(g-ref))
+		}
+	}
+	return diff / norm, nil
+}
