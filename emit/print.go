@@ -173,7 +173,7 @@ const (
 )
 
 var precOf = map[string]int{"||": precOr, "&&": precAnd, "==": precEq, "!=": precEq,
-	"<": precCmp, "<=": precCmp, "+": precAdd, "-": precAdd, "*": precMul, "/": precMul}
+	"<": precCmp, "<=": precCmp, "+": precAdd, "-": precAdd, "*": precMul, "/": precMul, "%": precMul}
 
 // expr prints e, parenthesised when its precedence is below min.
 func (p *printer) expr(e kernel.Expr, min int) string {
@@ -202,7 +202,7 @@ func (p *printer) expr(e kernel.Expr, min int) string {
 			}
 		}
 		rmin := prec
-		if op == "-" || op == "/" || prec <= precCmp {
+		if op == "-" || op == "/" || op == "%" || prec <= precCmp {
 			rmin = prec + 1
 		}
 		s := p.expr(e.L, prec) + " " + op + " " + p.expr(r, rmin)

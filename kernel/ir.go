@@ -43,7 +43,8 @@ type Load struct {
 	Index Expr
 }
 
-// Bin is a binary operation. Op is one of + - * / < <= == != && ||.
+// Bin is a binary operation. Op is one of + - * / % < <= == != && ||;
+// / and % on integers truncate as in C.
 type Bin struct {
 	Op   string
 	L, R Expr
