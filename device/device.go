@@ -22,6 +22,7 @@ type Launch struct {
 // Info describes a device for reports and for choosing kernel parameters.
 type Info struct {
 	Backend        string  `json:"backend"` // "cuda", "opencl" or "c"
+	ID             string  `json:"id"`      // selector for --device: CUDA ordinal, OpenCL "P:D", "" for the host
 	Name           string  `json:"name"`
 	Platform       string  `json:"platform,omitempty"` // OpenCL platform, CUDA driver version …
 	Arch           string  `json:"arch,omitempty"`     // "sm_90", "x86-64 avx2" …

@@ -36,12 +36,16 @@ func (p *printer) cKernel() {
 				strings.Repeat("    ", p.depth) + "if (_lim > " + itoa(bx) + ") _lim = " + itoa(bx) + ";"
 		}
 		p.line("%s", lim)
-		p.line("#pragma omp simd")
-		p.line("for (int64_t _lx = 0; _lx < _lim; _lx++) {")
-		p.depth++
-		p.stmts(k.Body)
-		p.depth--
-		p.line("}")
+		pieces, prefixes := segments(k.Body, k.Params)
+		for i, piece := range pieces {
+			p.line("#pragma omp simd")
+			p.line("for (int64_t _lx = 0; _lx < _lim; _lx++) {")
+			p.depth++
+			p.stmts(prefixes[i])
+			p.stmts(piece)
+			p.depth--
+			p.line("}")
+		}
 	} else {
 		for _, phase := range splitPhases(k.Body) {
 			p.line("for (int64_t _ly = 0; _ly < %d; _ly++) {", by)

@@ -95,11 +95,13 @@ func (p *printer) typeName(t kernel.Type) string {
 	case kernel.Real:
 		return p.realType()
 	case kernel.Index:
+		if p.d == C {
+			// Always 64-bit on the host: gcc's AVX2 vectoriser gives up on
+			// loops that mix a 32-bit index with the 64-bit loop counter.
+			return "int64_t"
+		}
 		if !p.k.Index64 {
 			return "int"
-		}
-		if p.d == C {
-			return "int64_t"
 		}
 		return p.sp.int64
 	}

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 	"unsafe"
@@ -58,6 +59,7 @@ func List() ([]device.Info, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cuda: device %d: %w", i, err)
 		}
+		info.ID = strconv.Itoa(i)
 		infos = append(infos, info)
 	}
 	return infos, nil
@@ -88,6 +90,7 @@ func Open(ordinal int) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
+	d.info.ID = strconv.Itoa(ordinal)
 	if err := check("cuDevicePrimaryCtxRetain", drv.cuDevicePrimaryCtxRetain(&d.ctx, d.dev)); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}

@@ -90,10 +90,10 @@ func TestInfo(t *testing.T) {
 	if _, short := d.Compiler(); strings.HasPrefix(short, "gcc") {
 		found := false
 		for _, f := range d.Flags() {
-			found = found || f == gccParam
+			found = found || f == gccFlags[0]
 		}
 		if !found {
-			t.Errorf("gcc without %s: %v", gccParam, d.Flags())
+			t.Errorf("gcc without %s: %v", gccFlags[0], d.Flags())
 		}
 	}
 	t.Setenv("OMP_NUM_THREADS", "3")

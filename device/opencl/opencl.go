@@ -112,16 +112,17 @@ func enumerate() ([]entry, error) {
 		return nil, err
 	}
 	var all []entry
-	for _, p := range ps {
+	for pi, p := range ps {
 		ds, err := devices(p)
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range ds {
+		for di, d := range ds {
 			e, err := describe(p, d)
 			if err != nil {
 				return nil, err
 			}
+			e.info.ID = fmt.Sprintf("%d:%d", pi, di)
 			all = append(all, e)
 		}
 	}

@@ -1,22 +1,56 @@
 // Package cli wires bespoke's subcommands. Each subcommand parses its flags
-// into an Options struct and calls a run function that does not depend on
-// the flag library.
+// into an options struct and calls a run function that does the work; a
+// failure is one line on stderr and a non-zero exit.
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // Exit codes.
 const (
 	ExitOK      = 0
-	ExitFailure = 1
-	ExitUsage   = 2
+	ExitFailure = 1 // the work failed (bad input, a wrong kernel …)
+	ExitUsage   = 2 // the command line was wrong
 )
+
+// usageError marks a mistake on the command line.
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 // Main runs bespoke with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "bespoke: not yet wired")
+	root := &cobra.Command{
+		Use:   "bespoke",
+		Short: "Generate, verify and benchmark bespoke kernels for small constant operators",
+		Long: `bespoke turns a small constant operator matrix A (MatrixMarket, NumPy .npy or
+dense text) into kernels for C ← α·A·B + β·C — A's non-zeros embedded as
+literals, zeros dropped, β specialised — renders them as CUDA C, OpenCL C or C,
+verifies them against a float64 reference and times them against the memory
+roof and vendor libraries.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(statsCmd(), genCmd(), verifyCmd(), benchCmd(), devicesCmd(), opsCmd())
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+	fmt.Fprintf(stderr, "bespoke: %s\n", msg)
+	var ue usageError
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.Contains(err.Error(), "arg(s)") {
+		return ExitUsage
+	}
 	return ExitFailure
 }

@@ -1,0 +1,126 @@
+package conformance
+
+import (
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/internal/testenv"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/sparse"
+	"github.com/bespoke-hpc/bespoke/operator/load"
+	"github.com/bespoke-hpc/bespoke/verify"
+)
+
+// Run is the whole suite on one device.
+func Run(t *testing.T, dev device.Device) {
+	t.Run("edge", func(t *testing.T) { RunEdge(t, dev) })
+	t.Run("variants", func(t *testing.T) { RunVariants(t, dev) })
+	t.Run("pyfr", func(t *testing.T) { RunPyFR(t, dev) })
+}
+
+// RunEdge checks every variant, precision and β on hand-made operators
+// (1×1, zero rows and columns, huge and tiny values) at awkward shapes:
+// one column, n not a multiple of any block size, odd leading dimensions.
+func RunEdge(t *testing.T, dev device.Device) {
+	rng := testenv.Rand(t)
+	shapes := []struct{ n, ldb, ldc int }{
+		{1, 1, 1},       // a single column
+		{129, 133, 131}, // n one past a block; odd ld (run-time kernels only for width 2)
+		{1001, 1002, 1006},
+	}
+	total := 0
+	var cases []verify.Case
+	for name, op := range Edge() {
+		for _, s := range shapes {
+			alpha := 1.0
+			if name == "dense" {
+				alpha = -0.75 // α folded into the literals
+			}
+			cs, err := Cases(rng, Problem{Op: op, N: s.n, LDB: s.ldb, LDC: s.ldc}, DTypes, Betas, alpha)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			cases = append(cases, cs...)
+		}
+	}
+	total += Check(t, dev, cases)
+	t.Logf("%d kernels verified on %s", total, dev.Info().Name)
+}
+
+// RunVariants checks every variant × precision × β on the representative
+// PyFR matrices.
+func RunVariants(t *testing.T, dev device.Device) {
+	dir := testenv.PyFRMats(t)
+	ops, err := PyFR(dir, Representative...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := testenv.Rand(t)
+	total := 0
+	for _, op := range ops {
+		t.Run(op.Name, func(t *testing.T) {
+			cs, err := Cases(rng, Problem{Op: op, N: 1001, LDB: 1004, LDC: 1010}, DTypes, Betas, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += Check(t, dev, cs)
+		})
+	}
+	t.Logf("%d kernels verified on %s", total, dev.Info().Name)
+}
+
+// RunPyFR checks every shared PyFR matrix with one variant and precision
+// each, rotating through all variants and both precisions, with PyFR's β.
+func RunPyFR(t *testing.T, dev device.Device) {
+	dir := testenv.PyFRMats(t)
+	var paths []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".mtx") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	sort.Strings(paths)
+	if len(paths) != 120 {
+		t.Errorf("found %d PyFR matrices in %s, want 120", len(paths), dir)
+	}
+	ops, err := load.Paths([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := testenv.Rand(t)
+	const batch = 24 // matrices per compiler call
+	total := 0
+	for start := 0; start < len(ops); start += batch {
+		var cases []verify.Case
+		for i := start; i < min(start+batch, len(ops)); i++ {
+			op := ops[i]
+			v, dt := Rotating(i)
+			beta := load.PyFRBeta(op.Name)
+			n, ld := 777, 778
+			pb := sparse.Problem{Op: op, DType: dt, Alpha: 1, Beta: beta, N: n, LDB: ld, LDC: ld}
+			if pb.Check(v) != nil {
+				pb.N, pb.LDB, pb.LDC = 0, 0, 0
+			}
+			if err := pb.Check(v); err != nil {
+				v = sparse.Defaults(sparse.BStream) // e.g. shared memory too small
+			}
+			k, err := sparse.Build(pb, v)
+			if err != nil {
+				t.Fatalf("%s %s: %v", op.Name, v.Name(), err)
+			}
+			cases = append(cases, verify.Case{Kernel: k, In: verify.NewInputs(rng, op, dt, 1, beta, n, ld, ld)})
+		}
+		total += Check(t, dev, cases)
+	}
+	if total < len(ops) {
+		t.Errorf("verified %d kernels for %d matrices", total, len(ops))
+	}
+	t.Logf("%d PyFR matrices verified on %s", total, dev.Info().Name)
+}
+
+var _ = kernel.F64

@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/bespoke-hpc/bespoke/bench"
+	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/sparse"
+	"github.com/bespoke-hpc/bespoke/operator"
+)
+
+type benchOptions struct {
+	backend, device, suite, dtype, beta, variants string
+	n, reps, warmup                               int
+	workingSet                                    int64
+	jsonOut, csvOut, goOut, plotDir               string
+	noBaselines, quiet                            bool
+	commit                                        string
+}
+
+func benchCmd() *cobra.Command {
+	var o benchOptions
+	c := &cobra.Command{
+		Use:   "bench [FILE|DIR...]",
+		Short: "Verify and time every candidate kernel against the copy roof (and cuBLAS/cuSPARSE on CUDA)",
+		Long: `bench times every candidate kernel for each operator on one device: data stay on
+the device, B/C sets are rotated so each timed launch touches --working-set
+bytes, and the median of --reps launches is reported after --warmup launches.
+Each candidate is first verified against a float64 reference on sampled
+columns. The roof is a copy kernel over the same working set, timed in the same
+run: % roof = (ideal bytes / copy bandwidth) / time.
+
+With no operator files it runs the built-in suite (` + DefaultSuite + `: PyFR's hex p3
+operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
+		Example: `  bespoke bench
+  bespoke bench ../shared/pyfr-mats/p3/hex --backend c --json out.json
+  bespoke bench --suite hex:p1-6,quad:p1-6 --backend cuda --dtype f32 --csv out.csv --plot plots/`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ops, err := loadOperators(args, o.suite)
+			if err != nil {
+				return err
+			}
+			dev, err := openDevice(o.backend, o.device)
+			if err != nil {
+				return err
+			}
+			defer dev.Close()
+			return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), dev, ops, o)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.backend, "backend", "auto", "auto (CUDA, then OpenCL, then C), cuda, opencl or c")
+	f.StringVar(&o.device, "device", "", "device within the backend (CUDA ordinal; OpenCL P:D or name)")
+	f.StringVar(&o.suite, "suite", "", "built-in operator sets, e.g. hex:p1-6,quad:p3 (default "+DefaultSuite+" when no files are given)")
+	f.StringVar(&o.dtype, "dtype", "f64", "precision: f32 or f64")
+	f.StringVar(&o.beta, "beta", "pyfr", "β: a number, or pyfr (1 for m3/m6, else 0)")
+	f.StringVar(&o.variants, "variant", "", "variants to time, comma-separated (default: every applicable one)")
+	f.IntVar(&o.n, "n", 0, "columns (default: 1048576 on GPUs, 262144 on CPUs)")
+	f.IntVar(&o.reps, "reps", 30, "timed launches per candidate (the median is reported)")
+	f.IntVar(&o.warmup, "warmup", 5, "untimed launches before timing")
+	f.Int64Var(&o.workingSet, "working-set", 0, "bytes each timed launch should touch, rotating B/C sets (default: 1 GiB on GPUs, 512 MiB on CPUs)")
+	f.StringVar(&o.jsonOut, "json", "", "write the full report as JSON to this file (- for stdout)")
+	f.StringVar(&o.csvOut, "csv", "", "write one CSV row per candidate to this file")
+	f.StringVar(&o.goOut, "gobench", "", "write Go benchmark format (for benchstat) to this file")
+	f.StringVar(&o.plotDir, "plot", "", "write SVG charts to this folder")
+	f.BoolVar(&o.noBaselines, "no-baselines", false, "skip cuBLAS/cuSPARSE")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
+	f.StringVar(&o.commit, "commit", "", "commit to record (default: git rev-parse of the working folder, if any)")
+	return c
+}
+
+func isGPU(info device.Info) bool {
+	return info.Backend == "cuda" || (info.Backend == "opencl" && !strings.Contains(strings.ToLower(info.Platform), "portable"))
+}
+
+func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Operator, o benchOptions) error {
+	dt, err := kernel.ParseDType(o.dtype)
+	if err != nil {
+		return usageError{err}
+	}
+	beta, err := betaFunc(o.beta)
+	if err != nil {
+		return err
+	}
+	info := dev.Info()
+	cfg := bench.Config{DType: dt, Beta: beta, N: o.n, Reps: o.reps, Warmup: o.warmup, WorkingSet: o.workingSet}
+	gpu := isGPU(info)
+	if cfg.N == 0 {
+		cfg.N = 262144
+		if gpu {
+			cfg.N = 1 << 20
+		}
+	}
+	if cfg.WorkingSet == 0 {
+		cfg.WorkingSet = 512 << 20
+		if gpu {
+			cfg.WorkingSet = 1 << 30
+		}
+	}
+	cfg.MaxMemory = 8 << 30
+	if info.MemoryBytes > 0 {
+		cfg.MaxMemory = info.MemoryBytes * 6 / 10
+		if !gpu {
+			cfg.MaxMemory = min(cfg.MaxMemory, 8<<30)
+		}
+	}
+	if o.variants != "" {
+		if cfg.Variants, err = parseList(o.variants, sparse.ParseVariant); err != nil {
+			return err
+		}
+	}
+	if !o.noBaselines {
+		bls, closers := vendorBaselines(dev, func(s string) { fmt.Fprintln(stderr, "bespoke: warning:", s) })
+		cfg.Baselines = bls
+		for _, c := range closers {
+			defer c()
+		}
+	}
+	if f, ok := stderr.(*os.File); ok && !o.quiet && term.IsTerminal(int(f.Fd())) {
+		bar := progressbar.NewOptions(len(ops)+1, progressbar.OptionSetWriter(stderr), progressbar.OptionClearOnFinish(),
+			progressbar.OptionSetDescription("bench"), progressbar.OptionShowCount())
+		last := ""
+		cfg.Progress = func(step string) {
+			name, _, _ := strings.Cut(step, ":")
+			if name != last {
+				bar.Add(1)
+				last = name
+			}
+			bar.Describe(step)
+		}
+		defer bar.Finish()
+	}
+	rep, err := bench.Run(dev, ops, cfg)
+	if err != nil {
+		return err
+	}
+	rep.Commit = o.commit
+	if rep.Commit == "" {
+		rep.Commit = gitCommit()
+	}
+	if err := writeOutputs(stdout, rep, o); err != nil {
+		return err
+	}
+	for _, op := range rep.Operators {
+		if op.Err != "" {
+			return fmt.Errorf("%s: %s", op.Name, op.Err)
+		}
+		for _, c := range op.Candidates {
+			if c.Err != "" && strings.HasPrefix(c.Err, "wrong result") {
+				return fmt.Errorf("%s: %s gave a wrong result", op.Name, c.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func writeOutputs(stdout io.Writer, rep *bench.Report, o benchOptions) error {
+	if o.jsonOut != "-" {
+		if err := rep.WriteTable(stdout); err != nil {
+			return err
+		}
+	}
+	write := func(path string, f func(io.Writer) error) error {
+		if path == "" {
+			return nil
+		}
+		if path == "-" {
+			return f(stdout)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		fh, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := f(fh); err != nil {
+			fh.Close()
+			return err
+		}
+		return fh.Close()
+	}
+	if err := write(o.jsonOut, rep.WriteJSON); err != nil {
+		return err
+	}
+	if err := write(o.csvOut, rep.WriteCSV); err != nil {
+		return err
+	}
+	if err := write(o.goOut, rep.WriteGoBench); err != nil {
+		return err
+	}
+	if o.plotDir != "" {
+		return bench.Plot(rep, o.plotDir)
+	}
+	return nil
+}
+
+// gitCommit returns the short commit of the working folder, or "".
+func gitCommit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bespoke-hpc/bespoke/fr"
+	"github.com/bespoke-hpc/bespoke/operator/mtx"
+)
+
+type opsOptions struct {
+	element, points, fluxPoints, op, out string
+	order                                int
+	list                                 bool
+}
+
+func opsCmd() *cobra.Command {
+	var o opsOptions
+	c := &cobra.Command{
+		Use:   "ops",
+		Short: "Write PyFR-compatible flux-reconstruction operator matrices as MatrixMarket files",
+		Example: `  bespoke ops --element hex --order 3 --op all -o ops/hex-p3
+  bespoke ops --element quad --order 4 --points gauss-legendre-lobatto --op m0,m132 -o ops/quad-p4-gll
+  bespoke ops --list`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runOps(cmd.OutOrStdout(), o) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.element, "element", "", "element: "+strings.Join(fr.Kinds, ", "))
+	f.IntVar(&o.order, "order", 0, "polynomial order p ≥ 1")
+	f.StringVar(&o.points, "points", fr.DefaultPointSet, "solution points: "+strings.Join(fr.PointSets, ", "))
+	f.StringVar(&o.fluxPoints, "flux-points", "", "flux points on the faces (default: Gauss–Legendre, PyFR's default)")
+	f.StringVar(&o.op, "op", "all", "operators, comma-separated ("+strings.Join(fr.OperatorNames, ", ")+") or all")
+	f.StringVarP(&o.out, "output", "o", "", "folder to write DIR/m0.mtx … into")
+	f.BoolVar(&o.list, "list", false, "list elements, point sets and operators")
+	return c
+}
+
+func runOps(w io.Writer, o opsOptions) error {
+	if o.list {
+		fmt.Fprintf(w, "elements:   %s (orders 1..%d)\n", strings.Join(fr.Kinds, ", "), fr.MaxOrder)
+		fmt.Fprintf(w, "points:     %s (solution and flux points; default %s)\n", strings.Join(fr.PointSets, ", "), fr.DefaultPointSet)
+		fmt.Fprintf(w, "operators:  %s\n", strings.Join(fr.OperatorNames, ", "))
+		fmt.Fprintln(w, "  m0 solution→flux points, m1 gradient at solution points, m2 normals×m0, m3 correction,")
+		fmt.Fprintln(w, "  m4 m1 reshaped, m6 normals×m3, m132 = m1 − m3·m2, m460 = m4 − m6·m0")
+		return nil
+	}
+	if o.element == "" || o.order == 0 || o.out == "" {
+		return usagef("ops needs --element, --order and -o DIR (or --list)")
+	}
+	el, err := fr.Element(o.element, o.order, o.points, o.fluxPoints)
+	if err != nil {
+		return usageError{err}
+	}
+	names := fr.OperatorNames
+	if o.op != "all" {
+		names = strings.Split(o.op, ",")
+		for _, n := range names {
+			if !slices.Contains(fr.OperatorNames, n) {
+				return usagef("unknown operator %q (want %s or all)", n, strings.Join(fr.OperatorNames, ", "))
+			}
+		}
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	for _, n := range names {
+		op, err := el.Operator(n)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(o.out, n+".mtx")
+		if err := mtx.WriteFile(path, op); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s  %s\n", path, op.Shape())
+	}
+	return nil
+}
