@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/device"
@@ -97,23 +98,8 @@ func (r *Runner) Operator(op *operator.Operator, roofGBs float64) OpResult {
 	}
 	defer freeSets(sets)
 
-	pb := sparse.Problem{Op: op, DType: dt, Alpha: cfg.Alpha, Beta: beta, LDB: ld, LDC: ld}
-	variants := cfg.Variants
-	if variants == nil {
-		variants = sparse.Candidates(pb)
-	}
-	var ks []*kernel.Kernel
-	for _, v := range variants {
-		k, err := sparse.Build(pb, v)
-		if err != nil {
-			res.Candidates = append(res.Candidates, Candidate{Name: v.Name(), Kind: "bespoke", Err: err.Error()})
-			continue
-		}
-		ks = append(ks, k)
-	}
-	samples := min(cfg.Samples, n)
-	gk := gatherKernel(dt, op.Rows, ld, samples)
-	src, err := emit.Render(r.dev.Dialect(), append(ks, gk)...)
+	ks, gk, src, failed, err := r.kernels(op, beta, ld)
+	res.Candidates = append(res.Candidates, failed...)
 	if err != nil {
 		res.Err = err.Error()
 		return res
@@ -130,7 +116,7 @@ func (r *Runner) Operator(op *operator.Operator, roofGBs float64) OpResult {
 		res.Err = err.Error()
 		return res
 	}
-	check := &checker{r: r, op: op, beta: beta, n: n, ld: ld, samples: samples, gk: gk, gather: gather}
+	check := &checker{r: r, op: op, beta: beta, n: n, ld: ld, samples: min(cfg.Samples, n), gk: gk, gather: gather}
 	for _, k := range ks {
 		cfg.Progress(fmt.Sprintf("%s: %s", op.Name, k.Variant))
 		c := Candidate{Name: k.Variant, Kind: "bespoke"}
@@ -288,4 +274,54 @@ func (ch *checker) run(s set, launch func(set) error) (float64, error) {
 		}
 	}
 	return diff / norm, nil
+}
+
+// kernels builds the candidate kernels and the gather kernel for one
+// operator and renders them as one source.
+func (r *Runner) kernels(op *operator.Operator, beta float64, ld int) (ks []*kernel.Kernel, gk *kernel.Kernel, src emit.Source, failed []Candidate, err error) {
+	cfg, dt := r.cfg, r.cfg.DType
+	pb := sparse.Problem{Op: op, DType: dt, Alpha: cfg.Alpha, Beta: beta, LDB: ld, LDC: ld}
+	variants := cfg.Variants
+	if variants == nil {
+		variants = sparse.Candidates(pb)
+	}
+	for _, v := range variants {
+		k, err := sparse.Build(pb, v)
+		if err != nil {
+			failed = append(failed, Candidate{Name: v.Name(), Kind: "bespoke", Err: err.Error()})
+			continue
+		}
+		ks = append(ks, k)
+	}
+	gk = gatherKernel(dt, op.Rows, ld, min(cfg.Samples, cfg.N))
+	src, err = emit.Render(r.dev.Dialect(), append(ks, gk)...)
+	return ks, gk, src, failed, err
+}
+
+// Precompile builds every operator's kernels concurrently, so that the
+// timing loop finds them in the backend's cache; errors are left for the
+// timing loop to report.
+func (r *Runner) Precompile(ops []*operator.Operator, workers int) {
+	jobs := make(chan *operator.Operator)
+	var wg sync.WaitGroup
+	for w := 0; w < max(workers, 1); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for op := range jobs {
+				_, _, src, _, err := r.kernels(op, r.cfg.Beta(op), leadingDim(r.cfg.N))
+				if err != nil {
+					continue
+				}
+				if prog, err := r.dev.Build(src); err == nil {
+					prog.Close()
+				}
+			}
+		}()
+	}
+	for _, op := range ops {
+		jobs <- op
+	}
+	close(jobs)
+	wg.Wait()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,6 +42,8 @@ func Run(dev device.Device, ops []*operator.Operator, cfg Config) (*Report, erro
 		return nil, fmt.Errorf("measuring the copy roof: %w", err)
 	}
 	rep.Device.CopyGBs = rep.RoofGBs
+	r.cfg.Progress("compiling")
+	r.Precompile(ops, runtime.NumCPU())
 	for _, op := range ops {
 		rep.Operators = append(rep.Operators, r.Operator(op, rep.RoofGBs))
 	}

@@ -87,7 +87,11 @@ func Decode(dt kernel.DType, buf []byte) []float64 {
 	return out
 }
 
-func putU32(b []byte, v uint32) { b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
-func getU32(b []byte) uint32   { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func putU32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
+func getU32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 func putU64(b []byte, v uint64) { putU32(b, uint32(v)); putU32(b[4:], uint32(v>>32)) }
-func getU64(b []byte) uint64   { return uint64(getU32(b)) | uint64(getU32(b[4:]))<<32 }
+func getU64(b []byte) uint64    { return uint64(getU32(b)) | uint64(getU32(b[4:]))<<32 }

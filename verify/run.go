@@ -2,6 +2,8 @@ package verify
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/emit"
@@ -26,50 +28,96 @@ type Outcome struct {
 // Passed reports whether the case built, ran and matched.
 func (o Outcome) Passed() bool { return o.Err == nil && o.OK() }
 
-// RunBatch renders every case's kernel into one source, builds it with one
-// compiler call and runs each case. If the batch fails to build, each
-// kernel is built alone so that the failure is pinned on its kernel.
+// batchKernels is how many kernels share one compiler call: enough to
+// amortise the call, few enough that several calls run in parallel.
+const batchKernels = 48
+
+// RunBatch builds every case's kernel — batchKernels to a compiler call,
+// the calls in parallel — and runs each case. If a batch fails to build,
+// its kernels are built one by one so the failure is pinned on its kernel.
 func RunBatch(dev device.Device, cases []Case) []Outcome {
 	out := make([]Outcome, len(cases))
+	var groups [][]int // indices into cases, grouped by batch
+	batchOf := map[string]int{}
 	for i, c := range cases {
 		out[i].Case = c
-	}
-	prog, err := build(dev, cases)
-	if err != nil && len(cases) > 1 {
-		for i := range cases {
-			out[i] = RunBatch(dev, cases[i:i+1])[0]
+		g, ok := batchOf[c.Kernel.Name]
+		if !ok {
+			if len(groups) == 0 || kernelsIn(cases, groups[len(groups)-1]) >= batchKernels {
+				groups = append(groups, nil)
+			}
+			g = len(groups) - 1
+			batchOf[c.Kernel.Name] = g
 		}
-		return out
+		groups[g] = append(groups[g], i)
 	}
-	if err != nil {
-		out[0].Err = err
-		return out
+	progs := make([]device.Program, len(groups))
+	errs := make([]error, len(groups))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for g, idx := range groups {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			progs[g], errs[g] = build(dev, cases, idx)
+		}()
 	}
-	defer prog.Close()
-	for i, c := range cases {
-		kern, err := prog.Kernel(c.Kernel.Name)
-		if err != nil {
-			out[i].Err = err
+	wg.Wait()
+	for g, idx := range groups {
+		if errs[g] != nil {
+			if len(idx) == 1 {
+				out[idx[0]].Err = errs[g]
+				continue
+			}
+			for _, i := range idx {
+				out[i] = RunBatch(dev, cases[i:i+1])[0]
+			}
 			continue
 		}
-		out[i].Resources = kern.Resources()
-		got, err := Launch(dev, kern, c.Kernel, c.In)
-		if err != nil {
-			out[i].Err = err
-			continue
+		for _, i := range idx {
+			out[i] = runCase(dev, progs[g], cases[i])
 		}
-		out[i].Result = c.In.Compare(got)
+		progs[g].Close()
 	}
 	return out
 }
 
-func build(dev device.Device, cases []Case) (device.Program, error) {
+// kernelsIn counts distinct kernels among the cases idx.
+func kernelsIn(cases []Case, idx []int) int {
+	seen := map[string]bool{}
+	for _, i := range idx {
+		seen[cases[i].Kernel.Name] = true
+	}
+	return len(seen)
+}
+
+func runCase(dev device.Device, prog device.Program, c Case) Outcome {
+	o := Outcome{Case: c}
+	kern, err := prog.Kernel(c.Kernel.Name)
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	o.Resources = kern.Resources()
+	got, err := Launch(dev, kern, c.Kernel, c.In)
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	o.Result = c.In.Compare(got)
+	return o
+}
+
+func build(dev device.Device, cases []Case, idx []int) (device.Program, error) {
 	var ks []*kernel.Kernel
 	seen := map[string]bool{}
-	for _, c := range cases {
-		if !seen[c.Kernel.Name] {
-			seen[c.Kernel.Name] = true
-			ks = append(ks, c.Kernel)
+	for _, i := range idx {
+		k := cases[i].Kernel
+		if !seen[k.Name] {
+			seen[k.Name] = true
+			ks = append(ks, k)
 		}
 	}
 	src, err := emit.Render(dev.Dialect(), ks...)

@@ -1,0 +1,150 @@
+package sparse
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/operator"
+)
+
+func mustOp(t *testing.T, m, k int, data []float64) *operator.Operator {
+	t.Helper()
+	op, err := operator.New("t", m, k, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op
+}
+
+func TestParseVariant(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		bad      bool
+	}{
+		{in: "cstream", want: "cstream/x128"},
+		{in: "bstream/x64-w2", want: "bstream/x64-w2"},
+		{in: "bstream-msplit", want: "bstream-msplit/x64-y4-c16"},
+		{in: "cstream-ksplit/x32-y4-c8", want: "cstream-ksplit/x32-y4-c8"},
+		{in: "cstream/x128-y2-c4", bad: true},
+		{in: "bstream-msplit/x64", bad: true},
+		{in: "bstream/x2000", bad: true},
+		{in: "bstream/x128-w3", bad: true},
+		{in: "gemm", bad: true},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			v, err := ParseVariant(tc.in)
+			if tc.bad {
+				if err == nil {
+					t.Fatalf("ParseVariant(%q) = %v, want an error", tc.in, v)
+				}
+				return
+			}
+			if err != nil || v.Name() != tc.want {
+				t.Fatalf("ParseVariant(%q) = %v, %v; want %s", tc.in, v.Name(), err, tc.want)
+			}
+		})
+	}
+}
+
+// Index arithmetic must widen to 64 bits exactly when an offset can reach
+// 2³¹, and a run-time leading dimension is always 64-bit.
+func TestIndex64(t *testing.T) {
+	op := mustOp(t, 3, 4, []float64{1, 0, 0, 2, 0, 0, 0, 0, 3, 0, 4, 0})
+	for _, tc := range []struct {
+		name        string
+		n, ldb, ldc int
+		want        bool
+	}{
+		{"small", 1000, 1000, 1000, false},
+		{"B reaches 2^31", 1 << 20, 1 << 30, 1 << 20, true},  // (k-1)·ldb = 3·2³⁰ > 2³¹
+		{"C reaches 2^31", 1 << 20, 1 << 20, 1 << 30, true},  // (m-1)·ldc = 2³¹
+		{"just below", 1 << 20, 700_000_000, 1 << 20, false}, // 3·7e8 + 2²⁰ < 2³¹
+		{"run time", 0, 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, N: tc.n, LDB: tc.ldb, LDC: tc.ldc}
+			k, err := Build(pb, Defaults(CStream))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.Index64 != tc.want {
+				t.Fatalf("Index64 = %v, want %v", k.Index64, tc.want)
+			}
+		})
+	}
+}
+
+// The generated code must load only used rows of B, never read C when
+// β = 0, and write all-zero rows of A for every β.
+func TestStructure(t *testing.T) {
+	// Row 1 and column 2 of A are zero.
+	op := mustOp(t, 3, 3, []float64{1, 2, 0, 0, 0, 0, 4, 5, 0})
+	for _, f := range Families {
+		for _, beta := range []float64{0, 1, 0.5} {
+			pb := Problem{Op: op, DType: kernel.F64, Alpha: 2, Beta: beta, N: 100, LDB: 100, LDC: 100}
+			k, err := Build(pb, Defaults(f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			loads, stores := map[string]int{}, map[string]int{}
+			var walk func([]kernel.Stmt)
+			var expr func(kernel.Expr)
+			expr = func(e kernel.Expr) {
+				switch e := e.(type) {
+				case kernel.Load:
+					loads[e.Buf+":"+indexKey(e.Index)]++
+				case kernel.Bin:
+					expr(e.L)
+					expr(e.R)
+				}
+			}
+			walk = func(ss []kernel.Stmt) {
+				for _, s := range ss {
+					switch s := s.(type) {
+					case kernel.Decl:
+						if s.Init != nil {
+							expr(s.Init)
+						}
+					case kernel.Assign:
+						expr(s.Value)
+					case kernel.Store:
+						stores[s.Buf+":"+indexKey(s.Index)]++
+						expr(s.Value)
+					case kernel.If:
+						walk(s.Then)
+						walk(s.Else)
+					}
+				}
+			}
+			walk(k.Body)
+			name := string(f) + "/beta=" + strconv.FormatFloat(beta, 'g', -1, 64)
+			for key := range loads {
+				if key == "b:200" { // row 2 of B: column 2 of A is all zero
+					t.Errorf("%s: loads an unused row of B", name)
+				}
+				if beta == 0 && strings.HasPrefix(key, "c:") {
+					t.Errorf("%s: reads C with β = 0", name)
+				}
+			}
+			_, zeroRowStored := stores["c:100"]
+			if want := beta != 1; zeroRowStored != want {
+				t.Errorf("%s: zero row stored = %v, want %v", name, zeroRowStored, want)
+			}
+		}
+	}
+}
+
+// indexKey reduces an index expression to its constant offset.
+func indexKey(e kernel.Expr) string {
+	switch e := e.(type) {
+	case kernel.Bin:
+		if l, ok := e.L.(kernel.Int); ok {
+			return strconv.FormatInt(l.V, 10)
+		}
+	case kernel.Var:
+		return "0"
+	}
+	return "?"
+}
