@@ -104,7 +104,7 @@ func (r *Runner) Operator(op *operator.Operator, roofGBs float64) OpResult {
 		res.Err = err.Error()
 		return res
 	}
-	cfg.Progress(fmt.Sprintf("%s: compiling %d kernels", op.Name, len(ks)))
+	cfg.Progress(fmt.Sprintf("%s: building %d kernels", op.Name, len(ks)))
 	prog, err := r.dev.Build(src)
 	if err != nil {
 		res.Err = err.Error()
@@ -313,9 +313,11 @@ func (r *Runner) Precompile(ops []*operator.Operator, workers int) {
 				if err != nil {
 					continue
 				}
+				t0 := time.Now()
 				if prog, err := r.dev.Build(src); err == nil {
 					prog.Close()
 				}
+				r.cfg.Progress(fmt.Sprintf("%s: compiled in %.1f s", op.Name, time.Since(t0).Seconds()))
 			}
 		}()
 	}

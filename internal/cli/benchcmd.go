@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -126,7 +127,13 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Opera
 			defer c()
 		}
 	}
-	if f, ok := stderr.(*os.File); ok && !o.quiet && term.IsTerminal(int(f.Fd())) {
+	if f, ok := stderr.(*os.File); !o.quiet && !(ok && term.IsTerminal(int(f.Fd()))) {
+		// Not a terminal (a log file, CI): one timestamped line per step.
+		start := time.Now()
+		cfg.Progress = func(step string) {
+			fmt.Fprintf(stderr, "bench: %7.1fs %s\n", time.Since(start).Seconds(), step)
+		}
+	} else if ok && !o.quiet {
 		bar := progressbar.NewOptions(len(ops)+1, progressbar.OptionSetWriter(stderr), progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetDescription("bench"), progressbar.OptionShowCount())
 		last := ""

@@ -52,6 +52,9 @@ func (pb Problem) Check(v Variant) error {
 	if v.Width == 2 && (pb.LDB <= 0 || pb.LDC <= 0 || pb.LDB%2 != 0 || pb.LDC%2 != 0) {
 		return fmt.Errorf("variant %s needs ldb and ldc baked in and even (aligned vector access)", v.Name())
 	}
+	if regs := LiveValues(pb, v) * pb.DType.Bytes() / 4; regs > MaxLiveRegisters {
+		return fmt.Errorf("variant %s keeps ~%d registers of values live (limit %d)", v.Name(), regs, MaxLiveRegisters)
+	}
 	if s := v.sharedBytes(pb); s > MaxSharedBytes {
 		return fmt.Errorf("variant %s needs %d bytes of shared memory (limit %d)", v.Name(), s, MaxSharedBytes)
 	}
@@ -116,4 +119,51 @@ func Candidates(pb Problem) []Variant {
 		}
 	}
 	return out
+}
+
+// MaxLiveRegisters bounds the 32-bit registers a variant may need for the
+// values it keeps live (accumulators, staged B values). Beyond it a GPU
+// kernel spills heavily and ptxas/LLVM spend minutes on register
+// allocation; cstream, which the compiler can always schedule row by row,
+// is exempt so that every operator keeps a candidate.
+const MaxLiveRegisters = 320
+
+// LiveValues estimates how many values of one thread v keeps live at once:
+// open accumulators for bstream and msplit (per y thread), B values held
+// for ksplit. cstream returns 0: it can reload instead.
+func LiveValues(pb Problem, v Variant) int {
+	op := pb.Op
+	switch v.Family {
+	case BStream, BStreamMSplit:
+		last := make([]int, op.Rows) // last used column per row, -1 if none
+		first := make([]int, op.Rows)
+		for i := range last {
+			last[i], first[i] = -1, -1
+			for r := 0; r < op.Cols; r++ {
+				if op.At(i, r) != 0 {
+					if first[i] < 0 {
+						first[i] = r
+					}
+					last[i] = r
+				}
+			}
+		}
+		peak := 0
+		for r := 0; r < op.Cols; r++ {
+			open := 0
+			for i := range last {
+				if first[i] >= 0 && first[i] <= r && r <= last[i] {
+					open++
+				}
+			}
+			peak = max(peak, open)
+		}
+		if v.Family == BStreamMSplit {
+			return (peak + v.Split - 1) / v.Split
+		}
+		return peak * v.Width
+	case CStreamKSplit:
+		return (operator.Analyze(op).UsedCols + v.Split - 1) / v.Split
+	}
+	return 0
 }
