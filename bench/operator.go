@@ -284,6 +284,9 @@ func (r *Runner) kernels(op *operator.Operator, beta float64, ld int) (ks []*ker
 	variants := cfg.Variants
 	if variants == nil {
 		variants = sparse.Candidates(pb)
+		if r.dev.Dialect() == emit.CUDA {
+			variants = sparse.CUDACandidates(pb)
+		}
 	}
 	for _, v := range variants {
 		k, err := sparse.Build(pb, v)

@@ -121,14 +121,24 @@ func summarise(g string, ops []*OpResult) Summary {
 		if best.RoofFrac < s.WorstRoof {
 			s.WorstRoof, s.WorstName = best.RoofFrac, o.Name
 		}
-		for _, c := range o.Candidates {
+		// Each baseline family ("cublas", "cusparse") by its fastest
+		// verified configuration (cuSPARSE: its fastest algorithm).
+		fam := map[string]*Candidate{}
+		for i := range o.Candidates {
+			c := &o.Candidates[i]
 			if c.Kind != "baseline" || !c.Verified {
 				continue
 			}
-			a := bl[c.Name]
+			name, _, _ := strings.Cut(c.Name, "/")
+			if f := fam[name]; f == nil || c.Timing.Median < f.Timing.Median {
+				fam[name] = c
+			}
+		}
+		for name, c := range fam {
+			a := bl[name]
 			if a == nil {
 				a = &acc{min: math.Inf(1)}
-				bl[c.Name] = a
+				bl[name] = a
 			}
 			sp := float64(c.Timing.Median) / float64(best.Timing.Median)
 			a.logRoof += math.Log(c.RoofFrac)

@@ -24,6 +24,9 @@ var cudaSpelling = spelling{
 	prelude: func(bool) string { return "" },
 	entry: func(k *kernel.Kernel) string {
 		threads := k.Launch.Block[0] * k.Launch.Block[1] * k.Launch.Block[2]
+		if k.Launch.MinBlocks > 0 {
+			return fmt.Sprintf("extern \"C\" __global__ void __launch_bounds__(%d, %d) ", threads, k.Launch.MinBlocks)
+		}
 		return fmt.Sprintf("extern \"C\" __global__ void __launch_bounds__(%d) ", threads)
 	},
 	restrict: "__restrict__",

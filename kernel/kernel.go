@@ -73,6 +73,10 @@ type Launch struct {
 	Block        [3]int `json:"block"`          // threads per block
 	ColsPerBlock int    `json:"cols_per_block"` // grid.x = ceil(n / ColsPerBlock)
 	SharedBytes  int    `json:"shared_bytes"`   // static shared memory per block
+	// MinBlocks asks the compiler to fit this many blocks on one
+	// multiprocessor (CUDA __launch_bounds__), capping registers per
+	// thread to raise occupancy; 0 leaves the choice to the compiler.
+	MinBlocks int `json:"min_blocks,omitempty"`
 }
 
 // Grid returns the number of blocks along x for n columns.

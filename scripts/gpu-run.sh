@@ -6,8 +6,9 @@
 #
 #   scripts/gpu-run.sh OUTDIR [STEP...]    STEP: info tests conformance nvcc bench-f64 bench-f32
 #
-# Each step has its own time limit and writes its log into OUTDIR as it
-# goes, so a step that runs out of time still leaves its output.
+# Each step has its own time limit (BESPOKE_STEP_LIMIT seconds for the
+# benches) and logs as it goes; everything is packed into
+# OUTDIR/results-STEPS.tgz at the end, with the bench tables beside it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-run.sh OUTDIR [STEP...]}
@@ -15,7 +16,10 @@ shift
 steps=${*:-info tests conformance nvcc bench-f64 bench-f32}
 mats=$PWD/.gpu/pyfr-mats
 export BESPOKE_PYFR_MATS=$mats
-mkdir -p "$out"
+final=$out
+out=$(mktemp -d)
+mkdir -p "$final"
+limit=${BESPOKE_STEP_LIMIT:-560}
 status=0
 step() { # step NAME SECONDS COMMAND...
   local name=$1 secs=$2; shift 2
@@ -59,5 +63,7 @@ bench-f64|bench-f32)
   tail -n 14 "$out/$s.log" ;;
 *) echo "unknown step $s"; status=2 ;;
 esac; done
+cp "$out"/bench-*.log "$final"/ 2>/dev/null
+tar czf "$final/results-$(echo $steps | tr ' ' '-').tgz" -C "$out" .
 echo "gpu-run: status $status"
 exit $status

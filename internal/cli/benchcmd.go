@@ -21,12 +21,12 @@ import (
 )
 
 type benchOptions struct {
-	backend, device, suite, dtype, beta, variants string
-	n, reps, warmup                               int
-	workingSet                                    int64
-	jsonOut, csvOut, goOut, plotDir               string
-	noBaselines, quiet                            bool
-	commit                                        string
+	backend, device, suite, dtype, beta, variants, only string
+	n, reps, warmup                                     int
+	workingSet                                          int64
+	jsonOut, csvOut, goOut, plotDir                     string
+	noBaselines, quiet                                  bool
+	commit                                              string
 }
 
 func benchCmd() *cobra.Command {
@@ -51,6 +51,9 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 			if err != nil {
 				return err
 			}
+			if ops, err = filterOperators(ops, o.only); err != nil {
+				return err
+			}
 			dev, err := openDevice(o.backend, o.device)
 			if err != nil {
 				return err
@@ -65,6 +68,7 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	f.StringVar(&o.suite, "suite", "", "built-in operator sets, e.g. hex:p1-6,quad:p3 (default "+DefaultSuite+" when no files are given)")
 	f.StringVar(&o.dtype, "dtype", "f64", "precision: f32 or f64")
 	f.StringVar(&o.beta, "beta", "pyfr", "β: a number, or pyfr (1 for m3/m6, else 0)")
+	f.StringVar(&o.only, "only", "", "keep operators whose names match one of these comma-separated globs, e.g. 'p*/quad/*,p*/hex/*'")
 	f.StringVar(&o.variants, "variant", "", "variants to time, comma-separated (default: every applicable one)")
 	f.IntVar(&o.n, "n", 0, "columns (default: 1048576 on GPUs, 262144 on CPUs)")
 	f.IntVar(&o.reps, "reps", 30, "timed launches per candidate (the median is reported)")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
@@ -92,4 +93,29 @@ func betaFunc(s string) (func(*operator.Operator) float64, error) {
 		return nil, usagef("--beta %q: want a number or pyfr", s)
 	}
 	return func(*operator.Operator) float64 { return b }, nil
+}
+
+// filterOperators keeps the operators whose names match one of the
+// comma-separated globs (path.Match syntax); "" keeps all.
+func filterOperators(ops []*operator.Operator, globs string) ([]*operator.Operator, error) {
+	if globs == "" {
+		return ops, nil
+	}
+	var kept []*operator.Operator
+	for _, op := range ops {
+		for _, g := range strings.Split(globs, ",") {
+			ok, err := path.Match(strings.TrimSpace(g), op.Name)
+			if err != nil {
+				return nil, usagef("--only %q: %v", g, err)
+			}
+			if ok {
+				kept = append(kept, op)
+				break
+			}
+		}
+	}
+	if len(kept) == 0 {
+		return nil, usagef("--only %q matches none of the %d operators", globs, len(ops))
+	}
+	return kept, nil
 }

@@ -51,6 +51,7 @@ func newGen(pb Problem, v Variant) *gen {
 			Block:        [3]int{v.Block, max(v.Split, 1), 1},
 			ColsPerBlock: v.Block * v.Width,
 			SharedBytes:  v.sharedBytes(pb),
+			MinBlocks:    v.Occupancy,
 		},
 		Meta: map[string]any{
 			"m": op.Rows, "k": op.Cols, "nnz": st.NNZ, "k_used": st.UsedCols,

@@ -121,6 +121,23 @@ func Candidates(pb Problem) []Variant {
 	return out
 }
 
+// CUDACandidates adds to Candidates the variants that differ only in
+// their CUDA launch bounds: the same code with registers capped so that
+// more blocks fit on a multiprocessor (other dialects render them alike).
+func CUDACandidates(pb Problem) []Variant {
+	out := Candidates(pb)
+	for _, v := range []Variant{
+		{Family: CStream, Block: 128, Width: 1, Occupancy: 4},
+		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
+		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
+	} {
+		if pb.Check(v) == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // MaxLiveRegisters bounds the 32-bit registers a variant may need for the
 // values it keeps live (accumulators, staged B values). Beyond it a GPU
 // kernel spills heavily and ptxas/LLVM spend minutes on register

@@ -27,6 +27,8 @@ func TestParseVariant(t *testing.T) {
 		{in: "bstream/x64-w2", want: "bstream/x64-w2"},
 		{in: "bstream-msplit", want: "bstream-msplit/x64-y4-c16"},
 		{in: "cstream-ksplit/x32-y4-c8", want: "cstream-ksplit/x32-y4-c8"},
+		{in: "cstream/x128-w2-b4", want: "cstream/x128-w2-b4"},
+		{in: "cstream/x128-b64", bad: true},
 		{in: "cstream/x128-y2-c4", bad: true},
 		{in: "bstream-msplit/x64", bad: true},
 		{in: "bstream/x2000", bad: true},

@@ -36,6 +36,9 @@ type Variant struct {
 	Width  int    `json:"width"`           // columns per thread: 1 or 2
 	Split  int    `json:"split,omitempty"` // threads along y (msplit, ksplit)
 	Chunk  int    `json:"chunk,omitempty"` // B rows per stage (msplit), C rows per reduction (ksplit)
+	// Occupancy is the blocks per multiprocessor the CUDA compiler must
+	// allow (capping registers); 0 leaves it free. Other dialects ignore it.
+	Occupancy int `json:"occupancy,omitempty"`
 }
 
 // Name is the variant's stable name, e.g. "bstream-msplit/x64-y4-c16".
@@ -47,12 +50,15 @@ func (v Variant) Name() string {
 	if v.Width > 1 {
 		s += fmt.Sprintf("-w%d", v.Width)
 	}
+	if v.Occupancy > 0 {
+		s += fmt.Sprintf("-b%d", v.Occupancy)
+	}
 	return s
 }
 
 func (v Variant) String() string { return v.Name() }
 
-var variantRE = regexp.MustCompile(`^(cstream|bstream|bstream-msplit|cstream-ksplit)(?:/x(\d+)(?:-y(\d+)-c(\d+))?(?:-w(\d+))?)?$`)
+var variantRE = regexp.MustCompile(`^(cstream|bstream|bstream-msplit|cstream-ksplit)(?:/x(\d+)(?:-y(\d+)-c(\d+))?(?:-w(\d+))?(?:-b(\d+))?)?$`)
 
 // ParseVariant reads a name as printed by Name. A bare family name takes
 // its defaults.
@@ -71,6 +77,7 @@ func ParseVariant(s string) (Variant, error) {
 	num(m[3], &v.Split)
 	num(m[4], &v.Chunk)
 	num(m[5], &v.Width)
+	num(m[6], &v.Occupancy)
 	if (v.Family == CStream || v.Family == BStream) && v.Split != 0 {
 		return Variant{}, fmt.Errorf("variant %q: %s takes no -y/-c", s, v.Family)
 	}
@@ -99,6 +106,8 @@ func (v Variant) valid() error {
 		return fmt.Errorf("variant %s: width must be 1 or 2", v.Name())
 	case (v.Family == BStreamMSplit || v.Family == CStreamKSplit) && (v.Split < 2 || v.Chunk < 1 || v.Width != 1):
 		return fmt.Errorf("variant %s: split must be ≥ 2, chunk ≥ 1 and width 1", v.Name())
+	case v.Occupancy < 0 || v.Occupancy > 32:
+		return fmt.Errorf("variant %s: occupancy must be 0..32 blocks", v.Name())
 	case v.Block*max(v.Split, 1) > 1024:
 		return fmt.Errorf("variant %s: more than 1024 threads per block", v.Name())
 	}
