@@ -98,30 +98,21 @@ func (r *Runner) Operator(op *operator.Operator, roofGBs float64) OpResult {
 	}
 	defer freeSets(sets)
 
-	ks, gk, src, failed, err := r.kernels(op, beta, ld)
+	ks, gk, failed := r.kernels(op, beta, ld)
 	res.Candidates = append(res.Candidates, failed...)
+	gprog, gather, err := r.build(gk)
 	if err != nil {
 		res.Err = err.Error()
 		return res
 	}
-	cfg.Progress(fmt.Sprintf("%s: building %d kernels", op.Name, len(ks)))
-	prog, err := r.dev.Build(src)
-	if err != nil {
-		res.Err = err.Error()
-		return res
-	}
-	defer prog.Close()
-	gather, err := prog.Kernel(gk.Name)
-	if err != nil {
-		res.Err = err.Error()
-		return res
-	}
+	defer gprog.Close()
 	check := &checker{r: r, op: op, beta: beta, n: n, ld: ld, samples: min(cfg.Samples, n), gk: gk, gather: gather}
 	for _, k := range ks {
 		cfg.Progress(fmt.Sprintf("%s: %s", op.Name, k.Variant))
 		c := Candidate{Name: k.Variant, Kind: "bespoke"}
-		dk, err := prog.Kernel(k.Name)
+		prog, dk, err := r.build(k)
 		if err == nil {
+			defer prog.Close()
 			c.Resources = dk.Resources()
 			args := func(s set) []any { a, _ := k.Args(map[string]any{"n": n, "b": s.b, "c": s.c}); return a }
 			geom := verify.Geometry(k, n)
@@ -277,8 +268,8 @@ func (ch *checker) run(s set, launch func(set) error) (float64, error) {
 }
 
 // kernels builds the candidate kernels and the gather kernel for one
-// operator and renders them as one source.
-func (r *Runner) kernels(op *operator.Operator, beta float64, ld int) (ks []*kernel.Kernel, gk *kernel.Kernel, src emit.Source, failed []Candidate, err error) {
+// operator; variants that do not apply are returned as failed candidates.
+func (r *Runner) kernels(op *operator.Operator, beta float64, ld int) (ks []*kernel.Kernel, gk *kernel.Kernel, failed []Candidate) {
 	cfg, dt := r.cfg, r.cfg.DType
 	pb := sparse.Problem{Op: op, DType: dt, Alpha: cfg.Alpha, Beta: beta, LDB: ld, LDC: ld}
 	variants := cfg.Variants
@@ -296,36 +287,54 @@ func (r *Runner) kernels(op *operator.Operator, beta float64, ld int) (ks []*ker
 		}
 		ks = append(ks, k)
 	}
-	gk = gatherKernel(dt, op.Rows, ld, min(cfg.Samples, cfg.N))
-	src, err = emit.Render(r.dev.Dialect(), append(ks, gk)...)
-	return ks, gk, src, failed, err
+	return ks, gatherKernel(dt, op.Rows, ld, min(cfg.Samples, cfg.N)), failed
 }
 
-// Precompile builds every operator's kernels concurrently, so that the
-// timing loop finds them in the backend's cache; errors are left for the
-// timing loop to report.
+// build compiles one kernel as a program of its own, so that kernels
+// compile in parallel and a slow one holds up nothing else.
+func (r *Runner) build(k *kernel.Kernel) (device.Program, device.Kernel, error) {
+	src, err := emit.Render(r.dev.Dialect(), k)
+	if err != nil {
+		return nil, nil, err
+	}
+	prog, err := r.dev.Build(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	dk, err := prog.Kernel(k.Name)
+	if err != nil {
+		prog.Close()
+		return nil, nil, err
+	}
+	return prog, dk, nil
+}
+
+// Precompile builds every operator's kernels, each on its own and
+// concurrently, so that the timing loop finds them in the backend's cache;
+// errors are left for the timing loop to report.
 func (r *Runner) Precompile(ops []*operator.Operator, workers int) {
-	jobs := make(chan *operator.Operator)
+	jobs := make(chan *kernel.Kernel)
 	var wg sync.WaitGroup
 	for w := 0; w < max(workers, 1); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for op := range jobs {
-				_, _, src, _, err := r.kernels(op, r.cfg.Beta(op), leadingDim(r.cfg.N))
-				if err != nil {
-					continue
-				}
+			for k := range jobs {
 				t0 := time.Now()
-				if prog, err := r.dev.Build(src); err == nil {
+				if prog, _, err := r.build(k); err == nil {
 					prog.Close()
 				}
-				r.cfg.Progress(fmt.Sprintf("%s: compiled in %.1f s", op.Name, time.Since(t0).Seconds()))
+				if d := time.Since(t0); d > 10*time.Second {
+					r.cfg.Progress(fmt.Sprintf("%v: %s compiled in %.1f s", k.Meta["operator"], k.Variant, d.Seconds()))
+				}
 			}
 		}()
 	}
 	for _, op := range ops {
-		jobs <- op
+		ks, gk, _ := r.kernels(op, r.cfg.Beta(op), leadingDim(r.cfg.N))
+		for _, k := range append(ks, gk) {
+			jobs <- k
+		}
 	}
 	close(jobs)
 	wg.Wait()

@@ -50,8 +50,8 @@ nvcc)
   sm=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
   tmp=$(mktemp -d)
   for p in 1 2 3 4 5 6; do for e in quad hex tri tet; do
-    bin/bespoke gen "$mats/p$p/$e/m0-sp.mtx" --backend cuda --variant bstream/x128-w2 --n 1000000 --ldb 1000000 --ldc 1000000 -o "$tmp/k.cu" &&
-      timeout 300 nvcc -arch=sm_$sm -c -o "$tmp/k.o" "$tmp/k.cu" && echo "nvcc ok: p$p/$e/m0 bstream/x128-w2" || { echo "nvcc FAILED: p$p/$e/m0"; status=1; }
+    bin/bespoke gen "$mats/p$p/$e/m0-sp.mtx" --backend cuda --variant cstream/x128-w2 --n 1000000 --ldb 1000000 --ldc 1000000 -o "$tmp/k.cu" &&
+      timeout 300 nvcc -arch=sm_$sm -c -o "$tmp/k.o" "$tmp/k.cu" && echo "nvcc ok: p$p/$e/m0 cstream/x128-w2" || { echo "nvcc FAILED: p$p/$e/m0"; status=1; }
     bin/bespoke gen "$mats/p$p/$e/m6-sp.mtx" --backend cuda --variant cstream-ksplit --beta 1 -o "$tmp/k.cu" &&
       timeout 300 nvcc -arch=sm_$sm -c -o "$tmp/k.o" "$tmp/k.cu" && echo "nvcc ok: p$p/$e/m6 cstream-ksplit (run-time n, ldb, ldc)" || { echo "nvcc FAILED: p$p/$e/m6"; status=1; }
   done; done > "$out/nvcc.log" 2>&1
