@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/device"
@@ -43,16 +44,19 @@ type Problem struct {
 }
 
 // Cases builds, for each precision and β, every applicable variant with
-// n/ldb/ldc baked in and every one with them passed at run time.
-func Cases(rng *rand.Rand, p Problem, dts []kernel.DType, betas []float64, alpha float64) ([]verify.Case, error) {
+// n/ldb/ldc baked in, and — for the β values in runtimeBetas — every one
+// with them passed at run time (the same code with other index
+// expressions, so one β is enough to cover it).
+func Cases(rng *rand.Rand, p Problem, dts []kernel.DType, betas, runtimeBetas []float64, alpha float64) ([]verify.Case, error) {
 	var cases []verify.Case
 	for _, dt := range dts {
 		for _, beta := range betas {
 			in := verify.NewInputs(rng, p.Op, dt, alpha, beta, p.N, p.LDB, p.LDC)
-			for _, pb := range []sparse.Problem{
-				{Op: p.Op, DType: dt, Alpha: alpha, Beta: beta, N: p.N, LDB: p.LDB, LDC: p.LDC},
-				{Op: p.Op, DType: dt, Alpha: alpha, Beta: beta},
-			} {
+			pbs := []sparse.Problem{{Op: p.Op, DType: dt, Alpha: alpha, Beta: beta, N: p.N, LDB: p.LDB, LDC: p.LDC}}
+			if slices.Contains(runtimeBetas, beta) {
+				pbs = append(pbs, sparse.Problem{Op: p.Op, DType: dt, Alpha: alpha, Beta: beta})
+			}
+			for _, pb := range pbs {
 				for _, v := range sparse.Candidates(pb) {
 					k, err := sparse.Build(pb, v)
 					if err != nil {

@@ -58,7 +58,7 @@ nvcc)
   grep -c "nvcc ok" "$out/nvcc.log"; grep FAILED "$out/nvcc.log" ;;
 bench-f64|bench-f32)
   dt=${s#bench-}
-  step "$s" "$limit" bin/bespoke bench "$mats" --backend cuda --dtype "$dt" \
+  step "$s" "$limit" bin/bespoke bench "$mats" --backend cuda --dtype "$dt" --commit "$(cat .gpu/commit)" --markdown "$out/$s.md" \
     --json "$out/$s.json" --csv "$out/$s.csv" --gobench "$out/$s.txt" --plot "$out/plots-$dt"
   tail -n 14 "$out/$s.log" ;;
 *) echo "unknown step $s"; status=2 ;;

@@ -30,7 +30,7 @@ func (o Outcome) Passed() bool { return o.Err == nil && o.OK() }
 
 // batchKernels is how many kernels share one compiler call: enough to
 // amortise the call, few enough that several calls run in parallel.
-const batchKernels = 48
+const batchKernels = 24
 
 // RunBatch builds every case's kernel — batchKernels to a compiler call,
 // the calls in parallel — and runs each case. If a batch fails to build,

@@ -24,7 +24,7 @@ type benchOptions struct {
 	backend, device, suite, dtype, beta, variants, only string
 	n, reps, warmup                                     int
 	workingSet                                          int64
-	jsonOut, csvOut, goOut, plotDir                     string
+	jsonOut, csvOut, goOut, plotDir, mdOut              string
 	noBaselines, quiet                                  bool
 	commit                                              string
 }
@@ -78,6 +78,7 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	f.StringVar(&o.csvOut, "csv", "", "write one CSV row per candidate to this file")
 	f.StringVar(&o.goOut, "gobench", "", "write Go benchmark format (for benchstat) to this file")
 	f.StringVar(&o.plotDir, "plot", "", "write SVG charts to this folder")
+	f.StringVar(&o.mdOut, "markdown", "", "write Markdown tables (as in docs/performance.md) to this file")
 	f.BoolVar(&o.noBaselines, "no-baselines", false, "skip cuBLAS/cuSPARSE")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	f.StringVar(&o.commit, "commit", "", "commit to record (default: git rev-parse of the working folder, if any)")
@@ -208,6 +209,9 @@ func writeOutputs(stdout io.Writer, rep *bench.Report, o benchOptions) error {
 		return err
 	}
 	if err := write(o.goOut, rep.WriteGoBench); err != nil {
+		return err
+	}
+	if err := write(o.mdOut, rep.WriteMarkdown); err != nil {
 		return err
 	}
 	if o.plotDir != "" {
