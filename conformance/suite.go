@@ -5,7 +5,6 @@
 package conformance
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -145,5 +144,3 @@ func Rotating(i int) (sparse.Variant, kernel.DType) {
 	}
 	return all[i%len(all)], DTypes[(i/len(all))%2]
 }
-
-func name(parts ...any) string { return fmt.Sprint(parts...) }

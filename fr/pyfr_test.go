@@ -2,8 +2,8 @@ package fr
 
 import (
 	"fmt"
+	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -15,30 +15,8 @@ import (
 // differences between its Vandermonde-based evaluation and ours.
 const pyfrTol = 1e-10
 
-// pyfrMatsDir returns <repo root>/../shared/pyfr-mats, skipping the test
-// when it is absent.
-func pyfrMatsDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("go.mod not found above the package directory; cannot locate ../shared/pyfr-mats")
-		}
-		dir = parent
-	}
-	mats := filepath.Join(filepath.Dir(dir), "shared", "pyfr-mats")
-	if _, err := os.Stat(mats); err != nil {
-		t.Skipf("PyFR reference operators not available at %s: %v", mats, err)
-	}
-	return mats
-}
+// pyfrMatsDir is testenv.PyFRMats: ../shared/pyfr-mats, or a skip naming the path.
+func pyfrMatsDir(t *testing.T) string { return testenv.PyFRMats(t) }
 
 // TestMatchesPyFR compares every quad and hex operator PyFR dumped (its
 // defaults: Gauss–Legendre solution and flux points, DG correction) with

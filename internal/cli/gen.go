@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -125,5 +124,3 @@ func runGen(w io.Writer, op *operator.Operator, o genOptions) error {
 	}
 	return nil
 }
-
-var _ = strings.TrimSpace

@@ -1,7 +1,7 @@
 package load
 
 import (
-	"os"
+	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"path/filepath"
 	"testing"
 )
@@ -10,30 +10,8 @@ import (
 // element types × 5 operators.
 const pyfrMatsCount = 120
 
-// pyfrMats returns the PyFR operator directory, a sibling of the repository
-// root (../shared/pyfr-mats), or skips the test when it is absent.
-func pyfrMats(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("go.mod not found above the package directory; cannot locate ../shared/pyfr-mats")
-		}
-		dir = parent
-	}
-	mats := filepath.Join(filepath.Dir(dir), "shared", "pyfr-mats")
-	if _, err := os.Stat(mats); err != nil {
-		t.Skipf("PyFR operators not available at %s: %v", mats, err)
-	}
-	return mats
-}
+// pyfrMats is testenv.PyFRMats: ../shared/pyfr-mats, or a skip naming the path.
+func pyfrMats(t *testing.T) string { return testenv.PyFRMats(t) }
 
 // TestPyFRMats loads the whole PyFR dump the way the command line does.
 func TestPyFRMats(t *testing.T) {
