@@ -89,7 +89,7 @@ func RunVariants(t *testing.T, dev device.Device) {
 // at p6) are checked with largeVariant, the variant that compiles fastest
 // for them on every backend (about 8 s with gcc and PoCL for the largest,
 // against 40 s for cstream), so that the sweep fits the suite's time.
-const largeNNZ = 2500
+const largeNNZ = 1200
 
 var largeVariant = sparse.Variant{Family: sparse.CStreamKSplit, Block: 64, Width: 1, Split: 2, Chunk: 16}
 
