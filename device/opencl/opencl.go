@@ -226,6 +226,9 @@ func choose(all []entry, sel string) (entry, error) {
 		}
 	}
 	low := strings.ToLower(sel)
+	if low == "pocl" { // PoCL's platform calls itself by its long name
+		low = "portable computing language"
+	}
 	for _, e := range all {
 		if strings.Contains(strings.ToLower(e.info.Platform), low) || strings.Contains(strings.ToLower(e.info.Name), low) {
 			return e, nil

@@ -51,12 +51,12 @@ func openDevice(backend, sel string) (device.Device, error) {
 // backend has none.
 func listDevices() (infos []device.Info, problems []string) {
 	if l, err := cuda.List(); err != nil {
-		problems = append(problems, fmt.Sprintf("cuda: %v", err))
+		problems = append(problems, err.Error())
 	} else {
 		infos = append(infos, l...)
 	}
 	if l, err := opencl.List(); err != nil {
-		problems = append(problems, fmt.Sprintf("opencl: %v", err))
+		problems = append(problems, err.Error())
 	} else {
 		infos = append(infos, l...)
 	}
