@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/bespoke-hpc/bespoke/internal/cache"
 	"math"
 	"os"
 	"path/filepath"
@@ -46,17 +47,10 @@ func (d *Device) Options() (opts []string, cubin bool, err error) {
 // os.UserCacheDir()/bespoke/cuda; "" when BESPOKE_NO_CACHE=1 or no folder is
 // known.
 func CacheDir() string {
-	if os.Getenv("BESPOKE_NO_CACHE") == "1" {
+	if cache.Disabled() {
 		return ""
 	}
-	if p := os.Getenv("BESPOKE_CACHE_DIR"); p != "" {
-		return filepath.Join(p, "cuda")
-	}
-	p, err := os.UserCacheDir()
-	if err != nil || p == "" {
-		return ""
-	}
-	return filepath.Join(p, "bespoke", "cuda")
+	return cache.Dir("cuda")
 }
 
 // compile returns the image of src for d, from the cache when present. hit

@@ -36,10 +36,9 @@ package host
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/bespoke-hpc/bespoke/internal/cache"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,28 +215,13 @@ func (d *Device) Elapsed(f func() error) (time.Duration, error) {
 
 // CacheDir is where compiled objects are kept: $BESPOKE_CACHE_DIR/c, else
 // os.UserCacheDir()/bespoke/c, else a directory under os.TempDir().
-func CacheDir() string {
-	if dir := os.Getenv("BESPOKE_CACHE_DIR"); dir != "" {
-		return filepath.Join(dir, "c")
-	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "bespoke", "c")
-	}
-	return filepath.Join(os.TempDir(), "bespoke-cache", "c")
-}
+func CacheDir() string { return cache.Dir("c") }
 
-func noCache() bool {
-	v := os.Getenv("BESPOKE_NO_CACHE")
-	return v != "" && v != "0" && !strings.EqualFold(v, "false")
-}
+func noCache() bool { return cache.Disabled() }
 
 func (d *Device) key(text string) string {
-	h := sha256.New()
-	for _, s := range []string{"bespoke-c-v1", d.ccPath, strings.Join(d.cc, " "), d.version,
-		strings.Join(d.flags, " "), d.cpuKey, text} {
-		fmt.Fprintf(h, "%d:%s\x00", len(s), s)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return cache.Key("bespoke-c-v1", d.ccPath, strings.Join(d.cc, " "), d.version,
+		strings.Join(d.flags, " "), d.cpuKey, text)
 }
 
 // Build compiles src (or loads it from the cache) and resolves its entries.

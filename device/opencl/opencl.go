@@ -22,11 +22,10 @@
 package opencl
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/bespoke-hpc/bespoke/internal/cache"
 	"math"
 	"os"
 	"path/filepath"
@@ -449,28 +448,13 @@ func (e *BuildError) Unwrap() error { return e.Err }
 
 // CacheDir is where program binaries are kept: $BESPOKE_CACHE_DIR/opencl,
 // else os.UserCacheDir()/bespoke/opencl.
-func CacheDir() string {
-	if dir := os.Getenv("BESPOKE_CACHE_DIR"); dir != "" {
-		return filepath.Join(dir, "opencl")
-	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "bespoke", "opencl")
-	}
-	return filepath.Join(os.TempDir(), "bespoke-cache", "opencl")
-}
+func CacheDir() string { return cache.Dir("opencl") }
 
-func noCache() bool {
-	v := os.Getenv("BESPOKE_NO_CACHE")
-	return v != "" && v != "0" && !strings.EqualFold(v, "false")
-}
+func noCache() bool { return cache.Disabled() }
 
 func (d *Device) key(text string) string {
-	h := sha256.New()
-	for _, s := range []string{"bespoke-opencl-v1", d.info.Platform, d.platformVersion, d.info.Name,
-		d.driver, d.info.Arch, BuildOptions, text} {
-		fmt.Fprintf(h, "%d:%s\x00", len(s), s)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return cache.Key("bespoke-opencl-v1", d.info.Platform, d.platformVersion, d.info.Name,
+		d.driver, d.info.Arch, BuildOptions, text)
 }
 
 // Build compiles all of src's entries in one program and creates a kernel
