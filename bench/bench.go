@@ -18,18 +18,25 @@ import (
 
 // Config says what to time and how.
 type Config struct {
-	N          int          // columns of B and C
-	DType      kernel.DType //
-	Alpha      float64      // 1 when zero
-	Beta       func(op *operator.Operator) float64
-	Warmup     int              // untimed launches before timing
-	Reps       int              // timed launches; the median is reported
-	WorkingSet int64            // bytes each timed launch should touch across rotated sets
-	MaxMemory  int64            // most device memory to allocate at once
-	Variants   []sparse.Variant // nil: sparse.Candidates
-	Samples    int              // columns verified per candidate
-	Baselines  []Baseline       // vendor libraries timed side by side
-	Progress   func(step string)
+	N int // columns of B and C (the least, with MinLaunchBytes)
+	// MinLaunchBytes, when positive, raises n for an operator until one
+	// launch moves at least this many ideal bytes (up to MaxN columns), so
+	// that small operators are timed where bandwidth, not launch latency
+	// and the tail of the grid, bounds them.
+	MinLaunchBytes int64
+	MaxN           int
+	GPU            bool         // also try the variants that pay off only on GPUs
+	DType          kernel.DType //
+	Alpha          float64      // 1 when zero
+	Beta           func(op *operator.Operator) float64
+	Warmup         int              // untimed launches before timing
+	Reps           int              // timed launches; the median is reported
+	WorkingSet     int64            // bytes each timed launch should touch across rotated sets
+	MaxMemory      int64            // most device memory to allocate at once
+	Variants       []sparse.Variant // nil: sparse.Candidates
+	Samples        int              // columns verified per candidate
+	Baselines      []Baseline       // vendor libraries timed side by side
+	Progress       func(step string)
 }
 
 // Baseline is a library implementation timed beside the generated kernels.

@@ -83,6 +83,19 @@ func leadingDim(n int) int {
 	return ld
 }
 
+// columns is the n an operator is timed at: Config.N, raised to make one
+// launch move MinLaunchBytes (at most MaxN), in whole multiples of 1024.
+func (r *Runner) columns(op *operator.Operator, beta float64) int {
+	n := r.cfg.N
+	if r.cfg.MinLaunchBytes <= 0 {
+		return n
+	}
+	perCol := int64(operator.Analyze(op).BytesPerCol(r.cfg.DType.Bytes(), beta != 0))
+	want := (r.cfg.MinLaunchBytes + perCol - 1) / max(perCol, 1)
+	want = (want + 1023) / 1024 * 1024
+	return int(max(int64(n), min(want, int64(max(r.cfg.MaxN, n)))))
+}
+
 // Operator verifies and times every candidate for one operator. roofGBs is
 // the copy bandwidth measured in the same run.
 func (r *Runner) Operator(op *operator.Operator, roofGBs float64) OpResult {
@@ -90,7 +103,8 @@ func (r *Runner) Operator(op *operator.Operator, roofGBs float64) OpResult {
 	w := int64(dt.Bytes())
 	st := operator.Analyze(op)
 	beta := cfg.Beta(op)
-	n, ld := cfg.N, leadingDim(cfg.N)
+	n := r.columns(op, beta)
+	ld := leadingDim(n)
 	res := OpResult{Name: op.Name, M: op.Rows, K: op.Cols, NNZ: st.NNZ, KUsed: st.UsedCols, Density: st.Density,
 		Beta: beta, N: n, LD: ld, IdealBytes: int64(st.BytesPerCol(int(w), beta != 0)) * int64(n)}
 	res.RoofTime = time.Duration(float64(res.IdealBytes) / (roofGBs * 1e9) * float64(time.Second))
@@ -107,7 +121,7 @@ func (r *Runner) Operator(op *operator.Operator, roofGBs float64) OpResult {
 	}
 	defer freeSets(sets)
 
-	ks, gk, failed := r.kernels(op, beta, ld)
+	ks, gk, failed := r.kernels(op, beta, n)
 	res.Candidates = append(res.Candidates, failed...)
 	gprog, gather, err := r.build(gk)
 	if err != nil {
@@ -278,14 +292,15 @@ func (ch *checker) run(s set, launch func(set) error) (float64, error) {
 
 // kernels builds the candidate kernels and the gather kernel for one
 // operator; variants that do not apply are returned as failed candidates.
-func (r *Runner) kernels(op *operator.Operator, beta float64, ld int) (ks []*kernel.Kernel, gk *kernel.Kernel, failed []Candidate) {
+func (r *Runner) kernels(op *operator.Operator, beta float64, n int) (ks []*kernel.Kernel, gk *kernel.Kernel, failed []Candidate) {
 	cfg, dt := r.cfg, r.cfg.DType
+	ld := leadingDim(n)
 	pb := sparse.Problem{Op: op, DType: dt, Alpha: cfg.Alpha, Beta: beta, LDB: ld, LDC: ld}
 	variants := cfg.Variants
 	if variants == nil {
 		variants = sparse.Candidates(pb)
-		if r.dev.Dialect() == emit.CUDA {
-			variants = sparse.CUDACandidates(pb)
+		if r.cfg.GPU {
+			variants = sparse.GPUCandidates(pb, r.dev.Dialect() == emit.CUDA)
 		}
 	}
 	for _, v := range variants {
@@ -296,7 +311,7 @@ func (r *Runner) kernels(op *operator.Operator, beta float64, ld int) (ks []*ker
 		}
 		ks = append(ks, k)
 	}
-	return ks, gatherKernel(dt, op.Rows, ld, min(cfg.Samples, cfg.N)), failed
+	return ks, gatherKernel(dt, op.Rows, ld, min(cfg.Samples, n)), failed
 }
 
 // build compiles one kernel as a program of its own, so that kernels
@@ -340,7 +355,8 @@ func (r *Runner) Precompile(ops []*operator.Operator, workers int) {
 		}()
 	}
 	for _, op := range ops {
-		ks, gk, _ := r.kernels(op, r.cfg.Beta(op), leadingDim(r.cfg.N))
+		beta := r.cfg.Beta(op)
+		ks, gk, _ := r.kernels(op, beta, r.columns(op, beta))
 		for _, k := range append(ks, gk) {
 			jobs <- k
 		}

@@ -19,14 +19,18 @@ import (
 
 // Report is one bench run.
 type Report struct {
-	Device    device.Info `json:"device"`
-	DType     string      `json:"dtype"`
-	N         int         `json:"n"`
-	Date      string      `json:"date"`
-	Commit    string      `json:"commit,omitempty"`
-	RoofGBs   float64     `json:"roof_gbs"`
-	Roof      Timing      `json:"roof_timing"`
-	Operators []OpResult  `json:"operators"`
+	Device device.Info `json:"device"`
+	DType  string      `json:"dtype"`
+	N      int         `json:"n"` // columns; with MinLaunchBytes the least, see OpResult.N
+	// MinLaunchBytes and MaxN: n was raised per operator until one launch
+	// moved MinLaunchBytes, up to MaxN columns (0: n fixed).
+	MinLaunchBytes int64      `json:"min_launch_bytes,omitempty"`
+	MaxN           int        `json:"max_n,omitempty"`
+	Date           string     `json:"date"`
+	Commit         string     `json:"commit,omitempty"`
+	RoofGBs        float64    `json:"roof_gbs"`
+	Roof           Timing     `json:"roof_timing"`
+	Operators      []OpResult `json:"operators"`
 }
 
 // Run measures the roof, then every operator, on one device.
@@ -36,7 +40,8 @@ func Run(dev device.Device, ops []*operator.Operator, cfg Config) (*Report, erro
 		return nil, err
 	}
 	defer r.Close()
-	rep := &Report{Device: dev.Info(), DType: r.cfg.DType.String(), N: r.cfg.N, Date: time.Now().UTC().Format("2006-01-02")}
+	rep := &Report{Device: dev.Info(), DType: r.cfg.DType.String(), N: r.cfg.N,
+		MinLaunchBytes: r.cfg.MinLaunchBytes, MaxN: r.cfg.MaxN, Date: time.Now().UTC().Format("2006-01-02")}
 	r.cfg.Progress("copy roof")
 	if rep.RoofGBs, rep.Roof, err = r.Roof(); err != nil {
 		return nil, fmt.Errorf("measuring the copy roof: %w", err)
@@ -172,16 +177,24 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 	}{rep, rep.Summaries()})
 }
 
+// columns describes n: fixed, or raised per operator.
+func (rep *Report) columns() string {
+	if rep.MinLaunchBytes <= 0 {
+		return strconv.Itoa(rep.N)
+	}
+	return fmt.Sprintf("%d, raised per operator until a launch moves %d MiB (at most %d)", rep.N, rep.MinLaunchBytes>>20, rep.MaxN)
+}
+
 func us(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e3, 'f', 1, 64) }
 
 // WriteTable writes a readable table: one line per candidate.
 func (rep *Report) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  n: %d  copy roof: %.1f GB/s  date: %s  commit: %s\n\n",
-		rep.Device.Name, rep.Device.Backend, rep.DType, rep.N, rep.RoofGBs, rep.Date, rep.Commit)
+	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  n: %s  copy roof: %.1f GB/s  date: %s  commit: %s\n\n",
+		rep.Device.Name, rep.Device.Backend, rep.DType, rep.columns(), rep.RoofGBs, rep.Date, rep.Commit)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "operator\tm×k\tnnz\tβ\tcandidate\tmedian µs\tGB/s\t% roof\trel err\tregs\t")
+	fmt.Fprintln(tw, "operator\tm×k\tn\tnnz\tβ\tcandidate\tmedian µs\tGB/s\t% roof\trel err\tregs\t")
 	for _, o := range rep.Operators {
-		shape := fmt.Sprintf("%d×%d", o.M, o.K)
+		shape := fmt.Sprintf("%d×%d\t%d", o.M, o.K, o.N)
 		if o.Err != "" {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%g\terror: %s\t\t\t\t\t\t\n", o.Name, shape, o.NNZ, o.Beta, o.Err)
 			continue
@@ -234,7 +247,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 		"median_us", "min_us", "gbs", "roof_frac", "max_rel_err", "verified", "registers", "spill_bytes", "error"})
 	for _, o := range rep.Operators {
 		for _, c := range o.Candidates {
-			cw.Write([]string{rep.Device.Name, rep.DType, strconv.Itoa(rep.N), o.Name, strconv.Itoa(o.M), strconv.Itoa(o.K),
+			cw.Write([]string{rep.Device.Name, rep.DType, strconv.Itoa(o.N), o.Name, strconv.Itoa(o.M), strconv.Itoa(o.K),
 				strconv.Itoa(o.NNZ), strconv.Itoa(o.KUsed), fmt.Sprintf("%.4f", o.Density), fmt.Sprint(o.Beta), c.Name, c.Kind,
 				us(c.Timing.Median), us(c.Timing.Min), fmt.Sprintf("%.2f", c.GBs), fmt.Sprintf("%.4f", c.RoofFrac),
 				fmt.Sprintf("%.3g", c.MaxRelErr), strconv.FormatBool(c.Verified), strconv.Itoa(c.Resources.Registers),

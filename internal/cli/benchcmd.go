@@ -70,7 +70,7 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	f.StringVar(&o.beta, "beta", "pyfr", "β: a number, or pyfr (1 for m3/m6, else 0)")
 	f.StringVar(&o.only, "only", "", "keep operators whose names match one of these comma-separated globs, e.g. 'p*/quad/*,p*/hex/*'")
 	f.StringVar(&o.variants, "variant", "", "variants to time, comma-separated (default: every applicable one)")
-	f.IntVar(&o.n, "n", 0, "columns (default: 1048576 on GPUs, 262144 on CPUs)")
+	f.IntVar(&o.n, "n", 0, "columns (default: 262144 on CPUs; on GPUs 1048576, raised per operator until a launch moves 1 GiB, at most 8388608)")
 	f.IntVar(&o.reps, "reps", 30, "timed launches per candidate (the median is reported)")
 	f.IntVar(&o.warmup, "warmup", 5, "untimed launches before timing")
 	f.Int64Var(&o.workingSet, "working-set", 0, "bytes each timed launch should touch, rotating B/C sets (default: 1 GiB on GPUs, 512 MiB on CPUs)")
@@ -101,10 +101,13 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Opera
 	info := dev.Info()
 	cfg := bench.Config{DType: dt, Beta: beta, N: o.n, Reps: o.reps, Warmup: o.warmup, WorkingSet: o.workingSet}
 	gpu := isGPU(info)
+	cfg.GPU = gpu
 	if cfg.N == 0 {
 		cfg.N = 262144
 		if gpu {
-			cfg.N = 1 << 20
+			// Small operators get more columns, up to 2²³ (PyFR runs
+			// 10⁵–10⁷), so that launch latency does not dominate.
+			cfg.N, cfg.MinLaunchBytes, cfg.MaxN = 1<<20, 1<<30, 1<<23
 		}
 	}
 	if cfg.WorkingSet == 0 {

@@ -121,19 +121,46 @@ func Candidates(pb Problem) []Variant {
 	return out
 }
 
-// CUDACandidates adds to Candidates the variants that differ only in
-// their CUDA launch bounds: the same code with registers capped so that
-// more blocks fit on a multiprocessor (other dialects render them alike).
-func CUDACandidates(pb Problem) []Variant {
+// GPUCandidates adds to Candidates what pays off only on a GPU: for large
+// operators, splits over 8 and 16 y threads (each thread then keeps a
+// fraction of the accumulators or B values live, so more warps fit on a
+// multiprocessor), and with launchBounds (CUDA) the variants that differ
+// only in their launch bounds: the same code with registers capped so
+// that more blocks fit. Other dialects render launch bounds as nothing.
+func GPUCandidates(pb Problem, launchBounds bool) []Variant {
 	out := Candidates(pb)
-	for _, v := range []Variant{
-		{Family: CStream, Block: 128, Width: 1, Occupancy: 4},
-		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
-		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
-	} {
+	extra := wideSplits(pb)
+	if launchBounds {
+		extra = append(extra,
+			Variant{Family: CStream, Block: 128, Width: 1, Occupancy: 4},
+			Variant{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
+			Variant{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6})
+	}
+	for _, v := range extra {
 		if pb.Check(v) == nil {
 			out = append(out, v)
 		}
+	}
+	return out
+}
+
+// wideRegs is the register count (of live values per thread) beyond which
+// a split over 4 y threads leaves too few warps per multiprocessor, and the
+// wider splits join the candidates.
+const wideRegs = 48
+
+func wideSplits(pb Problem) []Variant {
+	var out []Variant
+	regs := func(v Variant) int { return LiveValues(pb, v) * pb.DType.Bytes() / 4 }
+	if regs(Variant{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32}) > wideRegs {
+		out = append(out,
+			Variant{Family: BStreamMSplit, Block: 32, Width: 1, Split: 8, Chunk: 32},
+			Variant{Family: BStreamMSplit, Block: 32, Width: 1, Split: 16, Chunk: 32})
+	}
+	if regs(Variant{Family: CStreamKSplit, Block: 32, Width: 1, Split: 4, Chunk: 16}) > wideRegs {
+		out = append(out,
+			Variant{Family: CStreamKSplit, Block: 32, Width: 1, Split: 8, Chunk: 8},
+			Variant{Family: CStreamKSplit, Block: 32, Width: 1, Split: 16, Chunk: 4})
 	}
 	return out
 }
