@@ -66,15 +66,18 @@ func (c *cols) loadB(r int) []kernel.Expr {
 
 // store writes row i of C from vals (one per lane), applying β. A nil vals
 // is an all-zero row of A.
-func (c *cols) store(i int, vals []kernel.Expr) {
+func (c *cols) store(i int, vals []kernel.Expr) { c.storeOld(i, vals, nil) }
+
+// storeOld is store with C's old values (β ≠ 0) already loaded into old;
+// a nil old loads them here.
+func (c *cols) storeOld(i int, vals, old []kernel.Expr) {
 	beta := c.g.pb.Beta
 	off := elem(i, c.g.ldcExpr(), c.j)
 	if vals == nil && beta == 1 {
 		return // C += 0
 	}
 	out := make([]kernel.Expr, c.w)
-	var old []kernel.Expr
-	if beta != 0 {
+	if beta != 0 && old == nil {
 		old = c.load("c", fmt.Sprintf("o%d", i), off)
 	}
 	for l := range out {

@@ -63,15 +63,32 @@ func (g *gen) streamBody(w int, j kernel.Expr) []kernel.Stmt {
 	return c.out
 }
 
-// guarded wraps a store of row i in a bounds check on the column.
+// guardedStore wraps a store of row i in a bounds check on the column.
 func (g *gen) guardedStore(i int, vals []kernel.Expr) []kernel.Stmt {
+	return g.guardedStoreOld(i, vals, nil)
+}
+
+// guardedStoreOld is guardedStore with C's old value already in old (β ≠ 0).
+func (g *gen) guardedStoreOld(i int, vals []kernel.Expr, old kernel.Expr) []kernel.Stmt {
 	j := kernel.Var{Name: "j"}
 	c := &cols{g: g, w: 1, j: j}
-	c.store(i, vals)
+	if old != nil {
+		c.storeOld(i, vals, []kernel.Expr{old})
+	} else {
+		c.store(i, vals)
+	}
 	if len(c.out) == 0 {
 		return nil
 	}
 	return []kernel.Stmt{kernel.If{Cond: bin("<", j, g.nExpr()), Then: c.out}}
+}
+
+// guardedLoads wraps assignments from global memory in the column's bounds check.
+func guardedLoads(inRange kernel.Expr, ss []kernel.Stmt) []kernel.Stmt {
+	if len(ss) == 0 {
+		return nil
+	}
+	return []kernel.Stmt{kernel.If{Cond: inRange, Then: ss}}
 }
 
 // byThreadY dispatches per-y-thread statement lists.
@@ -87,36 +104,74 @@ func byThreadY(per [][]kernel.Stmt) []kernel.Stmt {
 
 // msplitKernel: rows of A are shared out among the block's y threads
 // (balanced by non-zeros); the block stages Chunk used rows of B at a time
-// in shared memory, loading the next chunk while computing on this one.
+// in shared memory. Loads are software-pipelined through registers: the
+// next chunk of B (and, for β ≠ 0, the old C of the rows that chunk
+// completes) is loaded while this chunk is computed, and written to the
+// other shared buffer afterwards, so DRAM latency overlaps the arithmetic.
 func (g *gen) msplitKernel() {
 	k, v := g.kern, g.v
 	rowNZ, colNZ, used := g.structure()
 	group, slot, slots := balanceRows(rowNZ, v.Split)
 	j := kernel.Var{Name: "j"}
 	inRange := bin("<", j, g.nExpr())
+	beta := g.pb.Beta != 0
 	k.Shared = []kernel.Shared{{Name: "bsh", Len: 2 * v.Chunk * v.Block}}
 	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: g.threadX()}}
 	for s := 0; s < slots; s++ {
 		k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("acc%d", s)})
+		if beta {
+			k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("old%d", s), Init: kernel.Lit{V: 0}})
+		}
+	}
+	for p := 0; p < (v.Chunk+v.Split-1)/v.Split; p++ {
+		k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("pf%d", p), Init: kernel.Lit{V: 0}})
 	}
 	shIdx := func(buf, q int) kernel.Expr { return plus((buf*v.Chunk+q)*v.Block, localX) }
 	var chunks [][]int
+	chunkOf := map[int]int{}
 	for len(used) > 0 {
 		n := min(v.Chunk, len(used))
+		for _, r := range used[:n] {
+			chunkOf[r] = len(chunks)
+		}
 		chunks, used = append(chunks, used[:n]), used[n:]
 	}
-	loadChunk := func(ci int) []kernel.Stmt {
+	// completes[ci]: the rows whose last non-zero lies in chunk ci.
+	completes := make([][]int, len(chunks))
+	for i, nz := range rowNZ {
+		if len(nz) > 0 {
+			ci := chunkOf[nz[len(nz)-1]]
+			completes[ci] = append(completes[ci], i)
+		}
+	}
+	// Chunk row q goes to y thread q % Split, register pf(q / Split).
+	prefetch := func(ci int) [][]kernel.Stmt {
 		per := make([][]kernel.Stmt, v.Split)
 		for q, r := range chunks[ci] {
-			y := q % v.Split
-			per[y] = append(per[y], kernel.Store{Buf: "bsh", Index: shIdx(ci%2, q), Value: kernel.Load{Buf: "b", Index: elem(r, g.ldbExpr(), j)}})
+			per[q%v.Split] = append(per[q%v.Split], kernel.Assign{Name: fmt.Sprintf("pf%d", q/v.Split), Value: kernel.Load{Buf: "b", Index: elem(r, g.ldbExpr(), j)}})
 		}
-		for y := range per {
-			if len(per[y]) > 0 {
-				per[y] = []kernel.Stmt{kernel.If{Cond: inRange, Then: per[y]}}
+		if beta {
+			for _, i := range completes[ci] {
+				per[group[i]] = append(per[group[i]], kernel.Assign{Name: fmt.Sprintf("old%d", slot[i]), Value: kernel.Load{Buf: "c", Index: elem(i, g.ldcExpr(), j)}})
 			}
 		}
-		return byThreadY(per)
+		for y := range per {
+			per[y] = guardedLoads(inRange, per[y])
+		}
+		return per
+	}
+	stash := func(ci int) [][]kernel.Stmt {
+		per := make([][]kernel.Stmt, v.Split)
+		for q := range chunks[ci] {
+			per[q%v.Split] = append(per[q%v.Split], kernel.Store{Buf: "bsh", Index: shIdx(ci%2, q), Value: kernel.Var{Name: fmt.Sprintf("pf%d", q/v.Split)}})
+		}
+		return per
+	}
+	join := func(a, b [][]kernel.Stmt) [][]kernel.Stmt {
+		for y := range a {
+			a[y] = append(a[y], b[y]...)
+		}
+		return a
 	}
 	// All-zero rows of A are written up front, spread over the y threads.
 	per := make([][]kernel.Stmt, v.Split)
@@ -129,15 +184,15 @@ func (g *gen) msplitKernel() {
 	}
 	k.Body = append(k.Body, byThreadY(per)...)
 	if len(chunks) > 0 {
-		k.Body = append(k.Body, loadChunk(0)...)
+		k.Body = append(k.Body, byThreadY(join(prefetch(0), stash(0)))...)
 		k.Body = append(k.Body, kernel.Barrier{})
 	}
 	started := make([]bool, g.m)
 	for ci, chunk := range chunks {
-		if ci+1 < len(chunks) {
-			k.Body = append(k.Body, loadChunk(ci+1)...)
-		}
 		per := make([][]kernel.Stmt, v.Split)
+		if ci+1 < len(chunks) {
+			per = prefetch(ci + 1)
+		}
 		for q, r := range chunk {
 			sv := kernel.Var{Name: fmt.Sprintf("s%d", q)}
 			loaded := make([]bool, v.Split)
@@ -155,9 +210,16 @@ func (g *gen) msplitKernel() {
 				started[i] = true
 				per[y] = append(per[y], kernel.Assign{Name: acc, Value: t})
 				if rowNZ[i][len(rowNZ[i])-1] == r {
-					per[y] = append(per[y], g.guardedStore(i, []kernel.Expr{kernel.Var{Name: acc}})...)
+					var old kernel.Expr
+					if beta {
+						old = kernel.Var{Name: fmt.Sprintf("old%d", slot[i])}
+					}
+					per[y] = append(per[y], g.guardedStoreOld(i, []kernel.Expr{kernel.Var{Name: acc}}, old)...)
 				}
 			}
+		}
+		if ci+1 < len(chunks) {
+			per = join(per, stash(ci+1))
 		}
 		k.Body = append(k.Body, byThreadY(per)...)
 		if ci+1 < len(chunks) {
@@ -262,8 +324,22 @@ func (g *gen) ksplitKernel() {
 		}
 		return ys
 	}
+	// For β ≠ 0 the thread that will store a row loads its old C value
+	// before the barrier, so the load overlaps the wait.
+	beta := g.pb.Beta != 0
+	if beta {
+		for s := 0; s < (v.Chunk+v.Split-1)/v.Split; s++ {
+			k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("old%d", s), Init: kernel.Lit{V: 0}})
+		}
+	}
 	partial := func(ci int) []kernel.Stmt {
 		per := make([][]kernel.Stmt, v.Split)
+		if beta {
+			for ri, i := range chunks[ci] {
+				y := ri % v.Split
+				per[y] = append(per[y], guardedLoads(inRange, []kernel.Stmt{kernel.Assign{Name: fmt.Sprintf("old%d", ri/v.Split), Value: kernel.Load{Buf: "c", Index: elem(i, g.ldcExpr(), j)}}})...)
+			}
+		}
 		for ri, i := range chunks[ci] {
 			sums := make([]kernel.Expr, v.Split)
 			for _, r := range rowNZ[i] {
@@ -285,7 +361,11 @@ func (g *gen) ksplitKernel() {
 			for _, y := range contrib(i) {
 				sum = add(sum, kernel.Load{Buf: "psh", Index: pIdx(ci%2, y, ri)})
 			}
-			per[ri%v.Split] = append(per[ri%v.Split], g.guardedStore(i, []kernel.Expr{sum})...)
+			var old kernel.Expr
+			if beta {
+				old = kernel.Var{Name: fmt.Sprintf("old%d", ri/v.Split)}
+			}
+			per[ri%v.Split] = append(per[ri%v.Split], g.guardedStoreOld(i, []kernel.Expr{sum}, old)...)
 		}
 		return byThreadY(per)
 	}

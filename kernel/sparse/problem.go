@@ -202,8 +202,8 @@ func LiveValues(pb Problem, v Variant) int {
 			}
 			peak = max(peak, open)
 		}
-		if v.Family == BStreamMSplit {
-			return (peak + v.Split - 1) / v.Split
+		if v.Family == BStreamMSplit { // accumulators and the prefetched chunk
+			return (peak+v.Split-1)/v.Split + (v.Chunk+v.Split-1)/v.Split
 		}
 		return peak * v.Width
 	case CStreamKSplit:
