@@ -4,7 +4,13 @@
 # matrices in fp64 and fp32. Prepare with scripts/gpu-build.sh and carry
 # bin/ and .gpu/.
 #
-#   scripts/gpu-run.sh OUTDIR [STEP...]    STEP: info tests conformance nvcc bench-f64 bench-f32
+#   scripts/gpu-run.sh OUTDIR [STEP...]
+#
+# STEP: info tests conformance nvcc bench-f64 bench-f32 bench-opencl-f64
+# verify-c verify-opencl. The verify steps run `bespoke verify` over every
+# PyFR matrix on the host CPU (C via gcc, OpenCL via PoCL): verification,
+# not timing, so they may run beside the tests and conformance steps (run
+# a second gpu-run.sh in parallel with its own OUTDIR), never beside a bench.
 #
 # Each step has its own time limit (BESPOKE_STEP_LIMIT seconds for the
 # benches) and logs as it goes; everything is packed into
@@ -42,8 +48,8 @@ tests)
   BESPOKE_REQUIRE_DEVICE=opencl BESPOKE_REQUIRE_OPENCL=1 step test-opencl 300 .gpu/device-opencl.test -test.v
   grep -h -E -- '^(--- FAIL|FAIL|PASS|ok)' "$out"/test-*.log | sort | uniq -c ;;
 conformance)
-  BESPOKE_REQUIRE_DEVICE=cuda step conformance-cuda 900 .gpu/conformance.test -test.v -test.run TestCUDA -test.timeout 15m
-  BESPOKE_REQUIRE_DEVICE=opencl BESPOKE_OPENCL_DEVICE=nvidia step conformance-opencl-nvidia 900 .gpu/conformance.test -test.v -test.run TestOpenCL -test.timeout 15m
+  BESPOKE_REQUIRE_DEVICE=cuda step conformance-cuda "${BESPOKE_CONFORMANCE_LIMIT:-330}" .gpu/conformance.test -test.v -test.run TestCUDA -test.timeout 15m
+  BESPOKE_REQUIRE_DEVICE=opencl BESPOKE_OPENCL_DEVICE=nvidia step conformance-opencl-nvidia "${BESPOKE_CONFORMANCE_LIMIT:-330}" .gpu/conformance.test -test.v -test.run TestOpenCL -test.timeout 15m
   grep -h -E -- '^\s*--- (PASS|FAIL|SKIP)|verified' "$out"/conformance-*.log | head -40 ;;
 nvcc)
   # gen output must compile with nvcc as well as NVRTC.
@@ -61,6 +67,16 @@ bench-f64|bench-f32)
   step "$s" "$limit" bin/bespoke bench "$mats" --backend cuda --dtype "$dt" --commit "$(cat .gpu/commit)" --markdown "$out/$s.md" \
     --json "$out/$s.json" --csv "$out/$s.csv" --gobench "$out/$s.txt" --plot "$out/plots-$dt"
   tail -n 14 "$out/$s.log" ;;
+bench-opencl-f64|bench-opencl-f32)
+  # The same bench through NVIDIA's OpenCL platform, to compare with CUDA on one card.
+  dt=${s#bench-opencl-}
+  step "$s" "$limit" bin/bespoke bench "$mats" --backend opencl --device nvidia --dtype "$dt" --commit "$(cat .gpu/commit)" \
+    --markdown "$out/$s.md" --json "$out/$s.json" --csv "$out/$s.csv"
+  tail -n 10 "$out/$s.log" ;;
+verify-c|verify-opencl)
+  be=${s#verify-}
+  step "$s" "${BESPOKE_VERIFY_LIMIT:-560}" nice -n 10 bin/bespoke verify "$mats" --backend "$be" --device "${BESPOKE_VERIFY_DEVICE:-}" --jobs "${BESPOKE_VERIFY_JOBS:-6}"
+  grep -v '^ok ' "$out/$s.log" | tail -n 8 ;;
 *) echo "unknown step $s"; status=2 ;;
 esac; done
 cp "$out"/bench-*.log "$final"/ 2>/dev/null

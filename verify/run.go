@@ -30,7 +30,26 @@ func (o Outcome) Passed() bool { return o.Err == nil && o.OK() }
 
 // batchKernels is how many kernels share one compiler call: enough to
 // amortise the call, few enough that several calls run in parallel.
-const batchKernels = 24
+// batchNonZeros caps a call's total non-zeros (its generated code): a
+// compiler handles one translation unit serially, so large kernels
+// (thousands of non-zeros take gcc 10–60 s each) get calls of their own.
+const (
+	batchKernels  = 24
+	batchNonZeros = 4000
+)
+
+// buildSlots bounds the compiler calls in flight across every RunBatch, so
+// that verifying several operators at once cannot start more compilers than
+// there are CPUs (each may take a gigabyte of memory on a large kernel).
+var buildSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+
+// kernelWork is a kernel's share of batchNonZeros.
+func kernelWork(c Case) int {
+	if nnz, ok := c.Kernel.Meta["nnz"].(int); ok {
+		return max(nnz, 1)
+	}
+	return 1
+}
 
 // RunBatch builds every case's kernel — batchKernels to a compiler call,
 // the calls in parallel — and runs each case. If a batch fails to build,
@@ -39,13 +58,17 @@ func RunBatch(dev device.Device, cases []Case) []Outcome {
 	out := make([]Outcome, len(cases))
 	var groups [][]int // indices into cases, grouped by batch
 	batchOf := map[string]int{}
+	work := 0 // non-zeros in the last batch
 	for i, c := range cases {
 		out[i].Case = c
 		g, ok := batchOf[c.Kernel.Name]
 		if !ok {
-			if len(groups) == 0 || kernelsIn(cases, groups[len(groups)-1]) >= batchKernels {
+			w := kernelWork(c)
+			if len(groups) == 0 || kernelsIn(cases, groups[len(groups)-1]) >= batchKernels || work+w > batchNonZeros {
 				groups = append(groups, nil)
+				work = 0
 			}
+			work += w
 			g = len(groups) - 1
 			batchOf[c.Kernel.Name] = g
 		}
@@ -54,13 +77,12 @@ func RunBatch(dev device.Device, cases []Case) []Outcome {
 	progs := make([]device.Program, len(groups))
 	errs := make([]error, len(groups))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for g, idx := range groups {
 		wg.Add(1)
-		sem <- struct{}{}
+		buildSlots <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
+			defer func() { <-buildSlots }()
 			progs[g], errs[g] = build(dev, cases, idx)
 		}()
 	}

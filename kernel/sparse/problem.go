@@ -121,46 +121,26 @@ func Candidates(pb Problem) []Variant {
 	return out
 }
 
-// GPUCandidates adds to Candidates what pays off only on a GPU: for large
-// operators, splits over 8 and 16 y threads (each thread then keeps a
-// fraction of the accumulators or B values live, so more warps fit on a
-// multiprocessor), and with launchBounds (CUDA) the variants that differ
-// only in their launch bounds: the same code with registers capped so
-// that more blocks fit. Other dialects render launch bounds as nothing.
+// GPUCandidates adds to Candidates, with launchBounds (CUDA), the variants
+// that differ only in their launch bounds: the same code with registers
+// capped so that more blocks fit on a multiprocessor. (Splits over 8 and 16
+// y threads were tried for the large hex operators on the H100 and lost
+// everywhere, 1.1–4× slower than the y2/y4 splits: with every y thread
+// running its own stretch of fully unrolled code, more streams of code
+// compete for the instruction cache.)
 func GPUCandidates(pb Problem, launchBounds bool) []Variant {
 	out := Candidates(pb)
-	extra := wideSplits(pb)
-	if launchBounds {
-		extra = append(extra,
-			Variant{Family: CStream, Block: 128, Width: 1, Occupancy: 4},
-			Variant{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
-			Variant{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6})
+	if !launchBounds {
+		return out
 	}
-	for _, v := range extra {
+	for _, v := range []Variant{
+		{Family: CStream, Block: 128, Width: 1, Occupancy: 4},
+		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
+		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
+	} {
 		if pb.Check(v) == nil {
 			out = append(out, v)
 		}
-	}
-	return out
-}
-
-// wideRegs is the register count (of live values per thread) beyond which
-// a split over 4 y threads leaves too few warps per multiprocessor, and the
-// wider splits join the candidates.
-const wideRegs = 48
-
-func wideSplits(pb Problem) []Variant {
-	var out []Variant
-	regs := func(v Variant) int { return LiveValues(pb, v) * pb.DType.Bytes() / 4 }
-	if regs(Variant{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32}) > wideRegs {
-		out = append(out,
-			Variant{Family: BStreamMSplit, Block: 32, Width: 1, Split: 8, Chunk: 32},
-			Variant{Family: BStreamMSplit, Block: 32, Width: 1, Split: 16, Chunk: 32})
-	}
-	if regs(Variant{Family: CStreamKSplit, Block: 32, Width: 1, Split: 4, Chunk: 16}) > wideRegs {
-		out = append(out,
-			Variant{Family: CStreamKSplit, Block: 32, Width: 1, Split: 8, Chunk: 8},
-			Variant{Family: CStreamKSplit, Block: 32, Width: 1, Split: 16, Chunk: 4})
 	}
 	return out
 }
