@@ -56,24 +56,10 @@ func kernelWork(c Case) int {
 // its kernels are built one by one so the failure is pinned on its kernel.
 func RunBatch(dev device.Device, cases []Case) []Outcome {
 	out := make([]Outcome, len(cases))
-	var groups [][]int // indices into cases, grouped by batch
-	batchOf := map[string]int{}
-	work := 0 // non-zeros in the last batch
 	for i, c := range cases {
 		out[i].Case = c
-		g, ok := batchOf[c.Kernel.Name]
-		if !ok {
-			w := kernelWork(c)
-			if len(groups) == 0 || kernelsIn(cases, groups[len(groups)-1]) >= batchKernels || work+w > batchNonZeros {
-				groups = append(groups, nil)
-				work = 0
-			}
-			work += w
-			g = len(groups) - 1
-			batchOf[c.Kernel.Name] = g
-		}
-		groups[g] = append(groups[g], i)
 	}
+	groups := batches(cases)
 	progs := make([]device.Program, len(groups))
 	errs := make([]error, len(groups))
 	var wg sync.WaitGroup
@@ -104,6 +90,30 @@ func RunBatch(dev device.Device, cases []Case) []Outcome {
 		progs[g].Close()
 	}
 	return out
+}
+
+// batches groups the cases (as indices) by compiler call: cases of one
+// kernel together, at most batchKernels kernels and batchNonZeros non-zeros
+// (unless one kernel alone has more) per call.
+func batches(cases []Case) [][]int {
+	var groups [][]int
+	batchOf := map[string]int{}
+	work := 0 // non-zeros in the last batch
+	for i, c := range cases {
+		g, ok := batchOf[c.Kernel.Name]
+		if !ok {
+			w := kernelWork(c)
+			if len(groups) == 0 || kernelsIn(cases, groups[len(groups)-1]) >= batchKernels || work+w > batchNonZeros {
+				groups = append(groups, nil)
+				work = 0
+			}
+			work += w
+			g = len(groups) - 1
+			batchOf[c.Kernel.Name] = g
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
 }
 
 // kernelsIn counts distinct kernels among the cases idx.

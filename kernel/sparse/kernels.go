@@ -72,11 +72,11 @@ func (g *gen) guardedStore(i int, vals []kernel.Expr) []kernel.Stmt {
 func (g *gen) guardedStoreOld(i int, vals []kernel.Expr, old kernel.Expr) []kernel.Stmt {
 	j := kernel.Var{Name: "j"}
 	c := &cols{g: g, w: 1, j: j}
+	var olds []kernel.Expr
 	if old != nil {
-		c.storeOld(i, vals, []kernel.Expr{old})
-	} else {
-		c.store(i, vals)
+		olds = []kernel.Expr{old}
 	}
+	c.storeOld(i, vals, olds)
 	if len(c.out) == 0 {
 		return nil
 	}
