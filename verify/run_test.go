@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 
@@ -24,18 +25,20 @@ func TestBatches(t *testing.T) {
 		many[i] = [2]int{i, 10}
 	}
 	for _, tc := range []struct {
-		name  string
-		cases []Case
-		want  [][]int
+		name    string
+		cases   []Case
+		maxWork int
+		want    [][]int
 	}{
-		{"one kernel, two cases", mk([2]int{0, 10}, [2]int{0, 10}), [][]int{{0, 1}}},
-		{"small kernels share", mk([2]int{0, 10}, [2]int{1, 10}, [2]int{0, 10}), [][]int{{0, 1, 2}}},
-		{"kernel count cap", mk(many...), [][]int{seq(0, batchKernels), {batchKernels}}},
-		{"non-zero cap", mk([2]int{0, batchNonZeros - 1}, [2]int{1, 2}, [2]int{2, 1}), [][]int{{0}, {1, 2}}},
-		{"huge kernel alone", mk([2]int{0, 10 * batchNonZeros}, [2]int{1, 10 * batchNonZeros}, [2]int{0, 10 * batchNonZeros}), [][]int{{0, 2}, {1}}},
+		{"one kernel, two cases", mk([2]int{0, 10}, [2]int{0, 10}), batchNonZeros, [][]int{{0, 1}}},
+		{"small kernels share", mk([2]int{0, 10}, [2]int{1, 10}, [2]int{0, 10}), batchNonZeros, [][]int{{0, 1, 2}}},
+		{"kernel count cap", mk(many...), batchNonZeros, [][]int{seq(0, batchKernels), {batchKernels}}},
+		{"non-zero cap", mk([2]int{0, batchNonZeros - 1}, [2]int{1, 2}, [2]int{2, 1}), batchNonZeros, [][]int{{0}, {1, 2}}},
+		{"huge kernel alone", mk([2]int{0, 10 * batchNonZeros}, [2]int{1, 10 * batchNonZeros}, [2]int{0, 10 * batchNonZeros}), batchNonZeros, [][]int{{0, 2}, {1}}},
+		{"no non-zero cap", mk([2]int{0, 10 * batchNonZeros}, [2]int{1, 10 * batchNonZeros}), math.MaxInt, [][]int{{0, 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := batches(tc.cases); !reflect.DeepEqual(got, tc.want) {
+			if got := batches(tc.cases, tc.maxWork); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("batches = %v, want %v", got, tc.want)
 			}
 		})
