@@ -25,7 +25,6 @@ type Config struct {
 	// and the tail of the grid, bounds them.
 	MinLaunchBytes int64
 	MaxN           int
-	GPU            bool         // also try the variants that pay off only on GPUs
 	DType          kernel.DType //
 	Alpha          float64      // 1 when zero
 	Beta           func(op *operator.Operator) float64

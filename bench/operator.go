@@ -299,8 +299,8 @@ func (r *Runner) kernels(op *operator.Operator, beta float64, n int) (ks []*kern
 	variants := cfg.Variants
 	if variants == nil {
 		variants = sparse.Candidates(pb)
-		if r.cfg.GPU {
-			variants = sparse.GPUCandidates(pb, r.dev.Dialect() == emit.CUDA)
+		if r.dev.Dialect() == emit.CUDA {
+			variants = sparse.CUDACandidates(pb)
 		}
 	}
 	for _, v := range variants {

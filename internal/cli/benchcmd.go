@@ -101,7 +101,6 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Opera
 	info := dev.Info()
 	cfg := bench.Config{DType: dt, Beta: beta, N: o.n, Reps: o.reps, Warmup: o.warmup, WorkingSet: o.workingSet}
 	gpu := isGPU(info)
-	cfg.GPU = gpu
 	if cfg.N == 0 {
 		cfg.N = 262144
 		if gpu {

@@ -121,18 +121,15 @@ func Candidates(pb Problem) []Variant {
 	return out
 }
 
-// GPUCandidates adds to Candidates, with launchBounds (CUDA), the variants
-// that differ only in their launch bounds: the same code with registers
-// capped so that more blocks fit on a multiprocessor. (Splits over 8 and 16
-// y threads were tried for the large hex operators on the H100 and lost
-// everywhere, 1.1–4× slower than the y2/y4 splits: with every y thread
-// running its own stretch of fully unrolled code, more streams of code
-// compete for the instruction cache.)
-func GPUCandidates(pb Problem, launchBounds bool) []Variant {
+// CUDACandidates adds to Candidates the variants that differ only in
+// their CUDA launch bounds: the same code with registers capped so that
+// more blocks fit on a multiprocessor (other dialects render them alike).
+// (Splits over 8 and 16 y threads were tried for the large hex operators on
+// the H100 and lost everywhere, 1.1–4× slower than the y2/y4 splits: with
+// every y thread running its own stretch of fully unrolled code, more
+// streams of code compete for the instruction cache.)
+func CUDACandidates(pb Problem) []Variant {
 	out := Candidates(pb)
-	if !launchBounds {
-		return out
-	}
 	for _, v := range []Variant{
 		{Family: CStream, Block: 128, Width: 1, Occupancy: 4},
 		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},

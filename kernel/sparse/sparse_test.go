@@ -154,9 +154,9 @@ func indexKey(e kernel.Expr) string {
 	return "?"
 }
 
-// TestGPUCandidates checks that launch bounds appear only when asked for
-// and that every GPU candidate builds.
-func TestGPUCandidates(t *testing.T) {
+// TestCUDACandidates checks that the launch-bounds variants come after the
+// plain candidates and that every CUDA candidate builds.
+func TestCUDACandidates(t *testing.T) {
 	dir := testenv.PyFRMats(t)
 	for _, name := range []string{"p1/quad/m0", "p3/hex/m6", "p5/hex/m460", "p4/tet/m132"} {
 		t.Run(name, func(t *testing.T) {
@@ -165,9 +165,9 @@ func TestGPUCandidates(t *testing.T) {
 				t.Fatal(err)
 			}
 			pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
-			plain, bounded := GPUCandidates(pb, false), GPUCandidates(pb, true)
-			if len(plain) != len(Candidates(pb)) || len(bounded) <= len(plain) {
-				t.Errorf("%d candidates, %d GPU, %d with launch bounds", len(Candidates(pb)), len(plain), len(bounded))
+			plain, bounded := Candidates(pb), CUDACandidates(pb)
+			if len(bounded) <= len(plain) {
+				t.Errorf("%d candidates, %d with launch bounds", len(plain), len(bounded))
 			}
 			for i, v := range bounded {
 				if (v.Occupancy != 0) != (i >= len(plain)) {
