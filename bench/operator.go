@@ -299,8 +299,8 @@ func (r *Runner) kernels(op *operator.Operator, beta float64, n int) (ks []*kern
 	variants := cfg.Variants
 	if variants == nil {
 		variants = sparse.Candidates(pb)
-		if r.dev.Dialect() == emit.CUDA {
-			variants = sparse.CUDACandidates(pb)
+		if r.dev.Info().GPU {
+			variants = sparse.GPUCandidates(pb)
 		}
 	}
 	for _, v := range variants {

@@ -56,7 +56,7 @@ func Cases(rng *rand.Rand, p Problem, dts []kernel.DType, betas, runtimeBetas []
 				pbs = append(pbs, sparse.Problem{Op: p.Op, DType: dt, Alpha: alpha, Beta: beta})
 			}
 			for _, pb := range pbs {
-				for _, v := range sparse.Candidates(pb) {
+				for _, v := range variants(pb) {
 					k, err := sparse.Build(pb, v)
 					if err != nil {
 						return nil, err
@@ -67,6 +67,18 @@ func Cases(rng *rand.Rand, p Problem, dts []kernel.DType, betas, runtimeBetas []
 		}
 	}
 	return cases, nil
+}
+
+// variants are the candidates of every backend plus one row split without
+// shared memory (cstream-msplit, a GPU candidate), so that its rendering
+// is checked in every dialect; the other GPU-only variants differ from
+// these only in block shape or launch bounds.
+func variants(pb sparse.Problem) []sparse.Variant {
+	vs := sparse.Candidates(pb)
+	if cm := (sparse.Variant{Family: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 4}); pb.Check(cm) == nil {
+		vs = append(vs, cm)
+	}
+	return vs
 }
 
 // Check runs the cases in one build and fails the test for each that does
@@ -141,6 +153,7 @@ func Rotating(i int) (sparse.Variant, kernel.DType) {
 		{Family: sparse.BStream, Block: 128, Width: 1},
 		{Family: sparse.BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32},
 		{Family: sparse.CStreamKSplit, Block: 32, Width: 1, Split: 4, Chunk: 16},
+		{Family: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 8},
 	}
 	return all[i%len(all)], DTypes[(i/len(all))%2]
 }

@@ -32,6 +32,7 @@ type Info struct {
 	SharedPerBlock int     `json:"shared_per_block,omitempty"`
 	MaxBlock       int     `json:"max_block,omitempty"` // most threads per block
 	FP64           bool    `json:"fp64"`
+	GPU            bool    `json:"gpu,omitempty"`      // a GPU (CUDA, or an OpenCL GPU device)
 	CopyGBs        float64 `json:"copy_gbs,omitempty"` // measured copy bandwidth, when known
 }
 

@@ -12,7 +12,9 @@ import (
 func (p *printer) cKernel() {
 	k := p.k
 	bx, by := k.Launch.Block[0], k.Launch.Block[1]
-	barrier := k.HasBarrier()
+	// Kernels with barriers or with y threads run each block as loops over
+	// y and x, phase by phase (a phase ends at a barrier).
+	barrier := k.HasBarrier() || by != 1
 	p.docComment()
 	var args []string
 	for _, prm := range k.Params {
@@ -27,9 +29,6 @@ func (p *printer) cKernel() {
 	p.line("{")
 	p.depth++
 	if !barrier {
-		if by != 1 {
-			panic("emit: a C kernel without barriers must have block.y = 1")
-		}
 		lim := "int64_t _lim = " + itoa(bx) + ";"
 		if k.Active != nil {
 			lim = "int64_t _lim = " + p.expr(k.Active, precAdd+1) + " - _g * " + itoa(bx) + ";\n" +

@@ -119,6 +119,7 @@ func describe(dev int32) (info device.Info, major, minor int, err error) {
 		shared = attr(attrMaxSharedPerBlock)
 	}
 	info = device.Info{
+		GPU:            true,
 		Backend:        "cuda",
 		Name:           cString(name[:]),
 		Platform:       "CUDA driver " + versionString(drv.version),

@@ -63,8 +63,9 @@ func verifyCmd() *cobra.Command {
 }
 
 // verifyCases builds every kernel to check for one operator: each variant
-// with n, ldb and ldc baked in, and each with them passed at run time.
-func verifyCases(rng *rand.Rand, op *operator.Operator, dts []kernel.DType, betas []float64, alpha float64, n int, only []sparse.Variant) ([]verify.Case, error) {
+// (the GPU candidates on a GPU) with n, ldb and ldc baked in, and each with
+// them passed at run time.
+func verifyCases(rng *rand.Rand, op *operator.Operator, dts []kernel.DType, betas []float64, alpha float64, n int, only []sparse.Variant, gpu bool) ([]verify.Case, error) {
 	var cases []verify.Case
 	ldb, ldc := even(n+5), even(n+9)
 	for _, dt := range dts {
@@ -77,6 +78,9 @@ func verifyCases(rng *rand.Rand, op *operator.Operator, dts []kernel.DType, beta
 				vs := only
 				if vs == nil {
 					vs = sparse.Candidates(pb)
+					if gpu {
+						vs = sparse.GPUCandidates(pb)
+					}
 				}
 				for _, v := range vs {
 					if only != nil && pb.Check(v) != nil {
@@ -164,7 +168,7 @@ func runVerify(w io.Writer, dev device.Device, ops []*operator.Operator, o verif
 			betas, err := betasFor(op)
 			if err == nil {
 				var cases []verify.Case
-				if cases, err = verifyCases(rng, op, dts, betas, o.alpha, o.n, only); err == nil {
+				if cases, err = verifyCases(rng, op, dts, betas, o.alpha, o.n, only, info.GPU); err == nil {
 					r.outs = verify.RunBatch(dev, cases)
 				}
 			}

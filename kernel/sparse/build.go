@@ -20,6 +20,8 @@ func Build(pb Problem, v Variant) (*kernel.Kernel, error) {
 		g.msplitKernel()
 	case CStreamKSplit:
 		g.ksplitKernel()
+	case CStreamMSplit:
+		g.rowSplitKernel()
 	default:
 		return nil, fmt.Errorf("unknown family %q", v.Family)
 	}

@@ -126,9 +126,19 @@ func add(acc, t kernel.Expr) kernel.Expr {
 
 // cstream evaluates and stores each output row in turn.
 func (c *cols) cstream() {
+	rows := make([]int, c.g.m)
+	for i := range rows {
+		rows[i] = i
+	}
+	c.cstreamRows(rows)
+}
+
+// cstreamRows is cstream over the given rows only.
+func (c *cols) cstreamRows(rows []int) {
 	rowNZ, _, _ := c.g.structure()
 	loaded := map[int][]kernel.Expr{}
-	for i, nz := range rowNZ {
+	for _, i := range rows {
+		nz := rowNZ[i]
 		if len(nz) == 0 {
 			c.store(i, nil)
 			continue

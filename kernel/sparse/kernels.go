@@ -228,6 +228,47 @@ func (g *gen) msplitKernel() {
 	}
 }
 
+// rowSplitKernel (cstream-msplit): y thread t evaluates the t-th of Split
+// contiguous groups of rows as cstream does, reading B from global memory.
+// Contiguous rows of PyFR's operators touch nearby rows of B, so each
+// thread loads (and keeps live) only part of B. Statements carry their own
+// column guard (Active stays nil: a C block then loops over y as well).
+func (g *gen) rowSplitKernel() {
+	k, v := g.kern, g.v
+	rowNZ, _, _ := g.structure()
+	j := kernel.Var{Name: "j"}
+	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: g.threadX()}}
+	per := make([][]kernel.Stmt, v.Split)
+	for y, rows := range contiguousRows(rowNZ, v.Split) {
+		c := &cols{g: g, w: 1, j: j}
+		c.cstreamRows(rows)
+		per[y] = guardedLoads(bin("<", j, g.nExpr()), c.out)
+	}
+	k.Body = append(k.Body, byThreadY(per)...)
+}
+
+// contiguousRows cuts rows 0..len(rowNZ)-1 into ways contiguous groups of
+// about equal work (a row's non-zeros plus its store), none empty while
+// rows remain.
+func contiguousRows(rowNZ [][]int, ways int) [][]int {
+	total := 0
+	for _, nz := range rowNZ {
+		total += len(nz) + 1
+	}
+	groups := make([][]int, ways)
+	acc, y := 0, 0
+	for i, nz := range rowNZ {
+		// Move on once this group has its share, keeping a row for each
+		// group still to come.
+		if y < ways-1 && len(groups[y]) > 0 && (acc*ways >= (y+1)*total || len(rowNZ)-i <= ways-y-1) {
+			y++
+		}
+		groups[y] = append(groups[y], i)
+		acc += len(nz) + 1
+	}
+	return groups
+}
+
 // balanceRows deals the non-empty rows to y threads, heaviest first to the
 // least loaded, and numbers each thread's rows (its accumulator slots).
 func balanceRows(rowNZ [][]int, ways int) (group, slot []int, slots int) {

@@ -121,21 +121,26 @@ func Candidates(pb Problem) []Variant {
 	return out
 }
 
-// CUDACandidates adds to Candidates the variants that differ only in
-// their CUDA launch bounds: the same code with registers capped so that
-// more blocks fit on a multiprocessor (other dialects render them alike).
-// (Splits over 8 and 16 y threads were tried for the large hex operators on
-// the H100 and lost everywhere, 1.1–4× slower than the y2/y4 splits: with
-// every y thread running its own stretch of fully unrolled code, more
-// streams of code compete for the instruction cache.)
-func CUDACandidates(pb Problem) []Variant {
+// GPUCandidates adds to Candidates the variants that only pay on GPUs:
+// row splits without shared memory (cstream-msplit: on a CPU the y threads
+// are just a loop) and the same code with CUDA launch bounds capping
+// registers so that more blocks fit on a multiprocessor (other dialects
+// ignore the bound). On the H100, cstream-msplit/x32-y8 took the large hex
+// operators from 30–55 % to 50–94 % of the copy roof in fp64, where every
+// one-thread-per-column variant spills.
+func GPUCandidates(pb Problem) []Variant {
 	out := Candidates(pb)
 	for _, v := range []Variant{
+		{Family: CStreamMSplit, Block: 64, Width: 1, Split: 2},
+		{Family: CStreamMSplit, Block: 64, Width: 1, Split: 4},
+		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 4},
+		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 8},
+		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 16},
 		{Family: CStream, Block: 128, Width: 1, Occupancy: 4},
 		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
 		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
 	} {
-		if pb.Check(v) == nil {
+		if pb.Check(v) == nil && (v.Family != CStreamMSplit || v.Split <= pb.Op.Rows) {
 			out = append(out, v)
 		}
 	}

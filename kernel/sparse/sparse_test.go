@@ -1,6 +1,7 @@
 package sparse
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,6 +32,12 @@ func TestParseVariant(t *testing.T) {
 		{in: "bstream-msplit", want: "bstream-msplit/x64-y4-c16"},
 		{in: "cstream-ksplit/x32-y4-c8", want: "cstream-ksplit/x32-y4-c8"},
 		{in: "cstream/x128-w2-b4", want: "cstream/x128-w2-b4"},
+		{in: "cstream-msplit", want: "cstream-msplit/x64-y2"},
+		{in: "cstream-msplit/x32-y4", want: "cstream-msplit/x32-y4"},
+		{in: "cstream-msplit/x32-y4-c8", bad: true},
+		{in: "cstream-msplit/x32-y1", bad: true},
+		{in: "cstream-msplit/x32-y4-w2", bad: true},
+		{in: "cstream-ksplit/x32-y4", bad: true},
 		{in: "cstream/x128-b64", bad: true},
 		{in: "cstream/x128-y2-c4", bad: true},
 		{in: "bstream-msplit/x64", bad: true},
@@ -48,6 +55,36 @@ func TestParseVariant(t *testing.T) {
 			}
 			if err != nil || v.Name() != tc.want {
 				t.Fatalf("ParseVariant(%q) = %v, %v; want %s", tc.in, v.Name(), err, tc.want)
+			}
+		})
+	}
+}
+
+func TestContiguousRows(t *testing.T) {
+	nz := func(counts ...int) [][]int {
+		rows := make([][]int, len(counts))
+		for i, c := range counts {
+			rows[i] = make([]int, c)
+		}
+		return rows
+	}
+	for _, tc := range []struct {
+		name string
+		rows [][]int
+		ways int
+		want [][]int
+	}{
+		{"even", nz(1, 1, 1, 1), 2, [][]int{{0, 1}, {2, 3}}},
+		{"heavy first", nz(9, 1, 1, 1), 2, [][]int{{0}, {1, 2, 3}}},
+		{"heavy last", nz(1, 1, 1, 9), 2, [][]int{{0, 1, 2}, {3}}},
+		{"zero rows count", nz(0, 0, 0, 0, 0, 0), 3, [][]int{{0, 1}, {2, 3}, {4, 5}}},
+		{"one row each", nz(5, 5, 5), 3, [][]int{{0}, {1}, {2}}},
+		{"more ways than rows", nz(2, 2), 4, [][]int{{0}, {1}, nil, nil}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := contiguousRows(tc.rows, tc.ways)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("contiguousRows = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -154,9 +191,9 @@ func indexKey(e kernel.Expr) string {
 	return "?"
 }
 
-// TestCUDACandidates checks that the launch-bounds variants come after the
-// plain candidates and that every CUDA candidate builds.
-func TestCUDACandidates(t *testing.T) {
+// TestGPUCandidates checks that the GPU-only variants come after the plain
+// candidates and that every GPU candidate builds.
+func TestGPUCandidates(t *testing.T) {
 	dir := testenv.PyFRMats(t)
 	for _, name := range []string{"p1/quad/m0", "p3/hex/m6", "p5/hex/m460", "p4/tet/m132"} {
 		t.Run(name, func(t *testing.T) {
@@ -165,13 +202,14 @@ func TestCUDACandidates(t *testing.T) {
 				t.Fatal(err)
 			}
 			pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
-			plain, bounded := Candidates(pb), CUDACandidates(pb)
-			if len(bounded) <= len(plain) {
-				t.Errorf("%d candidates, %d with launch bounds", len(plain), len(bounded))
+			plain, gpu := Candidates(pb), GPUCandidates(pb)
+			if len(gpu) <= len(plain) {
+				t.Errorf("%d candidates, %d for GPUs", len(plain), len(gpu))
 			}
-			for i, v := range bounded {
-				if (v.Occupancy != 0) != (i >= len(plain)) {
-					t.Errorf("%s at %d: launch bounds out of place", v, i)
+			for i, v := range gpu {
+				gpuOnly := v.Occupancy != 0 || v.Family == CStreamMSplit
+				if gpuOnly != (i >= len(plain)) {
+					t.Errorf("%s at %d: GPU-only variant out of place", v, i)
 				}
 				if _, err := Build(pb, v); err != nil {
 					t.Errorf("%s: %v", v, err)

@@ -24,10 +24,24 @@ const (
 	// CStreamKSplit: columns of A split across the block's y threads;
 	// partial sums reduced through double-buffered shared memory.
 	CStreamKSplit Family = "cstream-ksplit"
+	// CStreamMSplit: rows of A cut into contiguous groups, one per y
+	// thread, each evaluated as in cstream; B is read straight from
+	// global memory (the y threads of a column share it through the
+	// cache), so there is no shared memory and no barrier. Each thread
+	// keeps fewer values live than cstream, for higher occupancy.
+	CStreamMSplit Family = "cstream-msplit"
 )
 
 // Families lists every family in a stable order.
-var Families = []Family{CStream, BStream, BStreamMSplit, CStreamKSplit}
+var Families = []Family{CStream, BStream, BStreamMSplit, CStreamKSplit, CStreamMSplit}
+
+// splits says whether the family spreads a column over y threads.
+func (f Family) splits() bool {
+	return f == BStreamMSplit || f == CStreamKSplit || f == CStreamMSplit
+}
+
+// chunked says whether the family stages its work in chunks (-c).
+func (f Family) chunked() bool { return f == BStreamMSplit || f == CStreamKSplit }
 
 // Variant is one point of a family's parameter space.
 type Variant struct {
@@ -45,7 +59,10 @@ type Variant struct {
 func (v Variant) Name() string {
 	s := fmt.Sprintf("%s/x%d", v.Family, v.Block)
 	if v.Split > 0 {
-		s += fmt.Sprintf("-y%d-c%d", v.Split, v.Chunk)
+		s += fmt.Sprintf("-y%d", v.Split)
+	}
+	if v.Chunk > 0 {
+		s += fmt.Sprintf("-c%d", v.Chunk)
 	}
 	if v.Width > 1 {
 		s += fmt.Sprintf("-w%d", v.Width)
@@ -58,7 +75,7 @@ func (v Variant) Name() string {
 
 func (v Variant) String() string { return v.Name() }
 
-var variantRE = regexp.MustCompile(`^(cstream|bstream|bstream-msplit|cstream-ksplit)(?:/x(\d+)(?:-y(\d+)-c(\d+))?(?:-w(\d+))?(?:-b(\d+))?)?$`)
+var variantRE = regexp.MustCompile(`^(cstream|bstream|bstream-msplit|cstream-ksplit|cstream-msplit)(?:/x(\d+)(?:-y(\d+)(?:-c(\d+))?)?(?:-w(\d+))?(?:-b(\d+))?)?$`)
 
 // ParseVariant reads a name as printed by Name. A bare family name takes
 // its defaults.
@@ -78,11 +95,14 @@ func ParseVariant(s string) (Variant, error) {
 	num(m[4], &v.Chunk)
 	num(m[5], &v.Width)
 	num(m[6], &v.Occupancy)
-	if (v.Family == CStream || v.Family == BStream) && v.Split != 0 {
+	if !v.Family.splits() && v.Split != 0 {
 		return Variant{}, fmt.Errorf("variant %q: %s takes no -y/-c", s, v.Family)
 	}
-	if (v.Family == BStreamMSplit || v.Family == CStreamKSplit) && m[2] != "" && m[3] == "" {
+	if v.Family.chunked() && m[2] != "" && m[4] == "" {
 		return Variant{}, fmt.Errorf("variant %q: %s needs -yS-cC", s, v.Family)
+	}
+	if v.Family == CStreamMSplit && m[4] != "" {
+		return Variant{}, fmt.Errorf("variant %q: %s takes no -c", s, v.Family)
 	}
 	return v, v.valid()
 }
@@ -94,6 +114,8 @@ func Defaults(f Family) Variant {
 		return Variant{Family: f, Block: 64, Width: 1, Split: 4, Chunk: 16}
 	case CStreamKSplit:
 		return Variant{Family: f, Block: 64, Width: 1, Split: 2, Chunk: 16}
+	case CStreamMSplit:
+		return Variant{Family: f, Block: 64, Width: 1, Split: 2}
 	}
 	return Variant{Family: f, Block: 128, Width: 1}
 }
@@ -104,8 +126,12 @@ func (v Variant) valid() error {
 		return fmt.Errorf("variant %s: block %d out of 1..1024", v.Name(), v.Block)
 	case v.Width != 1 && v.Width != 2:
 		return fmt.Errorf("variant %s: width must be 1 or 2", v.Name())
-	case (v.Family == BStreamMSplit || v.Family == CStreamKSplit) && (v.Split < 2 || v.Chunk < 1 || v.Width != 1):
+	case v.Family.chunked() && (v.Split < 2 || v.Chunk < 1 || v.Width != 1):
 		return fmt.Errorf("variant %s: split must be ≥ 2, chunk ≥ 1 and width 1", v.Name())
+	case v.Family == CStreamMSplit && (v.Split < 2 || v.Chunk != 0 || v.Width != 1):
+		return fmt.Errorf("variant %s: split must be ≥ 2, no chunk and width 1", v.Name())
+	case !v.Family.splits() && (v.Split != 0 || v.Chunk != 0):
+		return fmt.Errorf("variant %s: %s takes no split or chunk", v.Name(), v.Family)
 	case v.Occupancy < 0 || v.Occupancy > 32:
 		return fmt.Errorf("variant %s: occupancy must be 0..32 blocks", v.Name())
 	case v.Block*max(v.Split, 1) > 1024:
