@@ -127,7 +127,9 @@ func Candidates(pb Problem) []Variant {
 // registers so that more blocks fit on a multiprocessor (other dialects
 // ignore the bound). On the H100, cstream-msplit/x32-y8 took the large hex
 // operators from 30–55 % to 50–94 % of the copy roof in fp64, where every
-// one-thread-per-column variant spills.
+// one-thread-per-column variant spills; y12 suits p5's 36-row planes
+// (p5/hex/m132: 80 % against 72 % for y8), and the tall β = 1 operators
+// want the widest splits (p6/hex/m6: 62, 82, 91, 92 % for y8, y16, y24, y32).
 func GPUCandidates(pb Problem) []Variant {
 	out := Candidates(pb)
 	for _, v := range []Variant{
@@ -135,7 +137,10 @@ func GPUCandidates(pb Problem) []Variant {
 		{Family: CStreamMSplit, Block: 64, Width: 1, Split: 4},
 		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 4},
 		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 8},
+		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 12},
 		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 16},
+		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 24},
+		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 32},
 		{Family: CStream, Block: 128, Width: 1, Occupancy: 4},
 		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
 		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
