@@ -52,7 +52,7 @@ func RunEdge(t *testing.T, dev device.Device) {
 			if name == "dense" {
 				alpha = -0.75 // α folded into the literals
 			}
-			cs, err := Cases(rng, Problem{Op: edge[name], N: s.n, LDB: s.ldb, LDC: s.ldc}, []kernel.DType{dt}, []float64{beta}, []float64{beta}, alpha)
+			cs, err := Cases(rng, Problem{Op: edge[name], N: s.n, LDB: s.ldb, LDC: s.ldc, RowSplit: true}, []kernel.DType{dt}, []float64{beta}, []float64{beta}, alpha)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}

@@ -83,8 +83,8 @@ func (g *gen) guardedStoreOld(i int, vals []kernel.Expr, old kernel.Expr) []kern
 	return []kernel.Stmt{kernel.If{Cond: bin("<", j, g.nExpr()), Then: c.out}}
 }
 
-// guardedLoads wraps assignments from global memory in the column's bounds check.
-func guardedLoads(inRange kernel.Expr, ss []kernel.Stmt) []kernel.Stmt {
+// guarded wraps statements in the column's bounds check.
+func guarded(inRange kernel.Expr, ss []kernel.Stmt) []kernel.Stmt {
 	if len(ss) == 0 {
 		return nil
 	}
@@ -156,7 +156,7 @@ func (g *gen) msplitKernel() {
 			}
 		}
 		for y := range per {
-			per[y] = guardedLoads(inRange, per[y])
+			per[y] = guarded(inRange, per[y])
 		}
 		return per
 	}
@@ -242,7 +242,7 @@ func (g *gen) rowSplitKernel() {
 	for y, rows := range contiguousRows(rowNZ, v.Split) {
 		c := &cols{g: g, w: 1, j: j}
 		c.cstreamRows(rows)
-		per[y] = guardedLoads(bin("<", j, g.nExpr()), c.out)
+		per[y] = guarded(bin("<", j, g.nExpr()), c.out)
 	}
 	k.Body = append(k.Body, byThreadY(per)...)
 }
@@ -378,7 +378,7 @@ func (g *gen) ksplitKernel() {
 		if beta {
 			for ri, i := range chunks[ci] {
 				y := ri % v.Split
-				per[y] = append(per[y], guardedLoads(inRange, []kernel.Stmt{kernel.Assign{Name: fmt.Sprintf("old%d", ri/v.Split), Value: kernel.Load{Buf: "c", Index: elem(i, g.ldcExpr(), j)}}})...)
+				per[y] = append(per[y], guarded(inRange, []kernel.Stmt{kernel.Assign{Name: fmt.Sprintf("old%d", ri/v.Split), Value: kernel.Load{Buf: "c", Index: elem(i, g.ldcExpr(), j)}}})...)
 			}
 		}
 		for ri, i := range chunks[ci] {
