@@ -12,6 +12,6 @@ func TestCUDA(t *testing.T) {
 	if err != nil {
 		testenv.Unavailable(t, "cuda", err)
 	}
-	defer dev.Close()
+	t.Cleanup(func() { dev.Close() }) // after the parallel subtests, unlike a defer
 	Run(t, dev)
 }

@@ -13,6 +13,6 @@ func TestHost(t *testing.T) {
 	if err != nil {
 		testenv.Unavailable(t, "c", err)
 	}
-	defer dev.Close()
+	t.Cleanup(func() { dev.Close() }) // after the parallel subtests, unlike a defer
 	Run(t, dev)
 }

@@ -26,7 +26,7 @@ func TestOpenCL(t *testing.T) {
 	if err != nil {
 		testenv.Unavailable(t, "opencl", err)
 	}
-	defer dev.Close()
+	t.Cleanup(func() { dev.Close() }) // after the parallel subtests, unlike a defer
 	t.Logf("OpenCL device: %s (%s)", dev.Info().Name, dev.Info().Platform)
 	Run(t, dev)
 }

@@ -18,9 +18,12 @@ import (
 
 // Run is the whole suite on one device.
 func Run(t *testing.T, dev device.Device) {
-	t.Run("edge", func(t *testing.T) { RunEdge(t, dev) })
-	t.Run("variants", func(t *testing.T) { RunVariants(t, dev) })
-	t.Run("pyfr", func(t *testing.T) { RunPyFR(t, dev) })
+	// The parts run side by side, so that one part's compiles fill the
+	// cores another leaves idle at its end (verify.RunBatch bounds the
+	// compilers in flight across all of them).
+	t.Run("edge", func(t *testing.T) { t.Parallel(); RunEdge(t, dev) })
+	t.Run("variants", func(t *testing.T) { t.Parallel(); RunVariants(t, dev) })
+	t.Run("pyfr", func(t *testing.T) { t.Parallel(); RunPyFR(t, dev) })
 }
 
 // RunEdge checks every variant, precision and β on hand-made operators
@@ -74,15 +77,21 @@ func RunVariants(t *testing.T, dev device.Device) {
 	rng := testenv.Rand(t)
 	total := 0
 	for _, op := range ops {
+		cs, err := Cases(rng, Problem{Op: op, N: 1001, LDB: 1004, LDC: 1010}, DTypes, Betas, []float64{0.5}, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", op.Name, err)
+		}
+		total += len(cs)
 		t.Run(op.Name, func(t *testing.T) {
-			cs, err := Cases(rng, Problem{Op: op, N: 1001, LDB: 1004, LDC: 1010}, DTypes, Betas, []float64{0.5}, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			total += Check(t, dev, cs)
+			t.Parallel() // operators' compiles overlap
+			Check(t, dev, cs)
 		})
 	}
-	t.Logf("%d kernels verified on %s", total, dev.Info().Name)
+	t.Cleanup(func() { // after the parallel subtests
+		if !t.Failed() {
+			t.Logf("%d kernels verified on %s", total, dev.Info().Name)
+		}
+	})
 }
 
 // Operators past largeNNZ non-zeros (dense tetrahedra from p4, hexahedra
