@@ -70,6 +70,10 @@ type Program interface {
 }
 
 // Device is one backend device with a context of its own.
+// SerialBuilder is implemented by devices whose builds run one at a time
+// within a process (PoCL compiles under a lock).
+type SerialBuilder interface{ SerialBuilds() bool }
+
 type Device interface {
 	Info() Info
 	Dialect() emit.Dialect

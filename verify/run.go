@@ -49,6 +49,20 @@ const (
 // there are CPUs (each may take a gigabyte of memory on a large kernel).
 var buildSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 
+// serialSlots holds, for each device that builds one program at a time, a
+// slot taken before a global one: builds queued behind such a device must
+// not hold the global slots that another device's compilers could use
+// (PoCL and gcc side by side had used 1.2 of 2 cores).
+var serialSlots sync.Map // device.Device → chan struct{}
+
+func deviceSlot(dev device.Device) chan struct{} {
+	if s, ok := dev.(device.SerialBuilder); !ok || !s.SerialBuilds() {
+		return nil
+	}
+	ch, _ := serialSlots.LoadOrStore(dev, make(chan struct{}, 1))
+	return ch.(chan struct{})
+}
+
 // kernelWork is a kernel's share of batchNonZeros.
 func kernelWork(c Case) int {
 	if nnz, ok := c.Kernel.Meta["nnz"].(int); ok {
@@ -73,12 +87,21 @@ func RunBatch(dev device.Device, cases []Case) []Outcome {
 	progs := make([]device.Program, len(groups))
 	errs := make([]error, len(groups))
 	var wg sync.WaitGroup
+	own := deviceSlot(dev)
 	for g, idx := range groups {
 		wg.Add(1)
+		if own != nil {
+			own <- struct{}{}
+		}
 		buildSlots <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-buildSlots }()
+			defer func() {
+				<-buildSlots
+				if own != nil {
+					<-own
+				}
+			}()
 			progs[g], errs[g] = build(dev, cases, idx)
 		}()
 	}

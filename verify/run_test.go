@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/kernel"
 )
 
@@ -51,4 +52,35 @@ func seq(from, to int) []int {
 		s = append(s, i)
 	}
 	return s
+}
+
+// serialDevice is a device that builds one program at a time (as PoCL).
+type serialDevice struct {
+	device.Device
+	serial bool
+}
+
+func (d *serialDevice) SerialBuilds() bool { return d.serial }
+
+func TestDeviceSlot(t *testing.T) {
+	a, b := &serialDevice{serial: true}, &serialDevice{serial: true}
+	for _, tc := range []struct {
+		name string
+		dev  device.Device
+		want bool
+	}{
+		{"serial", a, true},
+		{"parallel", &serialDevice{serial: false}, false},
+		{"no SerialBuilds method", struct{ device.Device }{}, false},
+	} {
+		if got := deviceSlot(tc.dev) != nil; got != tc.want {
+			t.Errorf("%s: slot %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if deviceSlot(a) != deviceSlot(a) || deviceSlot(a) == deviceSlot(b) {
+		t.Error("each serial device must have one slot of its own")
+	}
+	if c := cap(deviceSlot(a)); c != 1 {
+		t.Errorf("serial device slot capacity %d, want 1", c)
+	}
 }

@@ -174,7 +174,7 @@ func Open(selector string) (*Device, error) {
 		return nil, err
 	}
 	d := &Device{platform: e.platform, dev: e.device, info: e.info, driver: e.driver, platformVersion: e.platformVersion,
-		ownCache: cachesPrograms(e.info.Platform)}
+		ownCache: isPoCL(e.info.Platform)}
 	var a dl.Arena
 	defer a.Free()
 	var code int32
@@ -274,6 +274,10 @@ type Device struct {
 
 // Info describes the device.
 func (d *Device) Info() device.Info { return d.info }
+
+// SerialBuilds reports a platform that builds one program at a time per
+// process (PoCL), so that callers do not tie up threads waiting on it.
+func (d *Device) SerialBuilds() bool { return isPoCL(d.info.Platform) }
 
 // Dialect is emit.OpenCL.
 func (d *Device) Dialect() emit.Dialect { return emit.OpenCL }
@@ -460,10 +464,10 @@ func CacheDir() string { return cache.Dir("opencl") }
 
 func noCache() bool { return cache.Disabled() }
 
-// cachesPrograms reports platforms that keep compiled programs in a cache of
-// their own, keyed by source and options: PoCL ($POCL_CACHE_DIR,
-// ~/.cache/pocl).
-func cachesPrograms(platform string) bool {
+// isPoCL reports PoCL, which keeps compiled programs in a cache of its own
+// ($POCL_CACHE_DIR, ~/.cache/pocl) and builds one program at a time per
+// process.
+func isPoCL(platform string) bool {
 	return strings.Contains(platform, "Portable Computing Language") || strings.EqualFold(platform, "pocl")
 }
 
