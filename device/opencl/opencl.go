@@ -56,7 +56,6 @@ var (
 type entry struct {
 	platform, device uintptr
 	info             device.Info
-	gpu              bool
 	platformVersion  string
 	driver           string
 }
@@ -95,8 +94,7 @@ func describe(p, d uintptr) (entry, error) {
 		MaxBlock:       int(num(clDeviceMaxWorkGroupSize, unsafe.Sizeof(uintptr(0)))),
 	}
 	e.driver = str(clDriverVersion)
-	e.gpu = num(clDeviceType, 8)&clDeviceTypeGPU != 0
-	e.info.GPU = e.gpu
+	e.info.GPU = num(clDeviceType, 8)&clDeviceTypeGPU != 0
 	ext := str(clDeviceExtensions)
 	fp, fpErr := deviceUint(d, clDeviceDoubleFPConfig, 8)
 	e.info.FP64 = strings.Contains(ext, "cl_khr_fp64") || (fpErr == nil && fp != 0)
@@ -173,8 +171,7 @@ func Open(selector string) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{platform: e.platform, dev: e.device, info: e.info, driver: e.driver, platformVersion: e.platformVersion,
-		ownCache: isPoCL(e.info.Platform)}
+	d := &Device{platform: e.platform, dev: e.device, info: e.info, driver: e.driver, platformVersion: e.platformVersion}
 	var a dl.Arena
 	defer a.Free()
 	var code int32
@@ -195,7 +192,7 @@ func choose(all []entry, sel string) (entry, error) {
 	sel = strings.TrimSpace(sel)
 	if sel == "" {
 		for _, e := range all {
-			if e.gpu {
+			if e.info.GPU {
 				return e, nil
 			}
 		}
@@ -260,12 +257,6 @@ type Device struct {
 	driver                    string
 	platformVersion           string
 
-	// ownCache: the platform caches compiled programs itself (PoCL), so
-	// bespoke keeps no binaries: asking PoCL for one (CL_PROGRAM_BINARIES)
-	// compiles every kernel a second time, for any work-group size, which
-	// doubled its build times (p6/tet/m132 cstream: 72 s instead of 29 s).
-	ownCache bool
-
 	mu          sync.Mutex
 	noMarkers   bool // marker profiling failed once: time with the host clock
 	binaryHits  int  // programs loaded from the binary cache (for tests)
@@ -274,6 +265,12 @@ type Device struct {
 
 // Info describes the device.
 func (d *Device) Info() device.Info { return d.info }
+
+// ownCache: the platform caches compiled programs itself (PoCL), so bespoke
+// keeps no binaries: asking PoCL for one (CL_PROGRAM_BINARIES) compiles
+// every kernel a second time, for any work-group size, which doubled its
+// build times (p6/tet/m132 cstream: 72 s instead of 29 s).
+func (d *Device) ownCache() bool { return isPoCL(d.info.Platform) }
 
 // SerialBuilds reports a platform that builds one program at a time per
 // process (PoCL), so that callers do not tie up threads waiting on it.
@@ -483,7 +480,7 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 		return nil, fmt.Errorf("opencl: cannot build %q source, want %q", src.Dialect, emit.OpenCL)
 	}
 	var prog uintptr
-	useCache := !noCache() && !d.ownCache && cl.CreateProgramWithBinary != nil && cl.GetProgramInfo != nil
+	useCache := !noCache() && !d.ownCache() && cl.CreateProgramWithBinary != nil && cl.GetProgramInfo != nil
 	var binPath string
 	if useCache {
 		binPath = filepath.Join(CacheDir(), d.key(src.Text)+".bin")

@@ -264,10 +264,10 @@ func TestBinaryCache(t *testing.T) {
 	defer p2.Close()
 	t.Logf("second build %v, binary hits %d, source builds %d", time.Since(start), d.binaryHits, d.sourceBuild)
 	switch {
-	case d.ownCache && (d.binaryHits != 0 || d.sourceBuild != 2):
+	case d.ownCache() && (d.binaryHits != 0 || d.sourceBuild != 2):
 		t.Errorf("%s caches programs itself, yet bespoke's binary cache was used (hits %d, source builds %d)",
 			d.info.Platform, d.binaryHits, d.sourceBuild)
-	case !d.ownCache && d.binaryHits != 1:
+	case !d.ownCache() && d.binaryHits != 1:
 		t.Errorf("binary cache not used (hits %d)", d.binaryHits)
 	}
 	k, err := p2.Kernel("axpy32")
