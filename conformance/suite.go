@@ -40,10 +40,10 @@ var Representative = []string{
 type Problem struct {
 	Op          *operator.Operator
 	N, LDB, LDC int
-	// RowSplit adds cstream-msplit/x32-y4, a GPU candidate, so that its
-	// rendering is checked in every dialect (the edge cases do; the PyFR
-	// sweep rotates it in; the representative set leaves it out to keep
-	// the suite's time).
+	// RowSplit adds cstream-msplit/x32-y4 and x32-y3-g-w2, GPU
+	// candidates, so that their rendering is checked in every dialect (the
+	// edge cases do; the PyFR sweep rotates them in; the representative
+	// set leaves them out to keep the suite's time).
 	RowSplit bool
 }
 
@@ -74,13 +74,19 @@ func Cases(rng *rand.Rand, p Problem, dts []kernel.DType, betas, runtimeBetas []
 	return cases, nil
 }
 
-// variants are the candidates of every backend, plus with rowSplit one row
-// split without shared memory (cstream-msplit); the other GPU-only variants
+// variants are the candidates of every backend, plus with rowSplit the row
+// splits without shared memory (cstream-msplit) in natural and grouped
+// order, one and two columns per thread; the other GPU-only variants
 // differ from these only in block shape or launch bounds.
 func variants(pb sparse.Problem, rowSplit bool) []sparse.Variant {
 	vs := sparse.Candidates(pb)
-	if cm := (sparse.Variant{Family: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 4}); rowSplit && pb.Check(cm) == nil {
-		vs = append(vs, cm)
+	for _, cm := range []sparse.Variant{
+		{Family: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 4},
+		{Family: sparse.CStreamMSplit, Block: 32, Width: 2, Split: 3, Grouped: true},
+	} {
+		if rowSplit && pb.Check(cm) == nil {
+			vs = append(vs, cm)
+		}
 	}
 	return vs
 }
@@ -158,6 +164,7 @@ func Rotating(i int) (sparse.Variant, kernel.DType) {
 		{Family: sparse.BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32},
 		{Family: sparse.CStreamKSplit, Block: 32, Width: 1, Split: 4, Chunk: 16},
 		{Family: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 8},
+		{Family: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 8, Grouped: true},
 	}
 	return all[i%len(all)], DTypes[(i/len(all))%2]
 }

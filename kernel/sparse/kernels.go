@@ -2,6 +2,7 @@ package sparse
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -229,20 +230,45 @@ func (g *gen) msplitKernel() {
 }
 
 // rowSplitKernel (cstream-msplit): y thread t evaluates the t-th of Split
-// contiguous groups of rows as cstream does, reading B from global memory.
-// Contiguous rows of PyFR's operators touch nearby rows of B, so each
-// thread loads (and keeps live) only part of B. Statements carry their own
-// column guard (Active stays nil: a C block then loops over y as well).
+// groups of rows as cstream does, reading B from global memory, so each
+// thread loads (and keeps live) only the part of B its rows read. The
+// groups are contiguous rows (near rows of PyFR's operators read near rows
+// of B) or, grouped (-g), rows ordered by the rows of B they read, which
+// puts together the rows of a tensor-product line in any direction.
+// Statements carry their own column guard (Active stays nil: a C block
+// then loops over y as well).
 func (g *gen) rowSplitKernel() {
 	k, v := g.kern, g.v
 	rowNZ, _, _ := g.structure()
-	j := kernel.Var{Name: "j"}
-	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: g.threadX()}}
-	per := make([][]kernel.Stmt, v.Split)
-	for y, rows := range contiguousRows(rowNZ, v.Split) {
-		c := &cols{g: g, w: 1, j: j}
+	j, n := kernel.Var{Name: "j"}, g.nExpr()
+	jInit := g.threadX()
+	if v.Width > 1 {
+		jInit = bin("*", jInit, lit(v.Width))
+	}
+	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: jInit}}
+	groups := contiguousRows(rowNZ, v.Split)
+	if v.Grouped {
+		groups = supportRows(rowNZ, v.Split)
+	}
+	rowsOf := func(rows []int, w int) []kernel.Stmt {
+		c := &cols{g: g, w: w, j: j}
 		c.cstreamRows(rows)
-		per[y] = guarded(bin("<", j, g.nExpr()), c.out)
+		return c.out
+	}
+	per := make([][]kernel.Stmt, v.Split)
+	for y, rows := range groups {
+		switch {
+		case v.Width == 1:
+			per[y] = guarded(bin("<", j, n), rowsOf(rows, 1))
+		case g.pb.N > 0 && g.pb.N%2 == 0: // no odd tail
+			per[y] = guarded(bin("<", j, n), rowsOf(rows, 2))
+		default: // a pair, or the last column alone
+			per[y] = []kernel.Stmt{kernel.If{
+				Cond: bin("<", bin("+", j, lit(1)), n),
+				Then: rowsOf(rows, 2),
+				Else: guarded(bin("<", j, n), rowsOf(rows, 1)),
+			}}
+		}
 	}
 	k.Body = append(k.Body, byThreadY(per)...)
 }
@@ -251,20 +277,50 @@ func (g *gen) rowSplitKernel() {
 // about equal work (a row's non-zeros plus its store), none empty while
 // rows remain.
 func contiguousRows(rowNZ [][]int, ways int) [][]int {
+	order := make([]int, len(rowNZ))
+	for i := range order {
+		order[i] = i
+	}
+	return cutRows(rowNZ, order, ways, false)
+}
+
+// supportRows orders the rows by the columns of A they use (compared as
+// sorted lists), so that rows reading the same rows of B come together,
+// and cuts that order into ways groups of about equal work, where the
+// support changes unless that leaves a group a quarter share too heavy.
+func supportRows(rowNZ [][]int, ways int) [][]int {
+	order := make([]int, len(rowNZ))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return slices.Compare(rowNZ[order[a]], rowNZ[order[b]]) < 0 })
+	return cutRows(rowNZ, order, ways, true)
+}
+
+// cutRows cuts the rows, taken in the given order, into ways groups of
+// about equal work (a row's non-zeros plus its store), none empty while
+// rows remain; atSupport prefers cuts between rows of different support.
+func cutRows(rowNZ [][]int, order []int, ways int, atSupport bool) [][]int {
 	total := 0
 	for _, nz := range rowNZ {
 		total += len(nz) + 1
 	}
 	groups := make([][]int, ways)
 	acc, y := 0, 0
-	for i, nz := range rowNZ {
+	for n, i := range order {
 		// Move on once this group has its share, keeping a row for each
 		// group still to come.
-		if y < ways-1 && len(groups[y]) > 0 && (acc*ways >= (y+1)*total || len(rowNZ)-i <= ways-y-1) {
-			y++
+		if y < ways-1 && len(groups[y]) > 0 {
+			due := (y + 1) * total
+			if atSupport && slices.Equal(rowNZ[i], rowNZ[order[n-1]]) {
+				due += total / 4 // same support as the last row: stay a while
+			}
+			if acc*ways >= due || len(order)-n <= ways-y-1 {
+				y++
+			}
 		}
 		groups[y] = append(groups[y], i)
-		acc += len(nz) + 1
+		acc += len(rowNZ[i]) + 1
 	}
 	return groups
 }

@@ -130,6 +130,10 @@ func Candidates(pb Problem) []Variant {
 // one-thread-per-column variant spills; y12 suits p5's 36-row planes
 // (p5/hex/m132: 80 % against 72 % for y8), and the tall β = 1 operators
 // want the widest splits (p6/hex/m6: 62, 82, 91, 92 % for y8, y16, y24, y32).
+// Rows grouped by the rows of B they read (-g) took the tall ones further:
+// p5/hex/m460 72 → 93 % (x32-y12-g), p6/hex/m6 92 → 97 % in fp64, and in
+// fp32 with two columns per thread 92 → 97.6 % (x64-y8-g-w2). A grouped
+// variant whose groups are the contiguous ones is left out (same code).
 func GPUCandidates(pb Problem) []Variant {
 	out := Candidates(pb)
 	for _, v := range []Variant{
@@ -141,15 +145,29 @@ func GPUCandidates(pb Problem) []Variant {
 		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 16},
 		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 24},
 		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 32},
+		{Family: CStreamMSplit, Block: 32, Width: 2, Split: 24},
+		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 8, Grouped: true},
+		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 12, Grouped: true},
+		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 24, Grouped: true},
+		{Family: CStreamMSplit, Block: 64, Width: 1, Split: 16, Grouped: true},
+		{Family: CStreamMSplit, Block: 32, Width: 2, Split: 16, Grouped: true},
+		{Family: CStreamMSplit, Block: 64, Width: 2, Split: 8, Grouped: true},
 		{Family: CStream, Block: 128, Width: 1, Occupancy: 4},
 		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
 		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
 	} {
-		if pb.Check(v) == nil && (v.Family != CStreamMSplit || v.Split <= pb.Op.Rows) {
+		if pb.Check(v) == nil && (v.Family != CStreamMSplit || v.Split <= pb.Op.Rows) && (!v.Grouped || regroups(pb, v.Split)) {
 			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// regroups says whether grouping rows by support gives other groups than
+// cutting them in order.
+func regroups(pb Problem, ways int) bool {
+	rowNZ, _, _ := (&gen{pb: pb, m: pb.Op.Rows, k: pb.Op.Cols}).structure()
+	return fmt.Sprint(supportRows(rowNZ, ways)) != fmt.Sprint(contiguousRows(rowNZ, ways))
 }
 
 // MaxLiveRegisters bounds the 32-bit registers a variant may need for the

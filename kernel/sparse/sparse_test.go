@@ -3,6 +3,7 @@ package sparse
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +37,11 @@ func TestParseVariant(t *testing.T) {
 		{in: "cstream-msplit/x32-y4", want: "cstream-msplit/x32-y4"},
 		{in: "cstream-msplit/x32-y4-c8", bad: true},
 		{in: "cstream-msplit/x32-y1", bad: true},
-		{in: "cstream-msplit/x32-y4-w2", bad: true},
+		{in: "cstream-msplit/x32-y4-w2", want: "cstream-msplit/x32-y4-w2"},
+		{in: "cstream-msplit/x64-y8-g-w2", want: "cstream-msplit/x64-y8-g-w2"},
+		{in: "cstream-msplit/x32-y8-w2-g", bad: true},
+		{in: "cstream/x128-g", bad: true},
+		{in: "bstream-msplit/x64-y4-c16-g", bad: true},
 		{in: "cstream-ksplit/x32-y4", bad: true},
 		{in: "cstream/x128-b64", bad: true},
 		{in: "cstream/x128-y2-c4", bad: true},
@@ -85,6 +90,30 @@ func TestContiguousRows(t *testing.T) {
 			got := contiguousRows(tc.rows, tc.ways)
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("contiguousRows = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// supportRows puts rows that read the same rows of B in one group and cuts
+// between supports while the balance allows.
+func TestSupportRows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rows [][]int
+		ways int
+		want [][]int
+	}{
+		{"interleaved lines", [][]int{{0, 1}, {2, 3}, {0, 1}, {2, 3}}, 2, [][]int{{0, 2}, {1, 3}}},
+		{"three lines, two ways", [][]int{{4}, {0}, {2}, {4}, {0}, {2}}, 2, [][]int{{1, 4, 2, 5}, {0, 3}}},
+		{"one support cut for balance", [][]int{{0}, {0}, {0}, {0}}, 2, [][]int{{0, 1, 2}, {3}}},
+		{"zero rows first", [][]int{{0}, nil, {0}, nil}, 2, [][]int{{1, 3, 0}, {2}}},
+		{"more ways than rows", [][]int{{0}, {1}}, 3, [][]int{{0}, {1}, nil}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := supportRows(tc.rows, tc.ways)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("supportRows = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -195,7 +224,7 @@ func indexKey(e kernel.Expr) string {
 // candidates and that every GPU candidate builds.
 func TestGPUCandidates(t *testing.T) {
 	dir := testenv.PyFRMats(t)
-	for _, name := range []string{"p1/quad/m0", "p3/hex/m6", "p5/hex/m460", "p4/tet/m132"} {
+	for _, name := range []string{"p1/quad/m0", "p3/hex/m6", "p5/hex/m460", "p5/hex/m132"} {
 		t.Run(name, func(t *testing.T) {
 			op, err := load.File(filepath.Join(dir, name+"-sp.mtx"))
 			if err != nil {
@@ -203,6 +232,13 @@ func TestGPUCandidates(t *testing.T) {
 			}
 			pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
 			plain, gpu := Candidates(pb), GPUCandidates(pb)
+			// Grouping by support regroups operators whose rows share B
+			// along lines in several directions (m460, m6, m0) but not
+			// the divergence-like m132, whose rows come in order already.
+			grouped := slices.ContainsFunc(gpu, func(v Variant) bool { return v.Grouped })
+			if want := name != "p5/hex/m132"; grouped != want {
+				t.Errorf("grouped variants offered: %v, want %v", grouped, want)
+			}
 			if len(gpu) <= len(plain) {
 				t.Errorf("%d candidates, %d for GPUs", len(plain), len(gpu))
 			}

@@ -50,6 +50,9 @@ type Variant struct {
 	Width  int    `json:"width"`           // columns per thread: 1 or 2
 	Split  int    `json:"split,omitempty"` // threads along y (msplit, ksplit)
 	Chunk  int    `json:"chunk,omitempty"` // B rows per stage (msplit), C rows per reduction (ksplit)
+	// Grouped (cstream-msplit only, -g) deals rows to y threads by the
+	// rows of B they read instead of in their natural order.
+	Grouped bool `json:"grouped,omitempty"`
 	// Occupancy is the blocks per multiprocessor the CUDA compiler must
 	// allow (capping registers); 0 leaves it free. Other dialects ignore it.
 	Occupancy int `json:"occupancy,omitempty"`
@@ -64,6 +67,9 @@ func (v Variant) Name() string {
 	if v.Chunk > 0 {
 		s += fmt.Sprintf("-c%d", v.Chunk)
 	}
+	if v.Grouped {
+		s += "-g"
+	}
 	if v.Width > 1 {
 		s += fmt.Sprintf("-w%d", v.Width)
 	}
@@ -75,7 +81,7 @@ func (v Variant) Name() string {
 
 func (v Variant) String() string { return v.Name() }
 
-var variantRE = regexp.MustCompile(`^(cstream|bstream|bstream-msplit|cstream-ksplit|cstream-msplit)(?:/x(\d+)(?:-y(\d+)(?:-c(\d+))?)?(?:-w(\d+))?(?:-b(\d+))?)?$`)
+var variantRE = regexp.MustCompile(`^(cstream|bstream|bstream-msplit|cstream-ksplit|cstream-msplit)(?:/x(\d+)(?:-y(\d+)(?:-c(\d+))?)?(-g)?(?:-w(\d+))?(?:-b(\d+))?)?$`)
 
 // ParseVariant reads a name as printed by Name. A bare family name takes
 // its defaults.
@@ -93,8 +99,9 @@ func ParseVariant(s string) (Variant, error) {
 	num(m[2], &v.Block)
 	num(m[3], &v.Split)
 	num(m[4], &v.Chunk)
-	num(m[5], &v.Width)
-	num(m[6], &v.Occupancy)
+	v.Grouped = m[5] != ""
+	num(m[6], &v.Width)
+	num(m[7], &v.Occupancy)
 	if !v.Family.splits() && v.Split != 0 {
 		return Variant{}, fmt.Errorf("variant %q: %s takes no -y/-c", s, v.Family)
 	}
@@ -128,8 +135,10 @@ func (v Variant) valid() error {
 		return fmt.Errorf("variant %s: width must be 1 or 2", v.Name())
 	case v.Family.chunked() && (v.Split < 2 || v.Chunk < 1 || v.Width != 1):
 		return fmt.Errorf("variant %s: split must be ≥ 2, chunk ≥ 1 and width 1", v.Name())
-	case v.Family == CStreamMSplit && (v.Split < 2 || v.Chunk != 0 || v.Width != 1):
-		return fmt.Errorf("variant %s: split must be ≥ 2, no chunk and width 1", v.Name())
+	case v.Family == CStreamMSplit && (v.Split < 2 || v.Chunk != 0):
+		return fmt.Errorf("variant %s: split must be ≥ 2 and no chunk", v.Name())
+	case v.Grouped && v.Family != CStreamMSplit:
+		return fmt.Errorf("variant %s: only cstream-msplit groups rows (-g)", v.Name())
 	case !v.Family.splits() && (v.Split != 0 || v.Chunk != 0):
 		return fmt.Errorf("variant %s: %s takes no split or chunk", v.Name(), v.Family)
 	case v.Occupancy < 0 || v.Occupancy > 32:
