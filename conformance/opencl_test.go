@@ -17,6 +17,10 @@ import (
 // cstream: 17 s instead of 29 s), and they run slower (p3 hex: 43 % of
 // the copy roof instead of 52 %), which a correctness test does not mind.
 // bespoke bench keeps PoCL's default and verifies its own candidates.
+//
+// PoCL builds one program at a time per process, so there the suite runs
+// in one worker process per CPU (RunShards), each checking its share of
+// every batch of cases.
 func TestOpenCL(t *testing.T) {
 	if os.Getenv("POCL_WORK_GROUP_METHOD") == "" {
 		os.Setenv("POCL_WORK_GROUP_METHOD", "auto") // before PoCL reads it; t.Setenv forbids t.Parallel
@@ -26,7 +30,12 @@ func TestOpenCL(t *testing.T) {
 	if err != nil {
 		testenv.Unavailable(t, "opencl", err)
 	}
-	t.Cleanup(func() { dev.Close() }) // after the parallel subtests, unlike a defer
 	t.Logf("OpenCL device: %s (%s)", dev.Info().Name, dev.Info().Platform)
+	if w := Workers(dev); w > 1 {
+		dev.Close()
+		RunShards(t, "TestOpenCL", w)
+		return
+	}
+	t.Cleanup(func() { dev.Close() }) // after the parallel subtests, unlike a defer
 	Run(t, dev)
 }

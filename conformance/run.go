@@ -1,17 +1,19 @@
 package conformance
 
 import (
-	"github.com/bespoke-hpc/bespoke/operator"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/sparse"
+	"github.com/bespoke-hpc/bespoke/operator"
 	"github.com/bespoke-hpc/bespoke/operator/load"
 	"github.com/bespoke-hpc/bespoke/verify"
 )
@@ -63,7 +65,7 @@ func RunEdge(t *testing.T, dev device.Device) {
 		}
 	}
 	total += Check(t, dev, cases)
-	t.Logf("%d kernels verified on %s", total, dev.Info().Name)
+	t.Logf("%d kernels verified on %s%s", total, dev.Info().Name, shardNote())
 }
 
 // RunVariants checks every variant × precision × β on the representative
@@ -76,20 +78,23 @@ func RunVariants(t *testing.T, dev device.Device) {
 	}
 	rng := testenv.Rand(t)
 	total := 0
+	var mu sync.Mutex
 	for _, op := range ops {
 		cs, err := Cases(rng, Problem{Op: op, N: 1001, LDB: 1004, LDC: 1010}, DTypes, Betas, []float64{0.5}, 1)
 		if err != nil {
 			t.Fatalf("%s: %v", op.Name, err)
 		}
-		total += len(cs)
 		t.Run(op.Name, func(t *testing.T) {
 			t.Parallel() // operators' compiles overlap
-			Check(t, dev, cs)
+			n := Check(t, dev, cs)
+			mu.Lock()
+			total += n
+			mu.Unlock()
 		})
 	}
 	t.Cleanup(func() { // after the parallel subtests
 		if !t.Failed() {
-			t.Logf("%d kernels verified on %s", total, dev.Info().Name)
+			t.Logf("%d kernels verified on %s%s", total, dev.Info().Name, shardNote())
 		}
 	})
 }
@@ -150,8 +155,16 @@ func RunPyFR(t *testing.T, dev device.Device) {
 		}
 		total += Check(t, dev, cases)
 	}
-	if total < len(ops) {
-		t.Errorf("verified %d kernels for %d matrices", total, len(ops))
+	if sh, _ := currentShard(); total < len(ops)/sh.w {
+		t.Errorf("verified %d kernels for %d matrices (worker %d of %d)", total, len(ops), sh.i+1, sh.w)
 	}
-	t.Logf("%d PyFR matrices verified on %s", total, dev.Info().Name)
+	t.Logf("%d PyFR matrices verified on %s%s", total, dev.Info().Name, shardNote())
+}
+
+// shardNote names this worker's share in the suite's log lines.
+func shardNote() string {
+	if sh, _ := currentShard(); sh.w > 1 {
+		return fmt.Sprintf(" (worker %d of %d: every %d-th case)", sh.i+1, sh.w, sh.w)
+	}
+	return ""
 }

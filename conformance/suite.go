@@ -91,10 +91,12 @@ func variants(pb sparse.Problem, rowSplit bool) []sparse.Variant {
 	return vs
 }
 
-// Check runs the cases in one build and fails the test for each that does
-// not pass; it returns how many ran.
+// Check runs the cases (this worker's share of them, see ShardEnv) in one
+// build and fails the test for each that does not pass; it returns how
+// many ran.
 func Check(t *testing.T, dev device.Device, cases []verify.Case) int {
 	t.Helper()
+	cases = inShard(t, cases)
 	for _, o := range verify.RunBatch(dev, cases) {
 		if !o.Passed() {
 			in := o.In
