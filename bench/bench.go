@@ -36,6 +36,9 @@ type Config struct {
 	Samples        int              // columns verified per candidate
 	Baselines      []Baseline       // vendor libraries timed side by side
 	Progress       func(step string)
+	// Stop, when closed, ends the run after the operator in progress; the
+	// report then holds the operators done so far (Report.Interrupted).
+	Stop <-chan struct{}
 }
 
 // Baseline is a library implementation timed beside the generated kernels.

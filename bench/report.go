@@ -31,6 +31,8 @@ type Report struct {
 	RoofGBs        float64    `json:"roof_gbs"`
 	Roof           Timing     `json:"roof_timing"`
 	Operators      []OpResult `json:"operators"`
+	// Interrupted: Config.Stop ended the run before every operator ran.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Run measures the roof, then every operator, on one device.
@@ -50,6 +52,12 @@ func Run(dev device.Device, ops []*operator.Operator, cfg Config) (*Report, erro
 	r.cfg.Progress("compiling")
 	r.Precompile(ops, runtime.NumCPU())
 	for _, op := range ops {
+		select {
+		case <-r.cfg.Stop:
+			rep.Interrupted = true
+			return rep, nil
+		default:
+		}
 		rep.Operators = append(rep.Operators, r.Operator(op, rep.RoofGBs))
 	}
 	return rep, nil

@@ -128,7 +128,7 @@ func RunPyFR(t *testing.T, dev device.Device) {
 	}
 	rng := testenv.Rand(t)
 	const batch = 120 // all at once: RunBatch splits and builds in parallel
-	total := 0
+	built, total := 0, 0
 	for start := 0; start < len(ops); start += batch {
 		var cases []verify.Case
 		for i := start; i < min(start+batch, len(ops)); i++ {
@@ -153,10 +153,11 @@ func RunPyFR(t *testing.T, dev device.Device) {
 			}
 			cases = append(cases, verify.Case{Kernel: k, In: verify.NewInputs(rng, op, dt, 1, beta, n, ld, ld)})
 		}
+		built += len(cases)
 		total += Check(t, dev, cases)
 	}
-	if sh, _ := currentShard(); total < len(ops)/sh.w {
-		t.Errorf("verified %d kernels for %d matrices (worker %d of %d)", total, len(ops), sh.i+1, sh.w)
+	if built < len(ops) {
+		t.Errorf("built %d kernels for %d matrices", built, len(ops))
 	}
 	t.Logf("%d PyFR matrices verified on %s%s", total, dev.Info().Name, shardNote())
 }

@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -154,6 +156,21 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Opera
 		}
 		defer bar.Finish()
 	}
+	// An interrupt (Ctrl-C, or SIGTERM from a time limit) ends the run
+	// after the operator in progress and still writes what was measured;
+	// a second one exits at once.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	stop := make(chan struct{})
+	cfg.Stop = stop
+	go func() {
+		if _, ok := <-sigs; ok {
+			fmt.Fprintln(stderr, "bespoke: interrupted: finishing the operator in progress, then writing the results so far (interrupt again to quit now)")
+			close(stop)
+			signal.Stop(sigs)
+		}
+	}()
 	rep, err := bench.Run(dev, ops, cfg)
 	if err != nil {
 		return err
@@ -164,6 +181,9 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Opera
 	}
 	if err := writeOutputs(stdout, rep, o); err != nil {
 		return err
+	}
+	if rep.Interrupted {
+		return fmt.Errorf("interrupted after %d of %d operators (their results are written)", len(rep.Operators), len(ops))
 	}
 	for _, op := range rep.Operators {
 		if op.Err != "" {
