@@ -13,5 +13,5 @@ func TestCUDA(t *testing.T) {
 		testenv.Unavailable(t, "cuda", err)
 	}
 	t.Cleanup(func() { dev.Close() }) // after the parallel subtests, unlike a defer
-	Run(t, dev)
+	Run(t, dev, dev)
 }

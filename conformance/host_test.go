@@ -14,5 +14,5 @@ func TestHost(t *testing.T) {
 		testenv.Unavailable(t, "c", err)
 	}
 	t.Cleanup(func() { dev.Close() }) // after the parallel subtests, unlike a defer
-	Run(t, dev)
+	Run(t, dev, dev)
 }

@@ -18,14 +18,17 @@ import (
 	"github.com/bespoke-hpc/bespoke/verify"
 )
 
-// Run is the whole suite on one device.
-func Run(t *testing.T, dev device.Device) {
+// Run is the whole suite on one device. The PyFR sweep builds its large
+// kernels (past largeNNZ) on large, which may be the same device with
+// lighter compiler options (see TestOpenCL); every other kernel is built
+// on dev.
+func Run(t *testing.T, dev, large device.Device) {
 	// The parts run side by side, so that one part's compiles fill the
 	// cores another leaves idle at its end (verify.RunBatch bounds the
 	// compilers in flight across all of them).
 	t.Run("edge", func(t *testing.T) { t.Parallel(); RunEdge(t, dev) })
 	t.Run("variants", func(t *testing.T) { t.Parallel(); RunVariants(t, dev) })
-	t.Run("pyfr", func(t *testing.T) { t.Parallel(); RunPyFR(t, dev) })
+	t.Run("pyfr", func(t *testing.T) { t.Parallel(); RunPyFR(t, dev, large) })
 }
 
 // RunEdge checks every variant, precision and β on hand-made operators
@@ -108,8 +111,9 @@ const largeNNZ = 1200
 var largeVariant = sparse.Variant{Family: sparse.CStreamKSplit, Block: 64, Width: 1, Split: 2, Chunk: 16}
 
 // RunPyFR checks every shared PyFR matrix with one variant and precision
-// each, rotating through all variants and both precisions, with PyFR's β.
-func RunPyFR(t *testing.T, dev device.Device) {
+// each, rotating through all variants and both precisions, with PyFR's β;
+// kernels past largeNNZ non-zeros are built on large.
+func RunPyFR(t *testing.T, dev, large device.Device) {
 	dir := testenv.PyFRMats(t)
 	var paths []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -130,11 +134,12 @@ func RunPyFR(t *testing.T, dev device.Device) {
 	const batch = 120 // all at once: RunBatch splits and builds in parallel
 	built, total := 0, 0
 	for start := 0; start < len(ops); start += batch {
-		var cases []verify.Case
+		var cases, largeCases []verify.Case
 		for i := start; i < min(start+batch, len(ops)); i++ {
 			op := ops[i]
 			v, dt := Rotating(i)
-			if operator.Analyze(op).NNZ > largeNNZ {
+			isLarge := operator.Analyze(op).NNZ > largeNNZ
+			if isLarge {
 				v = largeVariant
 			}
 			beta := load.PyFRBeta(op.Name)
@@ -151,10 +156,15 @@ func RunPyFR(t *testing.T, dev device.Device) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", op.Name, v.Name(), err)
 			}
-			cases = append(cases, verify.Case{Kernel: k, In: verify.NewInputs(rng, op, dt, 1, beta, n, ld, ld)})
+			c := verify.Case{Kernel: k, In: verify.NewInputs(rng, op, dt, 1, beta, n, ld, ld)}
+			if isLarge {
+				largeCases = append(largeCases, c)
+			} else {
+				cases = append(cases, c)
+			}
 		}
-		built += len(cases)
-		total += Check(t, dev, cases)
+		built += len(cases) + len(largeCases)
+		total += Check(t, dev, cases) + Check(t, large, largeCases)
 	}
 	if built < len(ops) {
 		t.Errorf("built %d kernels for %d matrices", built, len(ops))

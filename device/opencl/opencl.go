@@ -171,7 +171,7 @@ func Open(selector string) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{platform: e.platform, dev: e.device, info: e.info, driver: e.driver, platformVersion: e.platformVersion}
+	d := &Device{platform: e.platform, dev: e.device, info: e.info, driver: e.driver, platformVersion: e.platformVersion, options: BuildOptions}
 	var a dl.Arena
 	defer a.Free()
 	var code int32
@@ -256,6 +256,7 @@ type Device struct {
 	info                      device.Info
 	driver                    string
 	platformVersion           string
+	options                   string // BuildOptions plus SetExtraOptions
 
 	mu          sync.Mutex
 	noMarkers   bool // marker profiling failed once: time with the host clock
@@ -275,6 +276,20 @@ func (d *Device) ownCache() bool { return isPoCL(d.info.Platform) }
 // SerialBuilds reports a platform that builds one program at a time per
 // process (PoCL), so that callers do not tie up threads waiting on it.
 func (d *Device) SerialBuilds() bool { return isPoCL(d.info.Platform) }
+
+// SetExtraOptions appends opts to BuildOptions for the programs built
+// after it (e.g. "-cl-opt-disable"); "" restores BuildOptions.
+func (d *Device) SetExtraOptions(opts string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.options = strings.TrimSpace(BuildOptions + " " + opts)
+}
+
+func (d *Device) buildOptions() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.options
+}
 
 // Dialect is emit.OpenCL.
 func (d *Device) Dialect() emit.Dialect { return emit.OpenCL }
@@ -470,7 +485,7 @@ func isPoCL(platform string) bool {
 
 func (d *Device) key(text string) string {
 	return cache.Key("bespoke-opencl-v1", d.info.Platform, d.platformVersion, d.info.Name,
-		d.driver, d.info.Arch, BuildOptions, text)
+		d.driver, d.info.Arch, d.buildOptions(), text)
 }
 
 // Build compiles all of src's entries in one program and creates a kernel
@@ -523,7 +538,7 @@ func (d *Device) fromSource(src emit.Source) (uintptr, error) {
 	if err := check("clCreateProgramWithSource", code); err != nil {
 		return 0, err
 	}
-	code = cl.BuildProgram(prog, 1, a.Uintptrs(d.dev), a.CString(BuildOptions), 0, 0)
+	code = cl.BuildProgram(prog, 1, a.Uintptrs(d.dev), a.CString(d.buildOptions()), 0, 0)
 	if code != clSuccess {
 		log := d.buildLog(prog)
 		cl.ReleaseProgram(prog)
@@ -550,7 +565,7 @@ func (d *Device) fromBinary(bin []byte) uintptr {
 		}
 		return 0
 	}
-	if cl.BuildProgram(prog, 1, a.Uintptrs(d.dev), a.CString(BuildOptions), 0, 0) != clSuccess {
+	if cl.BuildProgram(prog, 1, a.Uintptrs(d.dev), a.CString(d.buildOptions()), 0, 0) != clSuccess {
 		cl.ReleaseProgram(prog)
 		return 0
 	}

@@ -395,3 +395,31 @@ func TestBigBuild(t *testing.T) {
 	})
 	t.Logf("second launch %v %v", el, err)
 }
+
+// Extra build options reach the compiler: a valid one builds, a bogus one
+// is refused, and "" restores the defaults.
+func TestExtraOptions(t *testing.T) {
+	d := openTest(t)
+	defer d.SetExtraOptions("")
+	src := emit.Source{Dialect: emit.OpenCL, Text: "__kernel void one(__global int *x) { x[0] = 1; }\n", Entries: []string{"one"}}
+	for _, tc := range []struct {
+		opts string
+		ok   bool
+	}{
+		{"-cl-opt-disable", true},
+		{"-cl-no-such-option-bespoke", false},
+		{"", true},
+	} {
+		d.SetExtraOptions(tc.opts)
+		p, err := d.Build(src)
+		switch {
+		case err != nil && tc.ok:
+			t.Errorf("options %q: %v", tc.opts, err)
+		case err == nil && !tc.ok && isPoCL(d.Info().Platform): // others may ignore unknown options
+			t.Errorf("options %q: built, want an error", tc.opts)
+		}
+		if err == nil {
+			p.Close()
+		}
+	}
+}
