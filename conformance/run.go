@@ -175,7 +175,7 @@ func RunPyFR(t *testing.T, dev, large device.Device) {
 // shardNote names this worker's share in the suite's log lines.
 func shardNote() string {
 	if sh, _ := currentShard(); sh.w > 1 {
-		return fmt.Sprintf(" (worker %d of %d: every %d-th case)", sh.i+1, sh.w, sh.w)
+		return fmt.Sprintf(" (worker %d of %d: its share of the cases)", sh.i+1, sh.w)
 	}
 	return ""
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/bespoke-hpc/bespoke/verify"
 )
 
-// ShardEnv, set to "i/w" (0 ≤ i < w), makes Check run only every w-th
-// case, starting at the i-th: one of w worker processes of RunShards.
+// ShardEnv, set to "i/w" (0 ≤ i < w), makes Check run only the i-th of w
+// shares of its cases (see deal): one of w worker processes of RunShards.
 const ShardEnv = "BESPOKE_CONFORMANCE_SHARD"
 
 // shard is this process's part of every Check: index i of w.
