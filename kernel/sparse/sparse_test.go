@@ -224,7 +224,7 @@ func indexKey(e kernel.Expr) string {
 // candidates and that every GPU candidate builds.
 func TestGPUCandidates(t *testing.T) {
 	dir := testenv.PyFRMats(t)
-	for _, name := range []string{"p1/quad/m0", "p3/hex/m6", "p5/hex/m460", "p5/hex/m132"} {
+	for _, name := range []string{"p1/quad/m0", "p3/hex/m6", "p5/hex/m460", "p5/hex/m132", "p4/tet/m460"} {
 		t.Run(name, func(t *testing.T) {
 			op, err := load.File(filepath.Join(dir, name+"-sp.mtx"))
 			if err != nil {
@@ -232,11 +232,13 @@ func TestGPUCandidates(t *testing.T) {
 			}
 			pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
 			plain, gpu := Candidates(pb), GPUCandidates(pb)
-			// Grouping by support regroups operators whose rows share B
-			// along lines in several directions (m460, m6, m0) but not
-			// the divergence-like m132, whose rows come in order already.
+			// Grouping by support pays for operators whose rows share B
+			// along lines in several directions (m460, m6), not for the
+			// divergence-like m132 (its rows come in line order already),
+			// a dense operator (every row reads all of B) or one too
+			// small to split unevenly.
 			grouped := slices.ContainsFunc(gpu, func(v Variant) bool { return v.Grouped })
-			if want := name != "p5/hex/m132"; grouped != want {
+			if want := name == "p3/hex/m6" || name == "p5/hex/m460"; grouped != want {
 				t.Errorf("grouped variants offered: %v, want %v", grouped, want)
 			}
 			if len(gpu) <= len(plain) {
