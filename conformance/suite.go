@@ -40,8 +40,9 @@ var Representative = []string{
 type Problem struct {
 	Op          *operator.Operator
 	N, LDB, LDC int
-	// RowSplit adds cstream-msplit/x32-y4 and x32-y3-g-w2, GPU
-	// candidates, so that their rendering is checked in every dialect (the
+	// RowSplit adds cstream-msplit/x32-y4 and x32-y3-g-w2 and
+	// bstream-msplit/x32-y3 (no staging), GPU candidates, so that their
+	// rendering is checked in every dialect (the
 	// edge cases do; the PyFR sweep rotates them in; the representative
 	// set leaves them out to keep the suite's time).
 	RowSplit bool
@@ -83,6 +84,7 @@ func variants(pb sparse.Problem, rowSplit bool) []sparse.Variant {
 	for _, cm := range []sparse.Variant{
 		{Family: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 4},
 		{Family: sparse.CStreamMSplit, Block: 32, Width: 2, Split: 3, Grouped: true},
+		{Family: sparse.BStreamMSplit, Block: 32, Width: 1, Split: 3}, // no staging
 	} {
 		if rowSplit && pb.Check(cm) == nil {
 			vs = append(vs, cm)
@@ -167,6 +169,7 @@ func Rotating(i int) (sparse.Variant, kernel.DType) {
 		{Family: sparse.CStreamKSplit, Block: 32, Width: 1, Split: 4, Chunk: 16},
 		{Family: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 8},
 		{Family: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 8, Grouped: true},
+		{Family: sparse.BStreamMSplit, Block: 32, Width: 1, Split: 4},
 	}
 	return all[i%len(all)], DTypes[(i/len(all))%2]
 }

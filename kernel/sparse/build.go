@@ -17,7 +17,11 @@ func Build(pb Problem, v Variant) (*kernel.Kernel, error) {
 	case CStream, BStream:
 		g.streamKernel()
 	case BStreamMSplit:
-		g.msplitKernel()
+		if v.Chunk == 0 { // no staging: B from global memory
+			g.rowSplitKernel()
+		} else {
+			g.msplitKernel()
+		}
 	case CStreamKSplit:
 		g.ksplitKernel()
 	case CStreamMSplit:

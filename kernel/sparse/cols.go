@@ -161,16 +161,34 @@ func (c *cols) cstreamRows(rows []int) {
 // bstream loads each used row of B once and stores each output row as
 // soon as its last non-zero has been consumed.
 func (c *cols) bstream() {
+	rows := make([]int, c.g.m)
+	for i := range rows {
+		rows[i] = i
+	}
+	c.bstreamRows(rows)
+}
+
+// bstreamRows is bstream over the given rows only: it loads just the rows
+// of B they use.
+func (c *cols) bstreamRows(rows []int) {
 	rowNZ, colNZ, used := c.g.structure()
-	for i, nz := range rowNZ {
-		if len(nz) == 0 {
+	mine := make([]bool, c.g.m)
+	for _, i := range rows {
+		mine[i] = true
+		if len(rowNZ[i]) == 0 {
 			c.store(i, nil)
 		}
 	}
 	started := make([]bool, c.g.m)
 	for _, r := range used {
-		bv := c.loadB(r)
+		var bv []kernel.Expr
 		for _, i := range colNZ[r] {
+			if !mine[i] {
+				continue
+			}
+			if bv == nil {
+				bv = c.loadB(r)
+			}
 			acc := c.lanes(fmt.Sprintf("a%d", i))
 			for l, name := range acc {
 				t := term(c.g.at(i, r), bv[l])

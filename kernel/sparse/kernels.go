@@ -229,9 +229,10 @@ func (g *gen) msplitKernel() {
 	}
 }
 
-// rowSplitKernel (cstream-msplit): y thread t evaluates the t-th of Split
-// groups of rows as cstream does, reading B from global memory, so each
-// thread loads (and keeps live) only the part of B its rows read. The
+// rowSplitKernel (cstream-msplit, and bstream-msplit without staging):
+// y thread t evaluates the t-th of Split groups of rows as cstream (or
+// bstream) does, reading B from global memory, so each thread loads (and
+// keeps live) only the part of B its rows read. The
 // groups are contiguous rows (near rows of PyFR's operators read near rows
 // of B) or, grouped (-g), rows ordered by the rows of B they read, which
 // puts together the rows of a tensor-product line in any direction.
@@ -252,7 +253,11 @@ func (g *gen) rowSplitKernel() {
 	}
 	rowsOf := func(rows []int, w int) []kernel.Stmt {
 		c := &cols{g: g, w: w, j: j}
-		c.cstreamRows(rows)
+		if v.Family == BStreamMSplit {
+			c.bstreamRows(rows)
+		} else {
+			c.cstreamRows(rows)
+		}
 		return c.out
 	}
 	per := make([][]kernel.Stmt, v.Split)

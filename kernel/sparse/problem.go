@@ -133,8 +133,14 @@ func Candidates(pb Problem) []Variant {
 // Rows grouped by the rows of B they read (-g) took the tall ones further:
 // p5/hex/m460 72 → 93 % (x32-y12-g), p6/hex/m6 92 → 97 % in fp64, and in
 // fp32 with two columns per thread 92 → 97.6 % (x64-y8-g-w2). A grouped
-// variant is left out where it would not load fewer rows of B than the
-// contiguous one (dense operators: same loads, and NVRTC's slowest builds).
+// variant is left out where it would not load at least 10 % fewer rows of
+// B than the contiguous one (nearly dense operators: about the same loads,
+// and NVRTC's slowest builds).
+//
+// bstream-msplit without staging (x64-y2, x32-y4) is there for operators
+// whose sums do not fit one thread in fp64: p5/hex/m132's 216 sums fit in
+// fp32, where bstream/x128 reaches 98 % against 83 % for the best fp64
+// candidate. Not yet timed on a GPU.
 func GPUCandidates(pb Problem) []Variant {
 	out := Candidates(pb)
 	for _, v := range []Variant{
@@ -153,11 +159,14 @@ func GPUCandidates(pb Problem) []Variant {
 		{Family: CStreamMSplit, Block: 64, Width: 1, Split: 16, Grouped: true},
 		{Family: CStreamMSplit, Block: 32, Width: 2, Split: 16, Grouped: true},
 		{Family: CStreamMSplit, Block: 64, Width: 2, Split: 8, Grouped: true},
+		{Family: BStreamMSplit, Block: 64, Width: 1, Split: 2},
+		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4},
 		{Family: CStream, Block: 128, Width: 1, Occupancy: 4},
 		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
 		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
 	} {
-		if pb.Check(v) == nil && (v.Family != CStreamMSplit || v.Split <= pb.Op.Rows) && (!v.Grouped || regroups(pb, v.Split)) {
+		rowSplit := v.Family == CStreamMSplit || (v.Family == BStreamMSplit && v.Chunk == 0)
+		if pb.Check(v) == nil && (!rowSplit || v.Split <= pb.Op.Rows) && (!v.Grouped || regroups(pb, v.Split)) {
 			out = append(out, v)
 		}
 	}
@@ -172,6 +181,25 @@ func GPUCandidates(pb Problem) []Variant {
 func regroups(pb Problem, ways int) bool {
 	rowNZ, _, _ := (&gen{pb: pb, m: pb.Op.Rows, k: pb.Op.Cols}).structure()
 	return 10*bLoads(rowNZ, supportRows(rowNZ, ways)) <= 9*bLoads(rowNZ, contiguousRows(rowNZ, ways))
+}
+
+// openSums is the most partial sums of the given rows open at once when
+// the rows of B are streamed in order (a row is open from its first
+// non-zero to its last).
+func openSums(rowNZ [][]int, rows []int, k int) int {
+	delta := make([]int, k+1)
+	for _, i := range rows {
+		if nz := rowNZ[i]; len(nz) > 0 {
+			delta[nz[0]]++
+			delta[nz[len(nz)-1]+1]--
+		}
+	}
+	open, most := 0, 0
+	for _, d := range delta {
+		open += d
+		most = max(most, open)
+	}
+	return most
 }
 
 // bLoads counts the rows of B the groups load, each group its own.
@@ -227,6 +255,14 @@ func LiveValues(pb Problem, v Variant) int {
 				}
 			}
 			peak = max(peak, open)
+		}
+		if v.Family == BStreamMSplit && v.Chunk == 0 { // the busiest group's sums
+			rowNZ, _, _ := (&gen{pb: pb, m: op.Rows, k: op.Cols}).structure()
+			most := 0
+			for _, rows := range contiguousRows(rowNZ, v.Split) {
+				most = max(most, openSums(rowNZ, rows, op.Cols))
+			}
+			return most
 		}
 		if v.Family == BStreamMSplit { // accumulators and the prefetched chunk
 			return (peak+v.Split-1)/v.Split + (v.Chunk+v.Split-1)/v.Split

@@ -46,6 +46,10 @@ func TestParseVariant(t *testing.T) {
 		{in: "cstream/x128-b64", bad: true},
 		{in: "cstream/x128-y2-c4", bad: true},
 		{in: "bstream-msplit/x64", bad: true},
+		{in: "bstream-msplit/x32-y4", want: "bstream-msplit/x32-y4"},
+		{in: "bstream-msplit/x32-y4-c0", bad: true},
+		{in: "bstream-msplit/x32-y4-w2", bad: true},
+		{in: "cstream-ksplit/x32-y4-c0", bad: true},
 		{in: "bstream/x2000", bad: true},
 		{in: "bstream/x128-w3", bad: true},
 		{in: "gemm", bad: true},
@@ -245,7 +249,7 @@ func TestGPUCandidates(t *testing.T) {
 				t.Errorf("%d candidates, %d for GPUs", len(plain), len(gpu))
 			}
 			for i, v := range gpu {
-				gpuOnly := v.Occupancy != 0 || v.Family == CStreamMSplit
+				gpuOnly := v.Occupancy != 0 || v.Family == CStreamMSplit || (v.Family == BStreamMSplit && v.Chunk == 0)
 				if gpuOnly != (i >= len(plain)) {
 					t.Errorf("%s at %d: GPU-only variant out of place", v, i)
 				}

@@ -19,7 +19,11 @@ const (
 	// is stored as soon as its last non-zero is consumed.
 	BStream Family = "bstream"
 	// BStreamMSplit: rows of A split across the block's y threads; B
-	// staged in chunks of rows through double-buffered shared memory.
+	// staged in chunks of rows through double-buffered shared memory, or
+	// with no chunk (-c omitted, Chunk 0) read straight from global
+	// memory by each y thread for its contiguous group of rows, as in
+	// cstream-msplit but accumulating as bstream does: every row of B a
+	// thread needs is loaded once, for few live values besides the sums.
 	BStreamMSplit Family = "bstream-msplit"
 	// CStreamKSplit: columns of A split across the block's y threads;
 	// partial sums reduced through double-buffered shared memory.
@@ -105,7 +109,14 @@ func ParseVariant(s string) (Variant, error) {
 	if !v.Family.splits() && v.Split != 0 {
 		return Variant{}, fmt.Errorf("variant %q: %s takes no -y/-c", s, v.Family)
 	}
-	if v.Family.chunked() && m[2] != "" && m[4] == "" {
+	switch {
+	case m[4] != "" && v.Chunk < 1:
+		return Variant{}, fmt.Errorf("variant %q: chunk must be ≥ 1 (leave out -c for no staging)", s)
+	case v.Family == BStreamMSplit && m[2] != "" && m[3] == "":
+		return Variant{}, fmt.Errorf("variant %q: %s needs -yS (and -cC to stage B in shared memory)", s, v.Family)
+	case v.Family == BStreamMSplit && m[3] != "" && m[4] == "":
+		v.Chunk = 0 // no staging
+	case v.Family.chunked() && m[2] != "" && m[4] == "":
 		return Variant{}, fmt.Errorf("variant %q: %s needs -yS-cC", s, v.Family)
 	}
 	if v.Family == CStreamMSplit && m[4] != "" {
@@ -133,8 +144,8 @@ func (v Variant) valid() error {
 		return fmt.Errorf("variant %s: block %d out of 1..1024", v.Name(), v.Block)
 	case v.Width != 1 && v.Width != 2:
 		return fmt.Errorf("variant %s: width must be 1 or 2", v.Name())
-	case v.Family.chunked() && (v.Split < 2 || v.Chunk < 1 || v.Width != 1):
-		return fmt.Errorf("variant %s: split must be ≥ 2, chunk ≥ 1 and width 1", v.Name())
+	case v.Family.chunked() && (v.Split < 2 || v.Chunk < 0 || (v.Chunk == 0 && v.Family != BStreamMSplit) || v.Width != 1):
+		return fmt.Errorf("variant %s: split must be ≥ 2, chunk ≥ 1 (bstream-msplit: ≥ 0) and width 1", v.Name())
 	case v.Family == CStreamMSplit && (v.Split < 2 || v.Chunk != 0):
 		return fmt.Errorf("variant %s: split must be ≥ 2 and no chunk", v.Name())
 	case v.Grouped && v.Family != CStreamMSplit:
