@@ -69,11 +69,11 @@ type Program interface {
 	Close() error
 }
 
-// Device is one backend device with a context of its own.
 // SerialBuilder is implemented by devices whose builds run one at a time
 // within a process (PoCL compiles under a lock).
 type SerialBuilder interface{ SerialBuilds() bool }
 
+// Device is one backend device with a context of its own.
 type Device interface {
 	Info() Info
 	Dialect() emit.Dialect

@@ -16,16 +16,14 @@ func Build(pb Problem, v Variant) (*kernel.Kernel, error) {
 	switch v.Family {
 	case CStream, BStream:
 		g.streamKernel()
-	case BStreamMSplit:
-		if v.Chunk == 0 { // no staging: B from global memory
+	case BStreamMSplit, CStreamMSplit:
+		if v.rowSplit() { // B from global memory
 			g.rowSplitKernel()
 		} else {
 			g.msplitKernel()
 		}
 	case CStreamKSplit:
 		g.ksplitKernel()
-	case CStreamMSplit:
-		g.rowSplitKernel()
 	default:
 		return nil, fmt.Errorf("unknown family %q", v.Family)
 	}

@@ -165,8 +165,7 @@ func GPUCandidates(pb Problem) []Variant {
 		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
 		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
 	} {
-		rowSplit := v.Family == CStreamMSplit || (v.Family == BStreamMSplit && v.Chunk == 0)
-		if pb.Check(v) == nil && (!rowSplit || v.Split <= pb.Op.Rows) && (!v.Grouped || regroups(pb, v.Split)) {
+		if pb.Check(v) == nil && (!v.rowSplit() || v.Split <= pb.Op.Rows) && (!v.Grouped || regroups(pb, v.Split)) {
 			out = append(out, v)
 		}
 	}
@@ -179,8 +178,14 @@ func GPUCandidates(pb Problem) []Variant {
 // 40–60 % (p5/hex/m460, y16: 567 loads against 1,732); nearly dense ones
 // (tets) 0–5 %, not worth their candidates' build time.
 func regroups(pb Problem, ways int) bool {
-	rowNZ, _, _ := (&gen{pb: pb, m: pb.Op.Rows, k: pb.Op.Cols}).structure()
+	rowNZ := rowSupports(pb)
 	return 10*bLoads(rowNZ, supportRows(rowNZ, ways)) <= 9*bLoads(rowNZ, contiguousRows(rowNZ, ways))
+}
+
+// rowSupports lists, for each row of A, the columns of its non-zeros.
+func rowSupports(pb Problem) [][]int {
+	rowNZ, _, _ := (&gen{pb: pb, m: pb.Op.Rows, k: pb.Op.Cols}).structure()
+	return rowNZ
 }
 
 // openSums is the most partial sums of the given rows open at once when
@@ -233,37 +238,19 @@ func LiveValues(pb Problem, v Variant) int {
 	op := pb.Op
 	switch v.Family {
 	case BStream, BStreamMSplit:
-		last := make([]int, op.Rows) // last used column per row, -1 if none
-		first := make([]int, op.Rows)
-		for i := range last {
-			last[i], first[i] = -1, -1
-			for r := 0; r < op.Cols; r++ {
-				if op.At(i, r) != 0 {
-					if first[i] < 0 {
-						first[i] = r
-					}
-					last[i] = r
-				}
-			}
-		}
-		peak := 0
-		for r := 0; r < op.Cols; r++ {
-			open := 0
-			for i := range last {
-				if first[i] >= 0 && first[i] <= r && r <= last[i] {
-					open++
-				}
-			}
-			peak = max(peak, open)
-		}
-		if v.Family == BStreamMSplit && v.Chunk == 0 { // the busiest group's sums
-			rowNZ, _, _ := (&gen{pb: pb, m: op.Rows, k: op.Cols}).structure()
+		rowNZ := rowSupports(pb)
+		if v.rowSplit() { // the busiest group's sums
 			most := 0
 			for _, rows := range contiguousRows(rowNZ, v.Split) {
 				most = max(most, openSums(rowNZ, rows, op.Cols))
 			}
 			return most
 		}
+		all := make([]int, op.Rows)
+		for i := range all {
+			all[i] = i
+		}
+		peak := openSums(rowNZ, all, op.Cols)
 		if v.Family == BStreamMSplit { // accumulators and the prefetched chunk
 			return (peak+v.Split-1)/v.Split + (v.Chunk+v.Split-1)/v.Split
 		}

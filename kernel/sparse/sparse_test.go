@@ -249,7 +249,7 @@ func TestGPUCandidates(t *testing.T) {
 				t.Errorf("%d candidates, %d for GPUs", len(plain), len(gpu))
 			}
 			for i, v := range gpu {
-				gpuOnly := v.Occupancy != 0 || v.Family == CStreamMSplit || (v.Family == BStreamMSplit && v.Chunk == 0)
+				gpuOnly := v.Occupancy != 0 || v.rowSplit()
 				if gpuOnly != (i >= len(plain)) {
 					t.Errorf("%s at %d: GPU-only variant out of place", v, i)
 				}

@@ -44,6 +44,13 @@ func (f Family) splits() bool {
 	return f == BStreamMSplit || f == CStreamKSplit || f == CStreamMSplit
 }
 
+// rowSplit says whether v cuts the rows into contiguous (or grouped) sets,
+// one per y thread, reading B from global memory: cstream-msplit, and
+// bstream-msplit without staging (no chunk).
+func (v Variant) rowSplit() bool {
+	return v.Family == CStreamMSplit || (v.Family == BStreamMSplit && v.Chunk == 0)
+}
+
 // chunked says whether the family stages its work in chunks (-c).
 func (f Family) chunked() bool { return f == BStreamMSplit || f == CStreamKSplit }
 
