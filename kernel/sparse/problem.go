@@ -141,8 +141,21 @@ func Candidates(pb Problem) []Variant {
 // whose sums do not fit one thread in fp64: p5/hex/m132's 216 sums fit in
 // fp32, where bstream/x128 reaches 98 % against 83 % for the best fp64
 // candidate. Not yet timed on a GPU.
+//
+// Wide variants (two columns per thread, or a contiguous split over 16 y
+// threads) are offered only up to smallOperatorNNZ non-zeros: across the
+// full H100 runs of all 120 operators in both precisions none came within
+// 1 % of the best on an operator over 2,100 non-zeros, and on the larger
+// ones they were most of NVRTC's build time (2,600 of the 4,200 CPU
+// seconds spent in builds over 10 s in one fp64 run).
 func GPUCandidates(pb Problem) []Variant {
-	out := Candidates(pb)
+	var out []Variant
+	small := operator.Analyze(pb.Op).NNZ <= smallOperatorNNZ
+	for _, v := range Candidates(pb) {
+		if small || !v.wide() {
+			out = append(out, v)
+		}
+	}
 	for _, v := range []Variant{
 		{Family: CStreamMSplit, Block: 64, Width: 1, Split: 2},
 		{Family: CStreamMSplit, Block: 64, Width: 1, Split: 4},
@@ -165,11 +178,22 @@ func GPUCandidates(pb Problem) []Variant {
 		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
 		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
 	} {
-		if pb.Check(v) == nil && (!v.rowSplit() || v.Split <= pb.Op.Rows) && (!v.Grouped || regroups(pb, v.Split)) {
+		if pb.Check(v) == nil && (!v.rowSplit() || v.Split <= pb.Op.Rows) && (small || !v.wide()) &&
+			(!v.Grouped || regroups(pb, v.Split)) {
 			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// smallOperatorNNZ is the most non-zeros for which GPUCandidates offers
+// wide variants.
+const smallOperatorNNZ = 2500
+
+// wide says whether v gives a thread two columns, or cuts the rows in order
+// over more than 16 y threads.
+func (v Variant) wide() bool {
+	return v.Width > 1 || (v.Family == CStreamMSplit && !v.Grouped && v.Split > 16)
 }
 
 // regroups says whether grouping rows by support pays: at least 10 % fewer

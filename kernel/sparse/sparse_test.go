@@ -225,7 +225,8 @@ func indexKey(e kernel.Expr) string {
 }
 
 // TestGPUCandidates checks that the GPU-only variants come after the plain
-// candidates and that every GPU candidate builds.
+// candidates, that wide variants are left to small operators and that every
+// GPU candidate builds.
 func TestGPUCandidates(t *testing.T) {
 	dir := testenv.PyFRMats(t)
 	for _, name := range []string{"p1/quad/m0", "p3/hex/m6", "p5/hex/m460", "p5/hex/m132", "p4/tet/m460"} {
@@ -248,11 +249,19 @@ func TestGPUCandidates(t *testing.T) {
 			if len(gpu) <= len(plain) {
 				t.Errorf("%d candidates, %d for GPUs", len(plain), len(gpu))
 			}
+			// Wide variants only on small operators: p5/hex and p4/tet have
+			// over 2,500 non-zeros.
+			small := name == "p1/quad/m0" || name == "p3/hex/m6"
+			if wide := slices.ContainsFunc(gpu, Variant.wide); wide != small {
+				t.Errorf("wide variants offered: %v, want %v", wide, small)
+			}
+			seenGPUOnly := false
 			for i, v := range gpu {
 				gpuOnly := v.Occupancy != 0 || v.rowSplit()
-				if gpuOnly != (i >= len(plain)) {
-					t.Errorf("%s at %d: GPU-only variant out of place", v, i)
+				if seenGPUOnly && !gpuOnly || !gpuOnly && !slices.Contains(plain, v) {
+					t.Errorf("%s at %d: plain variant out of place", v, i)
 				}
+				seenGPUOnly = seenGPUOnly || gpuOnly
 				if _, err := Build(pb, v); err != nil {
 					t.Errorf("%s: %v", v, err)
 				}
