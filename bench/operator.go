@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/device"
@@ -228,6 +229,45 @@ type checker struct {
 	n, ld, samples int
 	gk             *kernel.Kernel
 	gather         device.Kernel
+	ref            []float64 // reference C at the sampled columns, row-major by sample
+	norm           float64   // largest magnitude in ref
+}
+
+// reference computes, once per operator, the float64 reference at the
+// sampled columns: every candidate and baseline is checked against the
+// same B and C tables, and on the largest operators this loop cost more
+// than the candidate's timed launches.
+func (ch *checker) reference() {
+	r, dt := ch.r, ch.r.cfg.DType
+	m, k, ld := ch.op.Rows, ch.op.Cols, int64(ch.ld)
+	type nz struct {
+		col int
+		a   float64
+	}
+	rows := make([][]nz, m)
+	for i := range rows {
+		for c := 0; c < k; c++ {
+			if a := ch.op.At(i, c); a != 0 {
+				rows[i] = append(rows[i], nz{c, verify.Rounded(dt, r.cfg.Alpha*a)})
+			}
+		}
+	}
+	beta := verify.Rounded(dt, ch.beta)
+	ch.ref = make([]float64, m*ch.samples)
+	for smp := 0; smp < ch.samples; smp++ {
+		j := int64(sampleColumn(smp, ch.n, ch.samples))
+		for i := 0; i < m; i++ {
+			ref := 0.0
+			for _, e := range rows[i] {
+				ref += e.a * r.hostB[(int64(e.col)*ld+j)%periodB]
+			}
+			if ch.beta != 0 {
+				ref += beta * r.hostC[(int64(i)*ld+j)%periodC]
+			}
+			ch.ref[i*ch.samples+smp] = ref
+			ch.norm = math.Max(ch.norm, math.Abs(ref))
+		}
+	}
 }
 
 // run resets C (NaN when β = 0, the C table otherwise), launches once,
@@ -265,29 +305,18 @@ func (ch *checker) run(s set, launch func(set) error) (float64, error) {
 		return 0, err
 	}
 	got := verify.Decode(dt, raw)
-	beta := verify.Rounded(dt, ch.beta)
-	norm, diff := 0.0, 0.0
-	for smp := 0; smp < ch.samples; smp++ {
-		j := sampleColumn(smp, ch.n, ch.samples)
-		for i := 0; i < m; i++ {
-			ref := 0.0
-			for k := 0; k < ch.op.Cols; k++ {
-				if a := ch.op.At(i, k); a != 0 {
-					ref += verify.Rounded(dt, r.cfg.Alpha*a) * r.hostB[(int64(k)*int64(ld)+int64(j))%periodB]
-				}
-			}
-			if ch.beta != 0 {
-				ref += beta * r.hostC[(int64(i)*int64(ld)+int64(j))%periodC]
-			}
-			g := got[i*ch.samples+smp]
-			if math.IsNaN(g) {
-				return math.Inf(1), fmt.Errorf("C[%d][%d] was not written", i, j)
-			}
-			norm = math.Max(norm, math.Abs(ref))
-			diff = math.Max(diff, math.Abs(g-ref))
-		}
+	if ch.ref == nil {
+		ch.reference()
 	}
-	return diff / norm, nil
+	diff := 0.0
+	for idx, g := range got {
+		if math.IsNaN(g) {
+			i, smp := idx/ch.samples, idx%ch.samples
+			return math.Inf(1), fmt.Errorf("C[%d][%d] was not written", i, sampleColumn(smp, ch.n, ch.samples))
+		}
+		diff = math.Max(diff, math.Abs(g-ch.ref[idx]))
+	}
+	return diff / ch.norm, nil
 }
 
 // kernels builds the candidate kernels and the gather kernel for one
@@ -333,34 +362,74 @@ func (r *Runner) build(k *kernel.Kernel) (device.Program, device.Kernel, error) 
 	return prog, dk, nil
 }
 
-// Precompile builds every operator's kernels, each on its own and
+// precompile builds every operator's kernels, each on its own and
 // concurrently, so that the timing loop finds them in the backend's cache;
-// errors are left for the timing loop to report.
-func (r *Runner) Precompile(ops []*operator.Operator, workers int) {
-	jobs := make(chan *kernel.Kernel)
+// errors are left for the timing loop to report. It returns at once: the
+// i-th channel is closed when operator i's kernels are built. Operators are
+// built in order, so the timing loop can start on the first while later
+// ones compile. Closing stop ends it early; wait returns once every build
+// in progress has finished (the device must stay open until then).
+func (r *Runner) precompile(ops []*operator.Operator, workers int, stop <-chan struct{}) (ready []chan struct{}, wait func()) {
+	type job struct {
+		k  *kernel.Kernel
+		op int
+	}
+	ready = make([]chan struct{}, len(ops))
+	pending := make([]atomic.Int32, len(ops))
+	for i := range ready {
+		ready[i] = make(chan struct{})
+	}
+	jobs := make(chan job)
 	var wg sync.WaitGroup
 	for w := 0; w < max(workers, 1); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k := range jobs {
+			for j := range jobs {
 				t0 := time.Now()
-				if prog, _, err := r.build(k); err == nil {
-					prog.Close()
-				}
+				r.compile(j.k)
 				if d := time.Since(t0); d > 10*time.Second {
-					r.cfg.Progress(fmt.Sprintf("%v: %s compiled in %.1f s", k.Meta["operator"], k.Variant, d.Seconds()))
+					r.cfg.Progress(fmt.Sprintf("%v: %s compiled in %.1f s", j.k.Meta["operator"], j.k.Variant, d.Seconds()))
+				}
+				if pending[j.op].Add(-1) == 0 {
+					close(ready[j.op])
 				}
 			}
 		}()
 	}
-	for _, op := range ops {
-		beta := r.cfg.Beta(op)
-		ks, gk, _ := r.kernels(op, beta, r.columns(op, beta))
-		for _, k := range append(ks, gk) {
-			jobs <- k
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(jobs)
+		for i, op := range ops {
+			beta := r.cfg.Beta(op)
+			ks, gk, _ := r.kernels(op, beta, r.columns(op, beta))
+			ks = append(ks, gk)
+			pending[i].Store(int32(len(ks)))
+			for _, k := range ks {
+				select {
+				case jobs <- job{k, i}:
+				case <-stop:
+					return
+				}
+			}
 		}
+	}()
+	return ready, wg.Wait
+}
+
+// compile puts k in the backend's cache: without loading it where the
+// device can (device.Compiler), else by building and closing it.
+func (r *Runner) compile(k *kernel.Kernel) {
+	src, err := emit.Render(r.dev.Dialect(), k)
+	if err != nil {
+		return
 	}
-	close(jobs)
-	wg.Wait()
+	if c, ok := r.dev.(device.Compiler); ok {
+		_ = c.Compile(src)
+		return
+	}
+	if prog, err := r.dev.Build(src); err == nil {
+		prog.Close()
+	}
 }

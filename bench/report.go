@@ -50,13 +50,31 @@ func Run(dev device.Device, ops []*operator.Operator, cfg Config) (*Report, erro
 	}
 	rep.Device.CopyGBs = rep.RoofGBs
 	r.cfg.Progress("compiling")
-	r.Precompile(ops, runtime.NumCPU())
-	for _, op := range ops {
+	// On a GPU the timing loop runs while later operators compile, on all
+	// but two host cores; a CPU device times on the cores the compilers
+	// would use, so there every build finishes first.
+	stop := make(chan struct{})
+	workers, overlap := runtime.NumCPU(), rep.Device.GPU
+	if overlap {
+		workers = max(workers-2, 1)
+	}
+	ready, wait := r.precompile(ops, workers, stop)
+	defer wait()
+	defer close(stop)
+	if !overlap {
+		for _, c := range ready {
+			select {
+			case <-c:
+			case <-r.cfg.Stop:
+			}
+		}
+	}
+	for i, op := range ops {
 		select {
 		case <-r.cfg.Stop:
 			rep.Interrupted = true
 			return rep, nil
-		default:
+		case <-ready[i]:
 		}
 		rep.Operators = append(rep.Operators, r.Operator(op, rep.RoofGBs))
 	}

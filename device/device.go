@@ -73,6 +73,11 @@ type Program interface {
 // within a process (PoCL compiles under a lock).
 type SerialBuilder interface{ SerialBuilds() bool }
 
+// Compiler is implemented by devices that can compile a source into their
+// on-disk cache without loading it, so that builds can run beside timed
+// launches without touching the device context.
+type Compiler interface{ Compile(src emit.Source) error }
+
 // Device is one backend device with a context of its own.
 type Device interface {
 	Info() Info

@@ -39,6 +39,7 @@ type Device struct {
 }
 
 var _ device.Device = (*Device)(nil)
+var _ device.Compiler = (*Device)(nil)
 
 // List describes every CUDA device without creating contexts.
 func List() ([]device.Info, error) {

@@ -129,6 +129,13 @@ type Program struct {
 
 var _ device.Program = (*Program)(nil)
 
+// Compile compiles src with NVRTC into the CUBIN cache without loading it
+// (device.Compiler). Safe on any goroutine.
+func (d *Device) Compile(src emit.Source) error {
+	_, _, err := d.compile(src)
+	return err
+}
+
 // Build compiles src with NVRTC (or takes it from the cache) and loads it.
 // Every entry of src.Entries must be an extern "C" __global__ function.
 func (d *Device) Build(src emit.Source) (device.Program, error) {
