@@ -137,10 +137,13 @@ func Candidates(pb Problem) []Variant {
 // B than the contiguous one (nearly dense operators: about the same loads,
 // and NVRTC's slowest builds).
 //
-// bstream-msplit without staging (x64-y2, x32-y4) is there for operators
-// whose sums do not fit one thread in fp64: p5/hex/m132's 216 sums fit in
-// fp32, where bstream/x128 reaches 98 % against 83 % for the best fp64
-// candidate. Not yet timed on a GPU.
+// bstream-msplit without staging is there for operators whose sums do not
+// fit one thread: each y thread streams only the rows of B its rows use.
+// On the H100 in fp64 it took p5/hex/m132 from 83 % (cstream-msplit/x32-y12)
+// to 92 % (x64-y2) and p6/hex/m132 from 52 to 69 % (x32-y16); in fp32 the
+// deeper splits lead on p6 (x32-y6: p6/hex/m460 73 %, x32-y8: p6/hex/m132
+// 77 %) and x64-y4 on p5/hex (91–92 %). Splits whose sums would still not
+// fit fail Check and are not offered.
 //
 // Wide variants (two columns per thread, or a contiguous split over 16 y
 // threads) are offered only up to smallOperatorNNZ non-zeros: across the
@@ -173,7 +176,11 @@ func GPUCandidates(pb Problem) []Variant {
 		{Family: CStreamMSplit, Block: 32, Width: 2, Split: 16, Grouped: true},
 		{Family: CStreamMSplit, Block: 64, Width: 2, Split: 8, Grouped: true},
 		{Family: BStreamMSplit, Block: 64, Width: 1, Split: 2},
+		{Family: BStreamMSplit, Block: 64, Width: 1, Split: 4},
 		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4},
+		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 6},
+		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 8},
+		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 16},
 		{Family: CStream, Block: 128, Width: 1, Occupancy: 4},
 		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
 		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
