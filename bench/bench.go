@@ -28,14 +28,17 @@ type Config struct {
 	DType          kernel.DType //
 	Alpha          float64      // 1 when zero
 	Beta           func(op *operator.Operator) float64
-	Warmup         int              // untimed launches before timing
-	Reps           int              // timed launches; the median is reported
-	WorkingSet     int64            // bytes each timed launch should touch across rotated sets
-	MaxMemory      int64            // most device memory to allocate at once
-	Variants       []sparse.Variant // nil: sparse.Candidates
-	Samples        int              // columns verified per candidate
-	Baselines      []Baseline       // vendor libraries timed side by side
-	Progress       func(step string)
+	Warmup         int               // untimed launches before timing
+	Reps           int               // timed launches; the median is reported
+	WorkingSet     int64             // bytes each timed launch should touch across rotated sets
+	MaxMemory      int64             // most device memory to allocate at once
+	Variants       []sparse.Variant  // nil: sparse.Candidates
+	Samples        int               // columns verified per candidate
+	Baselines      []Baseline        // vendor libraries timed side by side
+	Progress       func(step string) // each step of the timing loop, from one goroutine
+	// Notes, when set, hears about background work (builds over 10 s); it
+	// may be called from several goroutines at once.
+	Notes func(note string)
 	// Stop, when closed, ends the run after the operator in progress; the
 	// report then holds the operators done so far (Report.Interrupted).
 	Stop <-chan struct{}
@@ -73,6 +76,9 @@ func (c *Config) defaults() {
 	}
 	if c.Progress == nil {
 		c.Progress = func(string) {}
+	}
+	if c.Notes == nil {
+		c.Notes = func(string) {}
 	}
 }
 

@@ -389,7 +389,7 @@ func (r *Runner) precompile(ops []*operator.Operator, workers int, stop <-chan s
 				t0 := time.Now()
 				r.compile(j.k)
 				if d := time.Since(t0); d > 10*time.Second {
-					r.cfg.Progress(fmt.Sprintf("%v: %s compiled in %.1f s", j.k.Meta["operator"], j.k.Variant, d.Seconds()))
+					r.cfg.Notes(fmt.Sprintf("%v: %s compiled in %.1f s", j.k.Meta["operator"], j.k.Variant, d.Seconds()))
 				}
 				if pending[j.op].Add(-1) == 0 {
 					close(ready[j.op])

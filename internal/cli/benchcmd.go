@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -138,10 +139,15 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Opera
 	}
 	if f, ok := stderr.(*os.File); !o.quiet && !(ok && term.IsTerminal(int(f.Fd()))) {
 		// Not a terminal (a log file, CI): one timestamped line per step.
+		// Builds report from other goroutines (Notes) between the steps.
 		start := time.Now()
+		var mu sync.Mutex
 		cfg.Progress = func(step string) {
+			mu.Lock()
+			defer mu.Unlock()
 			fmt.Fprintf(stderr, "bench: %7.1fs %s\n", time.Since(start).Seconds(), step)
 		}
+		cfg.Notes = cfg.Progress
 	} else if ok && !o.quiet {
 		bar := progressbar.NewOptions(len(ops)+1, progressbar.OptionSetWriter(stderr), progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetDescription("bench"), progressbar.OptionShowCount())
