@@ -71,10 +71,15 @@ func Run(dev device.Device, ops []*operator.Operator, cfg Config) (*Report, erro
 	}
 	for i, op := range ops {
 		select {
+		case <-ready[i]:
+		case <-r.cfg.Stop:
+		}
+		// A stop wins even when the operator is ready.
+		select {
 		case <-r.cfg.Stop:
 			rep.Interrupted = true
 			return rep, nil
-		case <-ready[i]:
+		default:
 		}
 		rep.Operators = append(rep.Operators, r.Operator(op, rep.RoofGBs))
 	}
