@@ -15,8 +15,9 @@
 # Each step has its own time limit (BESPOKE_STEP_LIMIT seconds for the
 # benches, default 1200; on the H100 at 95935ab the fp64 bench of all 120
 # matrices took 277 s, fp32 230 s and the whole run about 14 minutes; a bench
-# stopped by its limit writes the operators it finished) and logs as it goes; everything is packed into
-# OUTDIR/results-STEPS.tgz at the end, with the bench tables beside it.
+# stopped by its limit writes the operators it finished) and logs as it
+# goes; everything is packed into OUTDIR/results-STEPS.tgz at the end, with
+# the bench tables beside it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu-run.sh OUTDIR [STEP...]}
