@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -152,13 +153,7 @@ func Candidates(pb Problem) []Variant {
 // ones they were most of NVRTC's build time (2,600 of the 4,200 CPU
 // seconds spent in builds over 10 s in one fp64 run).
 func GPUCandidates(pb Problem) []Variant {
-	var out []Variant
-	small := operator.Analyze(pb.Op).NNZ <= smallOperatorNNZ
-	for _, v := range Candidates(pb) {
-		if small || !v.wide() {
-			out = append(out, v)
-		}
-	}
+	out := Candidates(pb)
 	for _, v := range []Variant{
 		{Family: CStreamMSplit, Block: 64, Width: 1, Split: 2},
 		{Family: CStreamMSplit, Block: 64, Width: 1, Split: 4},
@@ -185,10 +180,12 @@ func GPUCandidates(pb Problem) []Variant {
 		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
 		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
 	} {
-		if pb.Check(v) == nil && (!v.rowSplit() || v.Split <= pb.Op.Rows) && (small || !v.wide()) &&
-			(!v.Grouped || regroups(pb, v.Split)) {
+		if pb.Check(v) == nil && (!v.rowSplit() || v.Split <= pb.Op.Rows) && (!v.Grouped || regroups(pb, v.Split)) {
 			out = append(out, v)
 		}
+	}
+	if operator.Analyze(pb.Op).NNZ > smallOperatorNNZ {
+		out = slices.DeleteFunc(out, Variant.wide)
 	}
 	return out
 }
