@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,9 +98,10 @@ func (r *Runner) columns(op *operator.Operator, beta float64) int {
 	return int(max(int64(n), min(want, int64(max(r.cfg.MaxN, n)))))
 }
 
-// Operator verifies and times every candidate for one operator. roofGBs is
-// the copy bandwidth measured in the same run.
-func (r *Runner) Operator(op *operator.Operator, roofGBs float64) OpResult {
+// Operator verifies and times every candidate of one operator, built by
+// kernels (as precompile does). roofGBs is the copy bandwidth measured in
+// the same run.
+func (r *Runner) Operator(op *operator.Operator, built opKernels, roofGBs float64) OpResult {
 	cfg, dt := r.cfg, r.cfg.DType
 	w := int64(dt.Bytes())
 	st := operator.Analyze(op)
@@ -122,8 +124,8 @@ func (r *Runner) Operator(op *operator.Operator, roofGBs float64) OpResult {
 	}
 	defer freeSets(sets)
 
-	ks, gk, failed := r.kernels(op, beta, n)
-	res.Candidates = append(res.Candidates, failed...)
+	ks, gk := built.ks, built.gather
+	res.Candidates = append(res.Candidates, built.failed...)
 	gprog, gather, err := r.build(gk)
 	if err != nil {
 		res.Err = err.Error()
@@ -319,10 +321,20 @@ func (ch *checker) run(s set, launch func(set) error) (float64, error) {
 	return diff / ch.norm, nil
 }
 
+// opKernels are one operator's candidate kernels and its gather kernel;
+// variants that do not apply are failed candidates.
+type opKernels struct {
+	ks     []*kernel.Kernel
+	gather *kernel.Kernel
+	failed []Candidate
+}
+
 // kernels builds the candidate kernels and the gather kernel for one
-// operator; variants that do not apply are returned as failed candidates.
-func (r *Runner) kernels(op *operator.Operator, beta float64, n int) (ks []*kernel.Kernel, gk *kernel.Kernel, failed []Candidate) {
+// operator at the columns and β its run uses.
+func (r *Runner) kernels(op *operator.Operator) (b opKernels) {
 	cfg, dt := r.cfg, r.cfg.DType
+	beta := cfg.Beta(op)
+	n := r.columns(op, beta)
 	ld := leadingDim(n)
 	pb := sparse.Problem{Op: op, DType: dt, Alpha: cfg.Alpha, Beta: beta, LDB: ld, LDC: ld}
 	variants := cfg.Variants
@@ -335,12 +347,13 @@ func (r *Runner) kernels(op *operator.Operator, beta float64, n int) (ks []*kern
 	for _, v := range variants {
 		k, err := sparse.Build(pb, v)
 		if err != nil {
-			failed = append(failed, Candidate{Name: v.Name(), Kind: "bespoke", Err: err.Error()})
+			b.failed = append(b.failed, Candidate{Name: v.Name(), Kind: "bespoke", Err: err.Error()})
 			continue
 		}
-		ks = append(ks, k)
+		b.ks = append(b.ks, k)
 	}
-	return ks, gatherKernel(dt, op.Rows, ld, min(cfg.Samples, n)), failed
+	b.gather = gatherKernel(dt, op.Rows, ld, min(cfg.Samples, n))
+	return b
 }
 
 // build compiles one kernel as a program of its own, so that kernels
@@ -365,16 +378,18 @@ func (r *Runner) build(k *kernel.Kernel) (device.Program, device.Kernel, error) 
 // precompile builds every operator's kernels, each on its own and
 // concurrently, so that the timing loop finds them in the backend's cache;
 // errors are left for the timing loop to report. It returns at once: the
-// i-th channel is closed when operator i's kernels are built. Operators are
+// i-th channel is closed when operator i's kernels are built, and then
+// built[i] holds them. Operators are
 // built in order, so the timing loop can start on the first while later
 // ones compile. Closing stop ends it early; wait returns once every build
 // in progress has finished (the device must stay open until then).
-func (r *Runner) precompile(ops []*operator.Operator, workers int, stop <-chan struct{}) (ready []chan struct{}, wait func()) {
+func (r *Runner) precompile(ops []*operator.Operator, workers int, stop <-chan struct{}) (ready []chan struct{}, built []opKernels, wait func()) {
 	type job struct {
 		k  *kernel.Kernel
 		op int
 	}
 	ready = make([]chan struct{}, len(ops))
+	built = make([]opKernels, len(ops))
 	pending := make([]atomic.Int32, len(ops))
 	for i := range ready {
 		ready[i] = make(chan struct{})
@@ -402,9 +417,8 @@ func (r *Runner) precompile(ops []*operator.Operator, workers int, stop <-chan s
 		defer wg.Done()
 		defer close(jobs)
 		for i, op := range ops {
-			beta := r.cfg.Beta(op)
-			ks, gk, _ := r.kernels(op, beta, r.columns(op, beta))
-			ks = append(ks, gk)
+			built[i] = r.kernels(op)
+			ks := append(slices.Clip(built[i].ks), built[i].gather)
 			pending[i].Store(int32(len(ks)))
 			for _, k := range ks {
 				select {
@@ -415,7 +429,7 @@ func (r *Runner) precompile(ops []*operator.Operator, workers int, stop <-chan s
 			}
 		}
 	}()
-	return ready, wg.Wait
+	return ready, built, wg.Wait
 }
 
 // compile puts k in the backend's cache: without loading it where the

@@ -34,12 +34,15 @@ func TestPrecompile(t *testing.T) {
 	}
 	defer r.Close()
 
-	ready, wait := r.precompile(ops, 2, nil)
+	ready, built, wait := r.precompile(ops, 2, nil)
 	for i, c := range ready {
 		select {
 		case <-c:
 		case <-time.After(5 * time.Minute):
 			t.Fatalf("operator %d not built after 5 minutes", i)
+		}
+		if len(built[i].ks) != 2 || built[i].gather == nil || len(built[i].failed) != 0 {
+			t.Errorf("operator %d: %d kernels, gather %v, %d failed; want 2, a gather kernel, 0", i, len(built[i].ks), built[i].gather != nil, len(built[i].failed))
 		}
 	}
 	wait()
@@ -48,7 +51,7 @@ func TestPrecompile(t *testing.T) {
 	close(stop)
 	done := make(chan struct{})
 	go func() {
-		_, wait := r.precompile(ops, 1, stop)
+		_, _, wait := r.precompile(ops, 1, stop)
 		wait()
 		close(done)
 	}()

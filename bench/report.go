@@ -58,7 +58,7 @@ func Run(dev device.Device, ops []*operator.Operator, cfg Config) (*Report, erro
 	if overlap {
 		workers = max(workers-2, 1)
 	}
-	ready, wait := r.precompile(ops, workers, stop)
+	ready, built, wait := r.precompile(ops, workers, stop)
 	defer wait()
 	defer close(stop)
 	if !overlap {
@@ -81,7 +81,7 @@ func Run(dev device.Device, ops []*operator.Operator, cfg Config) (*Report, erro
 			return rep, nil
 		default:
 		}
-		rep.Operators = append(rep.Operators, r.Operator(op, rep.RoofGBs))
+		rep.Operators = append(rep.Operators, r.Operator(op, built[i], rep.RoofGBs))
 	}
 	return rep, nil
 }
