@@ -8,65 +8,56 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bespoke-hpc/bespoke/build"
 	"github.com/bespoke-hpc/bespoke/device"
-	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/kernel"
-	"github.com/bespoke-hpc/bespoke/kernel/sparse"
-	"github.com/bespoke-hpc/bespoke/operator"
-	"github.com/bespoke-hpc/bespoke/verify"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
 )
 
 // Config says what to time and how.
 type Config struct {
-	N int // columns of B and C (the least, with MinLaunchBytes)
-	// MinLaunchBytes, when positive, raises n for an operator until one
-	// launch moves at least this many ideal bytes (up to MaxN columns), so
-	// that small operators are timed where bandwidth, not launch latency
-	// and the tail of the grid, bounds them.
+	// Units is the least size a problem is timed at (columns,
+	// elements …); MinLaunchBytes, when positive, raises it for a problem
+	// until one launch moves at least this many ideal bytes (up to
+	// MaxUnits, in whole multiples of 1024), so that small problems are
+	// timed where bandwidth, not launch latency and the tail of the grid,
+	// bounds them.
+	Units          int
 	MinLaunchBytes int64
-	MaxN           int
-	DType          kernel.DType //
-	Alpha          float64      // 1 when zero
-	Beta           func(op *operator.Operator) float64
-	Warmup         int               // untimed launches before timing
-	Reps           int               // timed launches; the median is reported
-	WorkingSet     int64             // bytes each timed launch should touch across rotated sets
-	MaxMemory      int64             // most device memory to allocate at once
-	Variants       []sparse.Variant  // nil: sparse.Candidates
-	Samples        int               // columns verified per candidate
-	Baselines      []Baseline        // vendor libraries timed side by side
-	Progress       func(step string) // each step of the timing loop, from one goroutine
+	MaxUnits       int
+	Warmup         int   // untimed launches before timing
+	Reps           int   // timed launches; the median is reported
+	WorkingSet     int64 // bytes each timed launch should touch across rotated sets
+	MaxMemory      int64 // most device memory to allocate at once
+	// Variants names the candidates to time; nil: every candidate the
+	// family offers for the device (tune.Candidates).
+	Variants  []string
+	Baselines []Baseline        // vendor libraries timed side by side
+	Progress  func(step string) // each step of the timing loop, from one goroutine
 	// Notes, when set, hears about background work (builds over 10 s); it
 	// may be called from several goroutines at once.
 	Notes func(note string)
-	// Stop, when closed, ends the run after the operator in progress; the
-	// report then holds the operators done so far (Report.Interrupted).
+	// Stop, when closed, ends the run after the problem in progress; the
+	// report then holds the problems done so far (Report.Interrupted).
 	Stop <-chan struct{}
 }
 
 // Baseline is a library implementation timed beside the generated kernels.
 type Baseline interface {
 	Name() string
-	// Setup prepares C ← α·A·B + β·C for one operator; the returned
-	// function runs it on a B and C with leading dimension ld.
-	Setup(op *operator.Operator, dt kernel.DType, alpha, beta float64, n, ld int) (run func(b, c device.Buffer) error, err error)
+	// Setup prepares the baseline for an instance; applies is false when
+	// the library does not compute what the instance does (another
+	// family). The returned function runs it on one set of the
+	// workload's arrays, by name.
+	Setup(in family.Instance, w *family.Workload) (run func(arrays map[string]device.Buffer) error, applies bool, err error)
 }
 
 func (c *Config) defaults() {
-	if c.Alpha == 0 {
-		c.Alpha = 1
-	}
-	if c.Beta == nil {
-		c.Beta = func(*operator.Operator) float64 { return 0 }
-	}
 	if c.Warmup <= 0 {
 		c.Warmup = 3
 	}
 	if c.Reps <= 0 {
 		c.Reps = 20
-	}
-	if c.Samples <= 0 {
-		c.Samples = 1024
 	}
 	if c.WorkingSet <= 0 {
 		c.WorkingSet = 1 << 30
@@ -82,94 +73,108 @@ func (c *Config) defaults() {
 	}
 }
 
-// table sizes for the device-side fill: primes, so the pattern does not
-// line up with rows of any leading dimension.
-const (
-	periodB = 4093
-	periodC = 4091
-)
+// periods are the lengths of the fill tables, one per array of a
+// workload: primes, so that the patterns line up with no row of any
+// leading dimension nor with each other.
+var periods = []int{4093, 4091, 4079, 4073, 4057, 4051, 4049, 4027, 4021, 4019, 4013, 4007}
 
 // Runner holds a device and the helper kernels for one precision.
 type Runner struct {
-	dev       device.Device
-	cfg       Config
-	aux       device.Program
-	fillB     device.Kernel
-	fillC     device.Kernel
-	fillNaN   device.Kernel
-	copyK     device.Kernel
-	tabB      device.Buffer
-	tabC      device.Buffer
-	tabNaN    device.Buffer
-	hostB     []float64
-	hostC     []float64
-	auxKernel map[string]*kernel.Kernel
+	dev      device.Device
+	cfg      Config
+	dt       kernel.DType
+	closeAux func() // the helper kernels' programs
+	fill     device.Kernel
+	copyK    device.Kernel
+	gather   device.Kernel
+	tabs     []device.Buffer // periods[i] random values each
+	hostTab  [][]float64
+	nan      device.Buffer // one NaN
+	auxIR    map[string]*kernel.Kernel
 }
 
-// NewRunner builds the helper kernels and the fill tables.
-func NewRunner(dev device.Device, cfg Config) (*Runner, error) {
+// NewRunner builds the helper kernels and the fill tables for dt.
+func NewRunner(dev device.Device, dt kernel.DType, cfg Config) (*Runner, error) {
 	cfg.defaults()
-	r := &Runner{dev: dev, cfg: cfg, auxKernel: map[string]*kernel.Kernel{}}
-	dt := cfg.DType
-	ks := []*kernel.Kernel{fillKernel(dt, periodB), fillKernel(dt, periodC), fillKernel(dt, 1), copyKernel(dt)}
-	src, err := emit.Render(dev.Dialect(), ks...)
-	if err != nil {
-		return nil, err
+	r := &Runner{dev: dev, cfg: cfg, dt: dt, auxIR: map[string]*kernel.Kernel{}}
+	ks := []*kernel.Kernel{fillKernel(dt), copyKernel(dt), gatherKernel(dt)}
+	built, closeAll := build.Batch(dev, ks)
+	r.closeAux = closeAll
+	var err error
+	for i, b := range built {
+		err = errors.Join(err, b.Err)
+		r.auxIR[ks[i].Name] = ks[i]
 	}
-	if r.aux, err = dev.Build(src); err != nil {
+	if err != nil {
+		r.Close()
 		return nil, fmt.Errorf("building helper kernels: %w", err)
 	}
-	get := func(k *kernel.Kernel) device.Kernel {
-		dk, e := r.aux.Kernel(k.Name)
-		err = errors.Join(err, e)
-		r.auxKernel[k.Name] = k
-		return dk
+	r.fill, r.copyK, r.gather = built[0].Kernel, built[1].Kernel, built[2].Kernel
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for _, p := range periods {
+		t := make([]float64, p)
+		for i := range t {
+			t[i] = dt.Rounded((0.5 + rng.Float64()) * float64(1-2*rng.IntN(2)))
+		}
+		b, err := r.upload(t)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		r.hostTab, r.tabs = append(r.hostTab, t), append(r.tabs, b)
 	}
-	r.fillB, r.fillC, r.fillNaN, r.copyK = get(ks[0]), get(ks[1]), get(ks[2]), get(ks[3])
-	if err != nil {
+	if r.nan, err = r.upload([]float64{math.NaN()}); err != nil {
+		r.Close()
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	draw := func(n int) []float64 {
-		t := make([]float64, n)
-		for i := range t {
-			t[i] = verify.Rounded(dt, (0.5+rng.Float64())*float64(1-2*rng.IntN(2)))
-		}
-		return t
-	}
-	r.hostB, r.hostC = draw(periodB), draw(periodC)
-	if r.tabB, err = r.upload(r.hostB); err == nil {
-		if r.tabC, err = r.upload(r.hostC); err == nil {
-			r.tabNaN, err = r.upload([]float64{math.NaN()})
-		}
-	}
-	return r, err
+	return r, nil
 }
 
 func (r *Runner) upload(xs []float64) (device.Buffer, error) {
-	b, err := r.dev.Alloc(int64(len(xs) * r.cfg.DType.Bytes()))
+	b, err := r.dev.Alloc(int64(len(xs) * r.dt.Bytes()))
 	if err != nil {
 		return nil, err
 	}
-	return b, b.Upload(verify.Encode(r.cfg.DType, xs))
+	if err := b.Upload(r.dt.Encode(xs)); err != nil {
+		b.Free()
+		return nil, err
+	}
+	return b, nil
 }
 
 // Close frees the runner's buffers and programs.
 func (r *Runner) Close() {
-	for _, b := range []device.Buffer{r.tabB, r.tabC, r.tabNaN} {
+	for _, b := range append(slices.Clone(r.tabs), r.nan) {
 		if b != nil {
 			b.Free()
 		}
 	}
-	if r.aux != nil {
-		r.aux.Close()
+	if r.closeAux != nil {
+		r.closeAux()
 	}
 }
 
-// fill writes n elements of x from a table (or NaN).
-func (r *Runner) fill(k device.Kernel, tab, x device.Buffer, n int64) error {
-	kk := r.auxKernel[k.Name()]
-	return k.Launch(verify.Geometry(kk, int(n)), n, x, tab)
+// launchAux runs a helper kernel over n elements with named arguments.
+func (r *Runner) launchAux(k device.Kernel, n int64, named map[string]any) error {
+	ir := r.auxIR[k.Name()]
+	named["n"] = n
+	args, err := ir.Args(named)
+	if err != nil {
+		return err
+	}
+	grid, err := ir.Launch.Blocks(map[string]int64{"n": n})
+	if err != nil {
+		return err
+	}
+	return k.Launch(device.Launch{Grid: grid, Block: ir.Launch.Block}, args...)
+}
+
+// fillFrom writes n elements of x from table t (or NaN when t < 0).
+func (r *Runner) fillFrom(t int, x device.Buffer, n int64) error {
+	if t < 0 {
+		return r.launchAux(r.fill, n, map[string]any{"period": 1, "x": x, "tab": r.nan})
+	}
+	return r.launchAux(r.fill, n, map[string]any{"period": periods[t], "x": x, "tab": r.tabs[t]})
 }
 
 // Timing is the distribution of one candidate's launch times.
@@ -210,7 +215,7 @@ func (r *Runner) time(sets int, launch func(set int) error) (Timing, error) {
 // Roof times the copy kernel over the configured working set and returns
 // its bandwidth in GB/s (bytes read plus written, 10⁹ bytes per second).
 func (r *Runner) Roof() (float64, Timing, error) {
-	w := int64(r.cfg.DType.Bytes())
+	w := int64(r.dt.Bytes())
 	n := r.cfg.WorkingSet / 2 / w
 	n -= n % 2
 	x, err := r.dev.Alloc(n * w)
@@ -223,13 +228,25 @@ func (r *Runner) Roof() (float64, Timing, error) {
 		return 0, Timing{}, err
 	}
 	defer y.Free()
-	if err := r.fill(r.fillB, r.tabB, x, n); err != nil {
+	if err := r.fillFrom(0, x, n); err != nil {
 		return 0, Timing{}, err
 	}
-	ck := r.auxKernel[r.copyK.Name()]
-	t, err := r.time(1, func(int) error { return r.copyK.Launch(verify.Geometry(ck, int(n)), n, x, y) })
+	t, err := r.time(1, func(int) error { return r.launchAux(r.copyK, n, map[string]any{"x": x, "y": y}) })
 	if err != nil {
 		return 0, Timing{}, err
 	}
 	return float64(2*n*w) / t.Median.Seconds() / 1e9, t, nil
+}
+
+// Units is the size a problem is timed at: Config.Units, raised to make one
+// launch move MinLaunchBytes (at most MaxUnits), in whole multiples of 1024.
+func (r *Runner) Units(p family.Problem) int {
+	n := r.cfg.Units
+	if r.cfg.MinLaunchBytes <= 0 {
+		return n
+	}
+	per := p.UnitBytes()
+	want := (r.cfg.MinLaunchBytes + per - 1) / max(per, 1)
+	want = (want + 1023) / 1024 * 1024
+	return int(max(int64(n), min(want, int64(max(r.cfg.MaxUnits, n)))))
 }

@@ -4,17 +4,26 @@ import (
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/bench"
+	"github.com/bespoke-hpc/bespoke/build"
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/device/host"
-	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/sparse"
 	"github.com/bespoke-hpc/bespoke/operator"
-	"github.com/bespoke-hpc/bespoke/verify"
 )
 
-// A run measures every operator unless stopped, and a stopped run still
+func small(t *testing.T, name string, data []float64) *operator.Operator {
+	t.Helper()
+	op, err := operator.New(name, 3, 2, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op
+}
+
+// A run measures every problem unless stopped, and a stopped run still
 // returns the report of what it did (here: nothing), marked interrupted.
 func TestRunStop(t *testing.T) {
 	dev, err := host.Open()
@@ -22,32 +31,29 @@ func TestRunStop(t *testing.T) {
 		testenv.Unavailable(t, "c", err)
 	}
 	defer dev.Close()
-	op, err := operator.New("small", 3, 2, []float64{1, 0, 0.5, -2, 0, 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := small(t, "small", []float64{1, 0, 0.5, -2, 0, 3})
 	closed := make(chan struct{})
 	close(closed)
 	for _, tc := range []struct {
 		name        string
 		stop        chan struct{}
-		wantOps     int
+		want        int
 		interrupted bool
 	}{
 		{"runs", nil, 1, false},
 		{"stopped", closed, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := bench.Config{DType: kernel.F64, N: 4096, Reps: 3, Warmup: 1, WorkingSet: 1 << 20, MaxMemory: 64 << 20,
-				Variants: []sparse.Variant{sparse.Defaults(sparse.CStream)}, Stop: tc.stop}
-			rep, err := bench.Run(dev, []*operator.Operator{op}, cfg)
+			cfg := bench.Config{Units: 4096, Reps: 3, Warmup: 1, WorkingSet: 1 << 20, MaxMemory: 64 << 20,
+				Variants: []string{"cstream"}, Stop: tc.stop}
+			rep, err := bench.Run(dev, []family.Problem{sparse.NewOperator(op, kernel.F64, 1, 0)}, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rep.Operators) != tc.wantOps || rep.Interrupted != tc.interrupted {
-				t.Fatalf("%d operators, interrupted %v; want %d, %v", len(rep.Operators), rep.Interrupted, tc.wantOps, tc.interrupted)
+			if len(rep.Problems) != tc.want || rep.Interrupted != tc.interrupted || rep.Problems == nil {
+				t.Fatalf("%d problems, interrupted %v; want %d, %v", len(rep.Problems), rep.Interrupted, tc.want, tc.interrupted)
 			}
-			for _, o := range rep.Operators {
+			for _, o := range rep.Problems {
 				for _, c := range o.Candidates {
 					if !c.Verified {
 						t.Errorf("%s %s not verified: %s", o.Name, c.Name, c.Err)
@@ -68,33 +74,36 @@ type kernelBaseline struct {
 
 func (kb kernelBaseline) Name() string { return kb.name }
 
-func (kb kernelBaseline) Setup(_ *operator.Operator, dt kernel.DType, alpha, beta float64, n, ld int) (func(b, c device.Buffer) error, error) {
+func (kb kernelBaseline) Setup(in family.Instance, w *family.Workload) (func(map[string]device.Buffer) error, bool, error) {
 	if kb.op == nil {
-		return func(b, c device.Buffer) error { return nil }, nil
+		return func(map[string]device.Buffer) error { return nil }, true, nil
 	}
-	k, err := sparse.Build(sparse.Problem{Op: kb.op, DType: dt, Alpha: alpha, Beta: beta, N: n, LDB: ld, LDC: ld}, sparse.Defaults(sparse.CStream))
+	si := in.(*sparse.Instance)
+	other := *si
+	other.Op = kb.op
+	k, err := other.Build(sparse.Defaults(sparse.CStream))
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
-	src, err := emit.Render(kb.dev.Dialect(), k)
+	_, dk, err := build.One(kb.dev, k)
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
-	prog, err := kb.dev.Build(src)
-	if err != nil {
-		return nil, err
-	}
-	dk, err := prog.Kernel(k.Name)
-	if err != nil {
-		return nil, err
-	}
-	return func(b, c device.Buffer) error {
-		args, err := k.Args(map[string]any{"n": n, "b": b, "c": c})
+	return func(a map[string]device.Buffer) error {
+		named := map[string]any{"b": a["b"], "c": a["c"]}
+		for name, v := range w.Values {
+			named[name] = v
+		}
+		args, err := k.Args(named)
 		if err != nil {
 			return err
 		}
-		return dk.Launch(verify.Geometry(k, n), args...)
-	}, nil
+		grid, err := k.Launch.Blocks(w.Values)
+		if err != nil {
+			return err
+		}
+		return dk.Launch(device.Launch{Grid: grid, Block: k.Launch.Block}, args...)
+	}, true, nil
 }
 
 // The bench verifies every candidate before timing it: a run that gives
@@ -107,30 +116,40 @@ func TestRunVerifies(t *testing.T) {
 	}
 	defer dev.Close()
 	data := []float64{1, 0, 0.5, -2, 0, 3}
-	op, err := operator.New("small", 3, 2, data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := small(t, "small", data)
 	off := append([]float64(nil), data...)
 	off[5] *= 1 + 1e-9 // far above fp64's tolerance
-	offOp, err := operator.New("off", 3, 2, off)
-	if err != nil {
-		t.Fatal(err)
-	}
+	offOp := small(t, "off", off)
 	for _, beta := range []float64{0, 1} {
-		cfg := bench.Config{DType: kernel.F64, N: 4096, Reps: 3, Warmup: 1, WorkingSet: 1 << 20, MaxMemory: 64 << 20,
-			Variants:  []sparse.Variant{sparse.Defaults(sparse.CStream)},
-			Beta:      func(*operator.Operator) float64 { return beta },
+		cfg := bench.Config{Units: 4096, Reps: 3, Warmup: 1, WorkingSet: 1 << 20, MaxMemory: 64 << 20,
+			Variants:  []string{"cstream"},
 			Baselines: []bench.Baseline{kernelBaseline{"same", dev, op}, kernelBaseline{"off", dev, offOp}, kernelBaseline{"none", dev, nil}}}
-		rep, err := bench.Run(dev, []*operator.Operator{op}, cfg)
+		rep, err := bench.Run(dev, []family.Problem{sparse.NewOperator(op, kernel.F64, 1, beta)}, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range rep.Operators[0].Candidates {
+		for _, c := range rep.Problems[0].Candidates {
 			want := c.Name == "cstream/x128" || c.Name == "same"
 			if c.Verified != want || (c.Timing.Reps > 0) != want || (c.Err != "") == want {
 				t.Errorf("β=%g %s: verified %v, %d timed runs, error %q; want verified %v", beta, c.Name, c.Verified, c.Timing.Reps, c.Err, want)
 			}
 		}
+	}
+}
+
+// One run times one precision.
+func TestRunOnePrecision(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	op := small(t, "small", []float64{1, 0, 0.5, -2, 0, 3})
+	ps := []family.Problem{sparse.NewOperator(op, kernel.F64, 1, 0), sparse.NewOperator(op, kernel.F32, 1, 0)}
+	if _, err := bench.Run(dev, ps, bench.Config{Units: 1024}); err == nil {
+		t.Error("problems of two precisions were accepted")
+	}
+	if _, err := bench.Run(dev, nil, bench.Config{Units: 1024}); err == nil {
+		t.Error("a run with no problem was accepted")
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/verify"
 )
 
@@ -74,13 +75,10 @@ func inShard(t *testing.T, cases []verify.Case) []verify.Case {
 	return mine
 }
 
-// deal assigns each case to one of w shards by its build work (non-zeros
-// of its kernel, plus a fixed cost per kernel), largest first.
+// deal assigns each case to one of w shards by its build work (the IR
+// nodes of its kernel, plus a fixed cost per kernel), largest first.
 func deal(cases []verify.Case, w int) []int {
-	work := func(c verify.Case) int {
-		nnz, _ := c.Kernel.Meta["nnz"].(int)
-		return nnz + 100
-	}
+	work := func(c verify.Case) int { return kernel.Size(c.Kernel.Body) + perKernelWork }
 	order := make([]int, len(cases))
 	for i := range order {
 		order[i] = i
@@ -99,6 +97,10 @@ func deal(cases []verify.Case, w int) []int {
 	}
 	return owner
 }
+
+// perKernelWork is the fixed build cost of a kernel, in IR nodes (about
+// what a GEMM kernel of 100 non-zeros has).
+const perKernelWork = 1000
 
 // Workers is how many processes should share the suite on dev: one per
 // CPU for a device that builds one program at a time per process (PoCL's

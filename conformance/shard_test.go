@@ -32,16 +32,19 @@ func TestParseShard(t *testing.T) {
 
 // deal spreads the work evenly and gives every case exactly one shard.
 func TestDeal(t *testing.T) {
-	mk := func(nnz ...int) []verify.Case {
-		cs := make([]verify.Case, len(nnz))
-		for i, n := range nnz {
-			cs[i].Kernel = &kernel.Kernel{Meta: map[string]any{"nnz": n}}
+	mk := func(nodes ...int) []verify.Case { // kernels of this many IR nodes
+		cs := make([]verify.Case, len(nodes))
+		for i, n := range nodes {
+			cs[i].Kernel = &kernel.Kernel{Body: make([]kernel.Stmt, n)}
+			for j := range cs[i].Kernel.Body {
+				cs[i].Kernel.Body[j] = kernel.Comment{}
+			}
 		}
 		return cs
 	}
 	for _, tc := range []struct {
 		name string
-		nnz  []int
+		work []int
 		w    int
 		want []int
 	}{
@@ -51,7 +54,7 @@ func TestDeal(t *testing.T) {
 		{"more shards than cases", []int{1, 2}, 3, []int{1, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := deal(mk(tc.nnz...), tc.w); !slices.Equal(got, tc.want) {
+			if got := deal(mk(tc.work...), tc.w); !slices.Equal(got, tc.want) {
 				t.Errorf("deal = %v, want %v", got, tc.want)
 			}
 		})

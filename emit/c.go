@@ -4,67 +4,133 @@ import (
 	"strings"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/pass"
 )
 
-// cKernel prints k as C: NAME_block runs one block of threads, NAME runs
-// grid_x blocks in an OpenMP parallel loop. The entry's signature is
-// void NAME(int64_t grid_x, <params>).
+// cSpelling is C11 with OpenMP for the host backend. A kernel is first
+// lowered by pass.HostLoops to the code one CPU thread runs for a block;
+// it is printed as NAME_block(int64_t _g, …), the block's state (shared
+// arrays, lifted variables) in a context struct when it has any, and an
+// entry
+//
+//	void NAME(int64_t grid_x, <params>)
+//
+// that runs blocks 0..grid_x-1 in an OpenMP parallel loop.
+var cSpelling = spelling{
+	name:          C,
+	prelude:       cPrelude,
+	lower:         pass.HostLoops,
+	kernel:        (*printer).cKernel,
+	restrict:      "restrict",
+	sharedRef:     "_c->",
+	int64:         "int64_t",
+	int64Suffix:   "LL",
+	index64Always: true, // gcc's vectoriser gives up on loops mixing a 32-bit index with the 64-bit loop counter
+	special: func(_ *kernel.Kernel, s kernel.Special) string {
+		if s.Kind == kernel.GroupID && s.Axis == 0 {
+			return "_g"
+		}
+		return "0" // a lowered block has one thread
+	},
+	call: cCall,
+	atomicAdd: func(p *printer, ref, v string) {
+		p.text("#pragma omp atomic")
+		p.text(ref, " += ", v, ";")
+	},
+	unroll:    "#pragma GCC unroll 64",
+	vectorize: "#pragma omp simd",
+}
+
+// cCall spells an intrinsic with C99's maths functions (the f-suffixed
+// ones in single precision) and bespoke's integer min and max.
+func cCall(fn kernel.Intrinsic, t kernel.Type, dt kernel.DType, args []string) string {
+	if t.IsInt() {
+		return "bespoke_" + string(fn) + "_i64(" + strings.Join(args, ", ") + ")"
+	}
+	suffix := ""
+	if dt == kernel.F32 {
+		suffix = "f"
+	}
+	switch fn {
+	case kernel.Rsqrt:
+		one := "1.0"
+		if dt == kernel.F32 {
+			one = "1.0f"
+		}
+		return "(" + one + " / sqrt" + suffix + "(" + args[0] + "))"
+	case kernel.Min, kernel.Max:
+		return "f" + string(fn) + suffix + "(" + strings.Join(args, ", ") + ")"
+	}
+	return string(fn) + suffix + "(" + strings.Join(args, ", ") + ")"
+}
+
+// cPrelude includes what the kernels use: C's maths functions for any
+// intrinsic, and bespoke's integer min and max wherever a min or max
+// appears (unused when its arguments are reals).
+func cPrelude(ks []*kernel.Kernel) string {
+	var b strings.Builder
+	b.WriteString("#include <stdint.h>\n#include <stdlib.h>\n")
+	maths, minMax := false, false
+	for _, k := range ks {
+		walkExprs(k, func(e kernel.Expr) {
+			if c, ok := e.(kernel.Call); ok {
+				maths = true
+				minMax = minMax || c.Fn == kernel.Min || c.Fn == kernel.Max
+			}
+		})
+	}
+	if maths {
+		b.WriteString("#include <math.h>\n")
+	}
+	if minMax {
+		b.WriteString("static inline int64_t bespoke_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }\n")
+		b.WriteString("static inline int64_t bespoke_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }\n")
+	}
+	return b.String()
+}
+
+// walkExprs calls f on every expression of k.
+func walkExprs(k *kernel.Kernel, f func(kernel.Expr)) {
+	kernel.WalkStmts(k.Body, func(s kernel.Stmt) bool {
+		kernel.StmtExprs(s, func(e kernel.Expr) { kernel.WalkExpr(e, f) })
+		return true
+	})
+}
+
+// cKernel writes a lowered kernel: context struct, block function, entry.
 func (p *printer) cKernel() {
 	k := p.k
-	bx, by := k.Launch.Block[0], k.Launch.Block[1]
-	// Kernels with barriers or with y threads run each block as loops over
-	// y and x, phase by phase (a phase ends at a barrier).
-	barrier := k.HasBarrier() || by != 1
+	ctx := len(k.Shared) > 0
 	p.docComment()
 	var args []string
 	for _, prm := range k.Params {
 		args = append(args, prm.Name)
 	}
-	ctxParam, ctxArg := "", ""
-	if barrier {
-		p.cContext(bx, by)
-		ctxParam, ctxArg = "struct "+k.Name+"_ctx *restrict _c, ", "_c, "
+	params := p.params()
+	lead, ctxArg := "int64_t _g", ""
+	if ctx {
+		p.line("struct %s_ctx {", k.Name)
+		p.depth++
+		for _, sh := range k.Shared {
+			p.text(p.typeName(sh.Type), " ", sh.Name, dims(sh.Dims), ";")
+		}
+		p.depth--
+		p.line("};")
+		p.line("")
+		lead, ctxArg = "int64_t _g, struct "+k.Name+"_ctx *restrict _c", "_c, "
 	}
-	p.line("static void %s_block(int64_t _g, %s%s)", k.Name, ctxParam, p.params())
+	p.line("static void %s_block(%s)", k.Name, joinNonEmpty(lead, params))
 	p.line("{")
 	p.depth++
-	if !barrier {
-		lim := "int64_t _lim = " + itoa(bx) + ";"
-		if k.Active != nil {
-			lim = "int64_t _lim = " + p.expr(k.Active, precAdd+1) + " - _g * " + itoa(bx) + ";\n" +
-				strings.Repeat("    ", p.depth) + "if (_lim > " + itoa(bx) + ") _lim = " + itoa(bx) + ";"
-		}
-		p.line("%s", lim)
-		pieces, prefixes := segments(k.Body, k.Params)
-		for i, piece := range pieces {
-			p.line("#pragma omp simd")
-			p.line("for (int64_t _lx = 0; _lx < _lim; _lx++) {")
-			p.depth++
-			p.stmts(prefixes[i])
-			p.stmts(piece)
-			p.depth--
-			p.line("}")
-		}
-	} else {
-		for _, phase := range splitPhases(k.Body) {
-			p.line("for (int64_t _ly = 0; _ly < %d; _ly++) {", by)
-			p.line("#pragma omp simd")
-			p.line("for (int64_t _lx = 0; _lx < %d; _lx++) {", bx)
-			p.depth++
-			p.stmts(phase)
-			p.depth--
-			p.line("}")
-			p.line("}")
-		}
-	}
+	p.stmts(k.Body)
 	p.depth--
 	p.line("}")
 	p.line("")
-	p.line("void %s(int64_t grid_x, %s)", k.Name, p.params())
+	p.line("void %s(%s)", k.Name, joinNonEmpty("int64_t grid_x", params))
 	p.line("{")
 	p.depth++
-	call := k.Name + "_block(_g, " + ctxArg + strings.Join(args, ", ") + ");"
-	if barrier {
+	call := k.Name + "_block(" + strings.TrimSuffix(joinNonEmpty("_g, "+ctxArg+strings.Join(args, ", ")), ", ") + ");"
+	if ctx {
 		p.line("#pragma omp parallel")
 		p.line("{")
 		p.depth++
@@ -85,49 +151,13 @@ func (p *printer) cKernel() {
 	p.line("}")
 }
 
-// cContext declares the per-block state of a kernel with barriers: its
-// shared arrays and, for each top-level variable, one slot per thread.
-func (p *printer) cContext(bx, by int) {
-	k := p.k
-	p.lifted, p.shared = map[string]bool{}, map[string]bool{}
-	p.line("struct %s_ctx {", k.Name)
-	p.depth++
-	for _, sh := range k.Shared {
-		p.shared[sh.Name] = true
-		p.line("%s %s[%d];", p.realType(), sh.Name, sh.Len)
-	}
-	for _, s := range k.Body {
-		if d, ok := s.(kernel.Decl); ok {
-			p.lifted[d.Name] = true
-			p.line("%s %s[%d][%d];", p.typeName(d.Type), d.Name, by, bx)
+// joinNonEmpty joins the non-empty parts with ", ".
+func joinNonEmpty(parts ...string) string {
+	var out []string
+	for _, s := range parts {
+		if s != "" {
+			out = append(out, s)
 		}
 	}
-	if len(p.lifted)+len(p.shared) == 0 {
-		p.line("char unused;")
-	}
-	p.depth--
-	p.line("};")
-	p.line("")
+	return strings.Join(out, ", ")
 }
-
-// splitPhases cuts a body at its top-level barriers.
-func splitPhases(body []kernel.Stmt) [][]kernel.Stmt {
-	var phases [][]kernel.Stmt
-	var cur []kernel.Stmt
-	for _, s := range body {
-		if _, ok := s.(kernel.Barrier); ok {
-			if len(cur) > 0 {
-				phases = append(phases, cur)
-			}
-			cur = nil
-			continue
-		}
-		cur = append(cur, s)
-	}
-	if len(cur) > 0 {
-		phases = append(phases, cur)
-	}
-	return phases
-}
-
-func itoa(i int) string { return intString(int64(i)) }

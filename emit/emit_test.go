@@ -1,13 +1,100 @@
-package emit
+package emit_test
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/kerneltest"
+	"github.com/bespoke-hpc/bespoke/kernel/sparse"
+	"github.com/bespoke-hpc/bespoke/operator"
 )
+
+var extension = map[emit.Dialect]string{emit.CUDA: ".cu", emit.OpenCL: ".cl", emit.C: ".c"}
+
+// goldenKernels are rendered in every dialect and compared with
+// testdata/golden: the IR samples, and GEMM variants of each shape on a
+// 3×4 operator.
+func goldenKernels(t *testing.T) map[string]*kernel.Kernel {
+	op, err := operator.New("t", 3, 4, []float64{1.5, 0, -2, 0, 0, 0.25, 0, 0, 3, 0, 0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := map[string]*kernel.Kernel{
+		"slabs":    kerneltest.Slabs(),
+		"misc-f64": kerneltest.Misc(kernel.F64),
+		"misc-f32": kerneltest.Misc(kernel.F32),
+	}
+	for name, c := range map[string]struct {
+		v           string
+		dt          kernel.DType
+		beta        float64
+		n, ldb, ldc int
+	}{
+		"gemm-cstream-w2":       {"cstream/x128-w2", kernel.F64, 1, 0, 1000, 1000},
+		"gemm-bstream-b4":       {"bstream/x128-b4", kernel.F32, 0, 0, 0, 0},
+		"gemm-bstream-msplit":   {"bstream-msplit/x32-y2-c2", kernel.F64, 0.5, 100, 100, 100},
+		"gemm-cstream-ksplit":   {"cstream-ksplit/x32-y2-c2", kernel.F32, 0, 0, 0, 0},
+		"gemm-cstream-msplit":   {"cstream-msplit/x32-y3-g-w2", kernel.F64, 1, 99, 100, 102},
+		"gemm-bstream-rowsplit": {"bstream-msplit/x32-y2", kernel.F64, 0, 0, 0, 0},
+	} {
+		v, err := sparse.ParseVariant(c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := sparse.Build(sparse.Problem{Op: op, DType: c.dt, Alpha: 1, Beta: c.beta, N: c.n, LDB: c.ldb, LDC: c.ldc}, v)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		ks[name] = k
+	}
+	return ks
+}
+
+// TestGolden compares every rendering with its file in testdata/golden;
+// -update rewrites them. A mismatch leaves the new text beside the file as
+// NAME.got.
+func TestGolden(t *testing.T) {
+	for name, k := range goldenKernels(t) {
+		for _, d := range emit.Dialects() {
+			src, err := emit.Render(d, k)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, d, err)
+			}
+			path := filepath.Join("testdata", "golden", name+extension[d])
+			if *update {
+				if err := os.WriteFile(path, []byte(src.Text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./emit -update to record it)", err)
+			}
+			if got := src.Text; got != string(want) {
+				os.WriteFile(path+".got", []byte(got), 0o644)
+				t.Errorf("%s differs from %s at %s (new text in %s.got; -update records it)", d, path, firstDiff(string(want), got), path)
+			}
+		}
+	}
+}
+
+// firstDiff names the first line where a and b differ.
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < min(len(al), len(bl)); i++ {
+		if al[i] != bl[i] {
+			return "line " + strconv.Itoa(i+1) + ": " + strconv.Quote(al[i]) + " → " + strconv.Quote(bl[i])
+		}
+	}
+	return "the end (" + strconv.Itoa(len(al)) + " against " + strconv.Itoa(len(bl)) + " lines)"
+}
 
 func TestRealLiteral(t *testing.T) {
 	for _, tc := range []struct {
@@ -25,85 +112,62 @@ func TestRealLiteral(t *testing.T) {
 		{kernel.F32, math.Pi, "3.1415927f"},
 		{kernel.F32, 1e30, "1e+30f"},
 	} {
-		p := &printer{k: &kernel.Kernel{DType: tc.dt}}
-		got := p.realLit(tc.v)
-		if got != tc.want {
-			t.Errorf("realLit(%s, %v) = %q, want %q", tc.dt, tc.v, got, tc.want)
+		k := &kernel.Kernel{Name: "lit", DType: tc.dt, Launch: kernel.Launch{Block: [3]int{1, 1, 1}},
+			Params: []kernel.Param{{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}},
+			Body:   []kernel.Stmt{kernel.Put("y", kernel.Lit{V: tc.v}, kernel.Int{})}}
+		src, err := emit.Render(emit.CUDA, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(src.Text, "y[0] = "+tc.want+";") {
+			t.Errorf("%s %v: want the literal %s in\n%s", tc.dt, tc.v, tc.want, src.Text)
 		}
 		// The literal must read back as the value at that precision.
 		bits := 64
 		if tc.dt == kernel.F32 {
 			bits = 32
 		}
-		back, err := strconv.ParseFloat(strings.TrimSuffix(got, "f"), bits)
+		back, err := strconv.ParseFloat(strings.TrimSuffix(tc.want, "f"), bits)
 		if err != nil || (bits == 32 && float32(back) != float32(tc.v)) || (bits == 64 && back != tc.v) {
-			t.Errorf("realLit(%s, %v) = %q does not round-trip", tc.dt, tc.v, got)
-		}
-	}
-}
-
-// One description, three dialects: each rendering carries its own
-// spellings and none of the others'.
-func TestDialectSpellings(t *testing.T) {
-	k := &kernel.Kernel{
-		Name: "axpy", DType: kernel.F64, Index64: true,
-		Params: []kernel.Param{{Name: "n", Kind: kernel.ScalarParam, Type: kernel.Index},
-			{Name: "x", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
-			{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}},
-		Launch: kernel.Launch{Block: [3]int{64, 2, 1}, ColsPerBlock: 64},
-		Shared: []kernel.Shared{{Name: "s", Len: 128}},
-		Body: []kernel.Stmt{
-			kernel.Decl{Type: kernel.Index, Name: "i", Init: kernel.Bin{Op: "+", L: kernel.Bin{Op: "*", L: kernel.Special{Kind: kernel.GroupID}, R: kernel.Int{V: 64}}, R: kernel.Special{Kind: kernel.LocalID}}},
-			kernel.If{Cond: kernel.Bin{Op: "<", L: kernel.Var{Name: "i"}, R: kernel.Var{Name: "n"}},
-				Then: []kernel.Stmt{kernel.Store{Buf: "s", Index: kernel.Special{Kind: kernel.LocalID}, Value: kernel.Load{Buf: "x", Index: kernel.Var{Name: "i"}}}}},
-			kernel.Barrier{},
-			kernel.If{Cond: kernel.Bin{Op: "<", L: kernel.Var{Name: "i"}, R: kernel.Var{Name: "n"}},
-				Then: []kernel.Stmt{kernel.Store{Buf: "y", Index: kernel.Var{Name: "i"}, Value: kernel.Bin{Op: "*", L: kernel.Lit{V: 2}, R: kernel.Load{Buf: "s", Index: kernel.Special{Kind: kernel.LocalID}}}}}},
-		},
-	}
-	for _, tc := range []struct {
-		d          Dialect
-		has, hasnt []string
-	}{
-		{CUDA, []string{`extern "C" __global__`, "__syncthreads();", "__shared__ double s[128];", "threadIdx.x", "long long n", "const double* __restrict__ x"},
-			[]string{"__kernel", "barrier(", "#pragma omp"}},
-		{OpenCL, []string{"__kernel", "reqd_work_group_size(64, 2, 1)", "barrier(CLK_LOCAL_MEM_FENCE);", "__local double s[128];", "get_local_id(0)", "cl_khr_fp64", "__global const double* restrict x"},
-			[]string{"__global__", "__syncthreads", "#pragma omp"}},
-		{C, []string{"void axpy(int64_t grid_x, int64_t n, const double* restrict x, double* restrict y)", "#pragma omp parallel", "#pragma omp simd", "_c->s[_lx]", "_c->i[_ly][_lx]"},
-			[]string{"__global", "__syncthreads", "barrier("}},
-	} {
-		src, err := Render(tc.d, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range tc.has {
-			if !strings.Contains(src.Text, s) {
-				t.Errorf("%s: missing %q in\n%s", tc.d, s, src.Text)
-			}
-		}
-		for _, s := range tc.hasnt {
-			if strings.Contains(src.Text, s) {
-				t.Errorf("%s: unexpected %q", tc.d, s)
-			}
-		}
-		if len(src.Entries) != 1 || src.Entries[0] != "axpy" {
-			t.Errorf("%s: entries %v", tc.d, src.Entries)
+			t.Errorf("%s %v: %q does not round-trip", tc.dt, tc.v, tc.want)
 		}
 	}
 }
 
 func TestRenderRejects(t *testing.T) {
-	good := kernel.Kernel{Name: "k", Launch: kernel.Launch{Block: [3]int{32, 1, 1}}, Body: []kernel.Stmt{kernel.Barrier{}}}
-	for name, k := range map[string]kernel.Kernel{
-		"no body":           {Name: "k", Launch: good.Launch},
-		"3-D block":         {Name: "k", Launch: kernel.Launch{Block: [3]int{8, 8, 2}}, Body: good.Body},
-		"barrier and guard": {Name: "k", Launch: good.Launch, Body: good.Body, Active: kernel.Int{V: 1}},
+	good := func() *kernel.Kernel {
+		return &kernel.Kernel{Name: "k", Launch: kernel.Launch{Block: [3]int{32, 1, 1}},
+			Params: []kernel.Param{{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}},
+			Body:   []kernel.Stmt{kernel.Put("y", kernel.Lit{V: 1}, kernel.Int{})}}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(k *kernel.Kernel)
+		want string
+	}{
+		{"no body", func(k *kernel.Kernel) { k.Body = nil }, "no name or body"},
+		{"comment in the name", func(k *kernel.Kernel) { k.Name = "*/ evil /*" }, "not an identifier"},
+		{"reserved name", func(k *kernel.Kernel) { k.Name = "float" }, "reserved"},
+		{"infinite literal", func(k *kernel.Kernel) {
+			k.Body = []kernel.Stmt{kernel.Put("y", kernel.Lit{V: math.Inf(1)}, kernel.Int{})}
+		}, "not finite"},
+		{"f32 out of range", func(k *kernel.Kernel) {
+			k.DType = kernel.F32
+			k.Body = []kernel.Stmt{kernel.Put("y", kernel.Lit{V: 1e300}, kernel.Int{})}
+		}, "float32"},
 	} {
-		if _, err := Render(CUDA, &k); err == nil {
-			t.Errorf("%s: Render accepted it", name)
+		for _, d := range emit.Dialects() {
+			k := good()
+			tc.edit(k)
+			if _, err := emit.Render(d, k); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s in %s: %v, want an error containing %q", tc.name, d, err, tc.want)
+			}
 		}
 	}
-	if _, err := Render("fortran", &good); err == nil {
+	if _, err := emit.Render("fortran", good()); err == nil {
 		t.Error("unknown dialect accepted")
+	}
+	if !emit.HonoursMinBlocks(emit.CUDA) || emit.HonoursMinBlocks(emit.OpenCL) || emit.HonoursMinBlocks(emit.C) {
+		t.Error("only CUDA honours MinBlocksPerUnit")
 	}
 }

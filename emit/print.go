@@ -10,76 +10,86 @@ import (
 )
 
 // Render prints kernels in dialect d as one translation unit, so that a
-// backend compiles them in one compiler call.
+// backend compiles them in one compiler call. Each kernel is validated
+// (kernel.Validate) and lowered by the dialect's pass, if it has one.
 func Render(d Dialect, ks ...*kernel.Kernel) (Source, error) {
+	sp, ok := spellings[d]
+	if !ok {
+		return Source{}, fmt.Errorf("emit: unknown dialect %q (want %s)", d, dialectList())
+	}
 	src := Source{Dialect: d}
-	var b strings.Builder
-	f64 := false
-	for _, k := range ks {
-		f64 = f64 || k.DType == kernel.F64
-	}
-	switch d {
-	case CUDA:
-		b.WriteString(cudaSpelling.prelude(f64))
-	case OpenCL:
-		b.WriteString(openclSpelling.prelude(f64))
-	case C:
-		b.WriteString("#include <stdint.h>\n#include <stdlib.h>\n")
-	default:
-		return Source{}, fmt.Errorf("emit: unknown dialect %q", d)
-	}
-	for _, k := range ks {
-		if err := check(k); err != nil {
-			return Source{}, err
+	lowered := make([]*kernel.Kernel, len(ks))
+	for i, k := range ks {
+		if sp.lower == nil { // a lowering validates what it lowers
+			if err := kernel.Validate(k); err != nil {
+				return Source{}, fmt.Errorf("emit: %w", err)
+			}
 		}
-		p := &printer{k: k, d: d}
-		switch d {
-		case CUDA:
-			p.sp = &cudaSpelling
-		case OpenCL:
-			p.sp = &openclSpelling
+		if err := checkNames(k); err != nil {
+			return Source{}, fmt.Errorf("emit: %w", err)
+		}
+		lowered[i] = k
+		if sp.lower != nil {
+			lk, err := sp.lower(k)
+			if err != nil {
+				return Source{}, fmt.Errorf("emit: %w", err)
+			}
+			lowered[i] = lk
+		}
+	}
+	var b strings.Builder
+	b.WriteString(sp.prelude(lowered))
+	for _, k := range lowered {
+		p := &printer{b: &b, k: k, sp: sp}
+		if usesMinMax(k) {
+			p.env = kernel.NewEnv(k)
+		}
+		for _, s := range k.Shared {
+			if sp.sharedRef != "" {
+				if p.shared == nil {
+					p.shared = map[string]bool{}
+				}
+				p.shared[s.Name] = true
+			}
 		}
 		b.WriteString("\n")
-		if d == C {
-			p.cKernel()
-		} else {
-			p.gpuKernel()
-		}
-		b.WriteString(p.b.String())
+		sp.kernel(p)
 		src.Entries = append(src.Entries, k.Name)
 	}
 	src.Text = b.String()
 	return src, nil
 }
 
-// check rejects IR the printer cannot honour.
-func check(k *kernel.Kernel) error {
-	if k.Name == "" || len(k.Body) == 0 {
-		return fmt.Errorf("emit: kernel %q has no name or body", k.Name)
-	}
-	bl := k.Launch.Block
-	if bl[0] < 1 || bl[1] < 1 || bl[2] != 1 {
-		return fmt.Errorf("emit: kernel %s: block %v must be (x, y, 1)", k.Name, bl)
-	}
-	if k.HasBarrier() && k.Active != nil {
-		return fmt.Errorf("emit: kernel %s: a kernel with barriers must guard its own statements", k.Name)
-	}
-	return nil
+// printer writes one kernel.
+type printer struct {
+	b      *strings.Builder
+	k      *kernel.Kernel
+	sp     *spelling
+	env    *kernel.Env     // types of the names in scope, for min and max (nil when there are none)
+	shared map[string]bool // shared arrays spelled with sp.sharedRef
+	depth  int
+	lits   map[float64]string // realLit's results (operators repeat their values)
 }
 
-type printer struct {
-	b      strings.Builder
-	k      *kernel.Kernel
-	d      Dialect
-	sp     *spelling
-	depth  int
-	lifted map[string]bool // C kernels with barriers: per-thread variables held in the context
-	shared map[string]bool
+// indent writes the current indentation.
+func (p *printer) indent() {
+	for i := 0; i < p.depth; i++ {
+		p.b.WriteString("    ")
+	}
 }
 
 func (p *printer) line(format string, args ...any) {
-	p.b.WriteString(strings.Repeat("    ", p.depth))
-	fmt.Fprintf(&p.b, format, args...)
+	p.indent()
+	fmt.Fprintf(p.b, format, args...)
+	p.b.WriteByte('\n')
+}
+
+// text writes an indented line of plain text.
+func (p *printer) text(parts ...string) {
+	p.indent()
+	for _, s := range parts {
+		p.b.WriteString(s)
+	}
 	p.b.WriteByte('\n')
 }
 
@@ -95,30 +105,31 @@ func (p *printer) typeName(t kernel.Type) string {
 	case kernel.Real:
 		return p.realType()
 	case kernel.Index:
-		if p.d == C {
-			// Always 64-bit on the host: gcc's AVX2 vectoriser gives up on
-			// loops that mix a 32-bit index with the 64-bit loop counter.
-			return "int64_t"
+		if p.k.Index64 || p.sp.index64Always {
+			return p.sp.int64
 		}
-		if !p.k.Index64 {
-			return "int"
-		}
+	case kernel.Int64:
 		return p.sp.int64
 	}
 	return "int"
 }
 
+// docComment prints the kernel's reference loop.
 func (p *printer) docComment() {
 	if p.k.Doc == "" {
 		return
 	}
-	p.line("/* %s: %s", p.k.Name, p.k.Variant)
+	p.line("/* %s: %s", p.k.Name, commentSafe(p.k.Variant))
 	for _, l := range strings.Split(strings.TrimRight(p.k.Doc, "\n"), "\n") {
-		p.line(" * %s", strings.ReplaceAll(l, "*/", "* /"))
+		p.line(" * %s", commentSafe(l))
 	}
 	p.line(" */")
 }
 
+// commentSafe keeps text from closing a block comment.
+func commentSafe(s string) string { return strings.ReplaceAll(s, "*/", "* /") }
+
+// params writes the parameter list.
 func (p *printer) params() string {
 	var ps []string
 	for _, prm := range p.k.Params {
@@ -127,122 +138,180 @@ func (p *printer) params() string {
 			continue
 		}
 		var s strings.Builder
-		if p.sp != nil {
-			s.WriteString(p.sp.global)
-		}
+		s.WriteString(p.sp.global)
 		if prm.Const {
 			s.WriteString("const ")
 		}
 		s.WriteString(p.typeName(prm.Type))
 		s.WriteString("* ")
-		if p.sp != nil {
-			s.WriteString(p.sp.restrict)
-		} else {
-			s.WriteString("restrict")
-		}
+		s.WriteString(p.sp.restrict)
 		s.WriteString(" " + prm.Name)
 		ps = append(ps, s.String())
 	}
 	return strings.Join(ps, ", ")
 }
 
-func (p *printer) gpuKernel() {
-	p.docComment()
-	p.line("%s%s(%s)", p.sp.entry(p.k), p.k.Name, p.params())
-	p.line("{")
-	p.depth++
-	for _, sh := range p.k.Shared {
-		p.line("%s%s %s[%d];", p.sp.shared, p.realType(), sh.Name, sh.Len)
+// dims spells array dimensions: [d0][d1]…
+func dims(ds []int) string {
+	var s strings.Builder
+	for _, d := range ds {
+		s.WriteString("[" + strconv.Itoa(d) + "]")
 	}
-	if p.k.Active != nil {
-		gid := kernel.Bin{Op: "+", L: kernel.Bin{Op: "*", L: kernel.Special{Kind: kernel.GroupID}, R: kernel.Special{Kind: kernel.LocalSize}}, R: kernel.Special{Kind: kernel.LocalID}}
-		p.line("if (%s >= %s) return;", p.expr(gid, 0), p.expr(p.k.Active, precCmp+1))
-	}
-	p.stmts(p.k.Body)
-	p.depth--
-	p.line("}")
+	return s.String()
 }
 
 // Operator precedence, lowest first.
 const (
-	precOr = iota + 1
+	precSelect = iota + 1
+	precOr
 	precAnd
+	precBitOr
+	precBitXor
+	precBitAnd
 	precEq
 	precCmp
+	precShift
 	precAdd
 	precMul
+	precUnary
 	precPrimary
 )
 
-var precOf = map[string]int{"||": precOr, "&&": precAnd, "==": precEq, "!=": precEq,
-	"<": precCmp, "<=": precCmp, "+": precAdd, "-": precAdd, "*": precMul, "/": precMul, "%": precMul}
+var precOf = map[string]int{"||": precOr, "&&": precAnd, "|": precBitOr, "^": precBitXor, "&": precBitAnd,
+	"==": precEq, "!=": precEq, "<": precCmp, "<=": precCmp, ">": precCmp, ">=": precCmp,
+	"<<": precShift, ">>": precShift, "+": precAdd, "-": precAdd, "*": precMul, "/": precMul, "%": precMul}
 
-// expr prints e, parenthesised when its precedence is below min.
+// expr returns e as text.
 func (p *printer) expr(e kernel.Expr, min int) string {
+	var b strings.Builder
+	saved := p.b
+	p.b = &b
+	p.writeExpr(e, min)
+	p.b = saved
+	return b.String()
+}
+
+// writeExpr writes e, parenthesised when its precedence is below min. The
+// right operand of a binary operator is parenthesised at equal
+// precedence, so the text groups exactly as the tree does.
+func (p *printer) writeExpr(e kernel.Expr, min int) {
+	b := p.b
 	switch e := e.(type) {
 	case kernel.Lit:
-		return p.realLit(e.V)
+		b.WriteString(p.realLit(e.V))
 	case kernel.Int:
-		return p.intLit(e.V)
+		b.WriteString(p.intLit(e.V))
 	case kernel.Var:
-		if p.lifted[e.Name] {
-			return "_c->" + e.Name + "[_ly][_lx]"
-		}
-		return e.Name
+		b.WriteString(e.Name)
 	case kernel.Load:
-		return p.ref(e.Buf, e.Index)
+		p.writeRef(e.Buf, e.Index)
 	case kernel.Special:
-		return p.special(e)
+		b.WriteString(p.sp.special(p.k, e))
 	case kernel.Bin:
-		prec := precOf[e.Op]
-		op := e.Op
-		r := e.R
+		op, r := e.Op, e.R
 		// a + (-c)*x reads better, and compiles the same, as a - c*x.
 		if m, ok := r.(kernel.Bin); ok && op == "+" && m.Op == "*" {
 			if l, ok := m.L.(kernel.Lit); ok && math.Signbit(l.V) {
 				op, r = "-", kernel.Bin{Op: "*", L: kernel.Lit{V: -l.V}, R: m.R}
 			}
 		}
-		rmin := prec
-		if op == "-" || op == "/" || op == "%" || prec <= precCmp {
-			rmin = prec + 1
-		}
-		s := p.expr(e.L, prec) + " " + op + " " + p.expr(r, rmin)
+		prec := precOf[op]
 		if prec < min {
-			return "(" + s + ")"
+			b.WriteByte('(')
 		}
-		return s
+		p.writeExpr(e.L, prec)
+		b.WriteString(" " + op + " ")
+		p.writeExpr(r, prec+1)
+		if prec < min {
+			b.WriteByte(')')
+		}
+	case kernel.Unary:
+		if precUnary < min {
+			b.WriteByte('(')
+		}
+		b.WriteString(e.Op)
+		p.writeExpr(e.X, precUnary)
+		if precUnary < min {
+			b.WriteByte(')')
+		}
+	case kernel.Cast:
+		if precUnary < min {
+			b.WriteByte('(')
+		}
+		b.WriteString("(" + p.typeName(e.To) + ")")
+		p.writeExpr(e.X, precUnary)
+		if precUnary < min {
+			b.WriteByte(')')
+		}
+	case kernel.Select:
+		if precSelect < min {
+			b.WriteByte('(')
+		}
+		p.writeExpr(e.Cond, precOr)
+		b.WriteString(" ? ")
+		p.writeExpr(e.Then, precSelect)
+		b.WriteString(" : ")
+		p.writeExpr(e.Else, precSelect)
+		if precSelect < min {
+			b.WriteByte(')')
+		}
+	case kernel.Call:
+		args := make([]string, len(e.Args))
+		for i, a := range e.Args {
+			args[i] = p.expr(a, 0)
+		}
+		t := kernel.Real
+		if p.env != nil {
+			var err error
+			if t, err = p.env.TypeOf(e); err != nil {
+				panic(fmt.Sprintf("emit: %v", err)) // Validate accepted the kernel
+			}
+		}
+		b.WriteString(p.sp.call(e.Fn, t, p.k.DType, args))
+	default:
+		panic(fmt.Sprintf("emit: unknown expression %T", e))
 	}
-	panic(fmt.Sprintf("emit: unknown expression %T", e))
 }
 
-func (p *printer) ref(buf string, idx kernel.Expr) string {
-	if p.d == C && p.shared[buf] {
-		return "_c->" + buf + "[" + p.expr(idx, 0) + "]"
+// writeRef writes an element reference buf[i][j]….
+func (p *printer) writeRef(buf string, index []kernel.Expr) {
+	if p.shared[buf] {
+		p.b.WriteString(p.sp.sharedRef)
 	}
-	return buf + "[" + p.expr(idx, 0) + "]"
+	p.b.WriteString(buf)
+	for _, i := range index {
+		p.b.WriteByte('[')
+		p.writeExpr(i, 0)
+		p.b.WriteByte(']')
+	}
 }
 
-func (p *printer) special(s kernel.Special) string {
-	if p.sp != nil {
-		return p.sp.special(s)
-	}
-	switch {
-	case s.Kind == kernel.LocalSize:
-		return strconv.Itoa(p.k.Launch.Block[s.Axis])
-	case s.Kind == kernel.LocalID && s.Axis == 0:
-		return "_lx"
-	case s.Kind == kernel.LocalID && s.Axis == 1:
-		return "_ly"
-	case s.Kind == kernel.GroupID && s.Axis == 0:
-		return "_g"
-	}
-	return "0"
+func (p *printer) ref(buf string, index []kernel.Expr) string {
+	var b strings.Builder
+	saved := p.b
+	p.b = &b
+	p.writeRef(buf, index)
+	p.b = saved
+	return b.String()
 }
 
 // realLit prints v at the kernel's precision with the fewest digits that
 // round-trip, always looking like a floating-point literal.
 func (p *printer) realLit(v float64) string {
+	if s, ok := p.lits[v]; ok {
+		return s
+	}
+	if p.lits == nil {
+		p.lits = map[float64]string{}
+	}
+	s := p.formatReal(v)
+	if !math.IsNaN(v) {
+		p.lits[v] = s
+	}
+	return s
+}
+
+func (p *printer) formatReal(v float64) string {
 	bits := 64
 	if p.k.DType == kernel.F32 {
 		bits = 32
@@ -261,10 +330,7 @@ func (p *printer) realLit(v float64) string {
 func (p *printer) intLit(v int64) string {
 	s := strconv.FormatInt(v, 10)
 	if v > math.MaxInt32 || v < math.MinInt32 {
-		if p.d == OpenCL {
-			return s + "L"
-		}
-		return s + "LL"
+		return s + p.sp.int64Suffix
 	}
 	return s
 }
@@ -275,47 +341,111 @@ func (p *printer) stmts(ss []kernel.Stmt) {
 	}
 }
 
+// block writes a nested body in a scope of its own.
+func (p *printer) block(ss []kernel.Stmt) {
+	p.depth++
+	p.push()
+	p.stmts(ss)
+	p.pop()
+	p.depth--
+}
+
+// push and pop follow scopes, and declare records a name's type, where
+// the printer needs types.
+func (p *printer) push() {
+	if p.env != nil {
+		p.env.Push()
+	}
+}
+
+func (p *printer) pop() {
+	if p.env != nil {
+		p.env.Pop()
+	}
+}
+
+func (p *printer) declare(name string, s kernel.Symbol) {
+	if p.env != nil {
+		_ = p.env.Declare(name, s) // Validate accepted the kernel
+	}
+}
+
+// usesMinMax reports whether k calls min or max, whose spelling depends on
+// the type of their arguments.
+func usesMinMax(k *kernel.Kernel) bool {
+	found := false
+	walkExprs(k, func(e kernel.Expr) {
+		if c, ok := e.(kernel.Call); ok && (c.Fn == kernel.Min || c.Fn == kernel.Max) {
+			found = true
+		}
+	})
+	return found
+}
+
 func (p *printer) stmt(s kernel.Stmt) {
+	b := p.b
 	switch s := s.(type) {
 	case kernel.Decl:
-		if p.lifted[s.Name] {
-			if s.Init != nil {
-				p.line("%s = %s;", p.expr(kernel.Var{Name: s.Name}, 0), p.expr(s.Init, 0))
-			}
-			return
+		p.declare(s.Name, kernel.Symbol{Type: s.Type, Dims: len(s.Dims), Array: len(s.Dims) > 0})
+		p.indent()
+		b.WriteString(p.typeName(s.Type) + " " + s.Name + dims(s.Dims))
+		if s.Init != nil {
+			b.WriteString(" = ")
+			p.writeExpr(s.Init, 0)
 		}
-		if s.Init == nil {
-			p.line("%s %s;", p.typeName(s.Type), s.Name)
-		} else {
-			p.line("%s %s = %s;", p.typeName(s.Type), s.Name, p.expr(s.Init, 0))
-		}
+		b.WriteString(";\n")
 	case kernel.Assign:
-		p.line("%s = %s;", p.expr(kernel.Var{Name: s.Name}, 0), p.expr(s.Value, 0))
+		p.indent()
+		b.WriteString(s.Name + " = ")
+		p.writeExpr(s.Value, 0)
+		b.WriteString(";\n")
 	case kernel.Store:
-		p.line("%s = %s;", p.ref(s.Buf, s.Index), p.expr(s.Value, 0))
+		p.indent()
+		p.writeRef(s.Buf, s.Index)
+		b.WriteString(" = ")
+		p.writeExpr(s.Value, 0)
+		b.WriteString(";\n")
+	case kernel.AtomicAdd:
+		p.sp.atomicAdd(p, p.ref(s.Buf, s.Index), p.expr(s.Value, 0))
 	case kernel.VecLoad:
 		p.vecLoad(s)
 	case kernel.VecStore:
 		p.vecStore(s)
 	case kernel.If:
-		p.line("if (%s) {", p.expr(s.Cond, 0))
-		p.depth++
-		p.stmts(s.Then)
-		p.depth--
+		p.indent()
+		b.WriteString("if (")
+		p.writeExpr(s.Cond, 0)
+		b.WriteString(") {\n")
+		p.block(s.Then)
 		if len(s.Else) > 0 {
-			p.line("} else {")
-			p.depth++
-			p.stmts(s.Else)
-			p.depth--
+			p.text("} else {")
+			p.block(s.Else)
 		}
-		p.line("}")
+		p.text("}")
+	case kernel.For:
+		if s.Unroll && p.sp.unroll != "" {
+			p.text(p.sp.unroll)
+		}
+		if s.Vectorize && p.sp.vectorize != "" {
+			p.text(p.sp.vectorize)
+		}
+		step := s.Var + "++"
+		if s.Step > 1 {
+			step = s.Var + " += " + p.intLit(s.Step)
+		}
+		p.text("for (", p.typeName(kernel.Index), " ", s.Var, " = ", p.expr(s.From, 0), "; ", s.Var, " < ", p.expr(s.To, precCmp+1), "; ", step, ") {")
+		p.push()
+		p.declare(s.Var, kernel.Symbol{Type: kernel.Index})
+		p.block(s.Body)
+		p.pop()
+		p.text("}")
 	case kernel.Barrier:
-		if p.sp == nil {
-			panic("emit: barrier inside a C phase") // split out by cKernel
+		if p.sp.barrier == "" {
+			panic("emit: barrier left in a " + string(p.sp.name) + " kernel") // lowered away
 		}
-		p.line("%s", p.sp.barrier)
+		p.text(p.sp.barrier)
 	case kernel.Comment:
-		p.line("// %s", s.Text)
+		p.text("// ", strings.ReplaceAll(s.Text, "\n", " "))
 	default:
 		panic(fmt.Sprintf("emit: unknown statement %T", s))
 	}
@@ -323,44 +453,40 @@ func (p *printer) stmt(s kernel.Stmt) {
 
 func (p *printer) vecLoad(s kernel.VecLoad) {
 	w := len(s.Dst)
-	if p.sp == nil || w == 1 {
+	if p.sp.vec == nil || w == 1 {
 		for i, d := range s.Dst {
-			p.line("%s = %s;", p.expr(kernel.Var{Name: d}, 0), p.ref(s.Buf, offset(s.Index, i)))
+			p.text(d, " = ", p.ref(s.Buf, []kernel.Expr{offset(s.Index, i)}), ";")
 		}
 		return
 	}
-	vt := p.sp.vecPointer(p.realType(), w, true)
-	p.line("{")
+	vt := p.sp.vec.typ(p.realType(), w)
+	p.text("{")
 	p.depth++
-	p.line("const %s _v = *(const %s%s*)(%s + %s);", vt, p.sp.global, vt, s.Buf, p.expr(s.Index, precAdd+1))
+	p.text("const ", vt, " _v = *(const ", p.sp.global, vt, "*)(", s.Buf, " + ", p.expr(s.Index, precAdd+1), ");")
 	for i, d := range s.Dst {
-		p.line("%s = _v%s;", p.expr(kernel.Var{Name: d}, 0), p.sp.vecField[i])
+		p.text(d, " = _v", p.sp.vec.field[i], ";")
 	}
 	p.depth--
-	p.line("}")
+	p.text("}")
 }
 
 func (p *printer) vecStore(s kernel.VecStore) {
 	w := len(s.Src)
-	if p.sp == nil || w == 1 {
+	if p.sp.vec == nil || w == 1 {
 		for i, v := range s.Src {
-			p.line("%s = %s;", p.ref(s.Buf, offset(s.Index, i)), p.expr(v, 0))
+			p.text(p.ref(s.Buf, []kernel.Expr{offset(s.Index, i)}), " = ", p.expr(v, 0), ";")
 		}
 		return
 	}
-	vt := p.sp.vecPointer(p.realType(), w, true)
+	vt := p.sp.vec.typ(p.realType(), w)
 	vals := make([]string, w)
 	for i, v := range s.Src {
 		vals[i] = p.expr(v, 0)
 	}
-	ctor := "make_" + vt + "(" + strings.Join(vals, ", ") + ")"
-	if p.d == OpenCL {
-		ctor = "(" + vt + ")(" + strings.Join(vals, ", ") + ")"
-	}
-	p.line("*(%s%s*)(%s + %s) = %s;", p.sp.global, vt, s.Buf, p.expr(s.Index, precAdd+1), ctor)
+	p.text("*(", p.sp.global, vt, "*)(", s.Buf, " + ", p.expr(s.Index, precAdd+1), ") = ", p.sp.vec.ctor(vt, vals), ";")
 }
 
-// offset returns idx + i, folded when idx is a sum ending in a literal.
+// offset returns idx + i.
 func offset(idx kernel.Expr, i int) kernel.Expr {
 	if i == 0 {
 		return idx
@@ -368,4 +494,21 @@ func offset(idx kernel.Expr, i int) kernel.Expr {
 	return kernel.Bin{Op: "+", L: idx, R: kernel.Int{V: int64(i)}}
 }
 
-func intString(v int64) string { return strconv.FormatInt(v, 10) }
+// gpuKernel writes a kernel of a GPU dialect: entry qualifiers, shared
+// arrays, the early return of inactive threads, the body.
+func (p *printer) gpuKernel() {
+	p.docComment()
+	p.line("%s%s(%s)", p.sp.entry(p.k), p.k.Name, p.params())
+	p.line("{")
+	p.depth++
+	for _, sh := range p.k.Shared {
+		p.text(p.sp.shared, p.typeName(sh.Type), " ", sh.Name, dims(sh.Dims), ";")
+	}
+	if p.k.Active != nil {
+		gid := kernel.Bin{Op: "+", L: kernel.Bin{Op: "*", L: kernel.Special{Kind: kernel.GroupID}, R: kernel.Special{Kind: kernel.LocalSize}}, R: kernel.Special{Kind: kernel.LocalID}}
+		p.text("if (", p.expr(gid, 0), " >= ", p.expr(p.k.Active, precCmp+1), ") return;")
+	}
+	p.stmts(p.k.Body)
+	p.depth--
+	p.line("}")
+}

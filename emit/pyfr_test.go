@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"hash"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -64,6 +66,10 @@ func pyfrSources(t *testing.T, dir, name string) []string {
 							return nil
 						}
 						fmt.Fprintf(hs[i], "%s\x00%s\x00", k.Name, src.Text)
+						if dump := os.Getenv("BESPOKE_DUMP_DIR"); dump != "" {
+							f := filepath.Join(dump, strings.ReplaceAll(name, "/", "_")+"."+k.Name+"."+string(d))
+							os.WriteFile(f, []byte(src.Text), 0o644)
+						}
 					}
 					count++
 				}
@@ -96,6 +102,10 @@ func TestPyFRSources(t *testing.T) {
 	sort.Strings(names)
 	if len(names) != 120 {
 		t.Fatalf("found %d PyFR operators in %s, want 120", len(names), dir)
+	}
+	if glob := os.Getenv("BESPOKE_PYFR_ONLY"); glob != "" { // while developing: a subset
+		names = slices.DeleteFunc(names, func(n string) bool { ok, _ := path.Match(glob, n); return !ok })
+		t.Logf("BESPOKE_PYFR_ONLY=%s: %d operators", glob, len(names))
 	}
 	want := map[string]string{}
 	if f, err := os.Open(pyfrDigests); err == nil {

@@ -1,5 +1,14 @@
 package emit
 
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+)
+
 // Dialect names a target language for kernel source.
 type Dialect string
 
@@ -15,4 +24,138 @@ type Source struct {
 	Dialect Dialect
 	Text    string
 	Entries []string
+}
+
+// spelling is everything that differs between dialects: a dialect is this
+// table (see cuda.go, opencl.go and c.go) and nothing else.
+type spelling struct {
+	name Dialect
+	// prelude is the text before the kernels (extensions, includes,
+	// helper functions the kernels need).
+	prelude func(ks []*kernel.Kernel) string
+	// lower, when set, rewrites a kernel before printing (an IR pass).
+	lower func(*kernel.Kernel) (*kernel.Kernel, error)
+	// kernel writes one kernel: its signature, declarations and body.
+	kernel func(p *printer)
+	// entry is the text before a GPU kernel's name.
+	entry         func(k *kernel.Kernel) string
+	global        string // address-space qualifier of buffer parameters
+	restrict      string
+	shared        string // qualifier of shared-array declarations
+	sharedRef     string // prefix of a shared-array reference
+	barrier       string // "" where barriers are lowered away
+	int64         string // 64-bit integer type
+	index64Always bool   // Index is 64-bit even in a kernel without Index64
+	int64Suffix   string // suffix of integer literals beyond 32 bits
+	special       func(k *kernel.Kernel, s kernel.Special) string
+	vec           *vecSpelling // nil: vector accesses element by element
+	call          func(fn kernel.Intrinsic, t kernel.Type, dt kernel.DType, args []string) string
+	atomicAdd     func(p *printer, ref, value string)
+	unroll        string // line before a loop to unroll, "" for none
+	vectorize     string // line before a loop to vectorise, "" for none
+	// minBlocks says whether the dialect honours Hints.MinBlocksPerUnit.
+	minBlocks bool
+}
+
+// vecSpelling spells aligned vector loads and stores.
+type vecSpelling struct {
+	typ   func(elem string, width int) string
+	field [4]string
+	ctor  func(typ string, vals []string) string
+}
+
+var spellings = map[Dialect]*spelling{CUDA: &cudaSpelling, OpenCL: &openclSpelling, C: &cSpelling}
+
+// Dialects lists the dialects in a stable order.
+func Dialects() []Dialect {
+	var ds []Dialect
+	for d := range spellings {
+		ds = append(ds, d)
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds
+}
+
+func dialectList() string {
+	var s []string
+	for _, d := range Dialects() {
+		s = append(s, string(d))
+	}
+	return strings.Join(s, ", ")
+}
+
+// ParseDialect reads a dialect name.
+func ParseDialect(s string) (Dialect, error) {
+	if _, ok := spellings[Dialect(s)]; ok {
+		return Dialect(s), nil
+	}
+	return "", fmt.Errorf("unknown dialect %q (want %s)", s, dialectList())
+}
+
+// HonoursMinBlocks says whether kernels rendered in d obey
+// kernel.Hints.MinBlocksPerUnit (elsewhere the hint prints nothing, so a
+// candidate differing only in it would be the same code).
+func HonoursMinBlocks(d Dialect) bool {
+	sp, ok := spellings[d]
+	return ok && sp.minBlocks
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// reserved are words that cannot name anything in some dialect.
+var reserved = map[string]bool{
+	"auto": true, "break": true, "case": true, "char": true, "const": true, "continue": true, "default": true,
+	"do": true, "double": true, "else": true, "enum": true, "extern": true, "float": true, "for": true, "goto": true,
+	"if": true, "inline": true, "int": true, "long": true, "register": true, "restrict": true, "return": true,
+	"short": true, "signed": true, "sizeof": true, "static": true, "struct": true, "switch": true, "typedef": true,
+	"union": true, "unsigned": true, "void": true, "volatile": true, "while": true, "kernel": true, "global": true,
+	"local": true, "constant": true, "private": true, "half": true, "bool": true, "class": true, "template": true,
+	"new": true, "delete": true, "this": true, "namespace": true, "operator": true,
+}
+
+// CheckIdentifier reports why s cannot name a kernel or a variable in every
+// dialect, or nil.
+func CheckIdentifier(s string) error {
+	switch {
+	case !identifier.MatchString(s):
+		return fmt.Errorf("%q is not an identifier (letters, digits and _, not starting with a digit)", s)
+	case reserved[s]:
+		return fmt.Errorf("%q is a reserved word in C, C++ or OpenCL C", s)
+	case strings.HasPrefix(s, "_"):
+		return fmt.Errorf("%q starts with _ (reserved for the compilers and bespoke's passes)", s)
+	case len(s) > 200:
+		return fmt.Errorf("identifier of %d characters (at most 200)", len(s))
+	}
+	return nil
+}
+
+// checkNames checks every name a kernel declares.
+func checkNames(k *kernel.Kernel) error {
+	bad := CheckIdentifier(k.Name)
+	for _, p := range k.Params {
+		bad = firstErr(bad, CheckIdentifier(p.Name))
+	}
+	for _, s := range k.Shared {
+		bad = firstErr(bad, CheckIdentifier(s.Name))
+	}
+	kernel.WalkStmts(k.Body, func(s kernel.Stmt) bool {
+		switch s := s.(type) {
+		case kernel.Decl:
+			bad = firstErr(bad, CheckIdentifier(s.Name))
+		case kernel.For:
+			bad = firstErr(bad, CheckIdentifier(s.Var))
+		}
+		return bad == nil
+	})
+	if bad != nil {
+		return fmt.Errorf("kernel %s: %w", k.Name, bad)
+	}
+	return nil
+}
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
 }

@@ -1,14 +1,16 @@
 package kernel
 
-// Type is the type of a scalar in the IR.
+// Type is the type of a scalar, an array element or a buffer element.
 type Type int
 
 // Scalar types. Real is the kernel's DType; Index is int32 or int64 as the
-// kernel's Index64 decides.
+// kernel's Index64 decides (always 64-bit on the host); Int32 and Int64 are
+// fixed widths, for integer buffers such as index maps.
 const (
 	Real Type = iota
 	Index
 	Int32
+	Int64
 )
 
 func (t Type) String() string {
@@ -17,10 +19,16 @@ func (t Type) String() string {
 		return "real"
 	case Index:
 		return "index"
-	default:
+	case Int32:
 		return "int32"
+	case Int64:
+		return "int64"
 	}
+	return "?"
 }
+
+// IsInt reports whether t is an integer type.
+func (t Type) IsInt() bool { return t != Real }
 
 // MarshalText lets Type appear by name in JSON metadata.
 func (t Type) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
@@ -34,20 +42,76 @@ type Lit struct{ V float64 }
 // Int is an integer literal of the index type.
 type Int struct{ V int64 }
 
-// Var names a parameter or a declared variable.
+// Var names a parameter, a declared variable or a loop variable.
 type Var struct{ Name string }
 
-// Load reads Buf[Index]; Buf is a buffer parameter or a shared array.
+// Load reads an element: Buf[Index[0]] of a buffer parameter, or
+// Buf[Index[0]][Index[1]]… of a shared or register array (one index per
+// dimension).
 type Load struct {
 	Buf   string
-	Index Expr
+	Index []Expr
 }
 
-// Bin is a binary operation. Op is one of + - * / % < <= == != && ||;
-// / and % on integers truncate as in C.
+// Bin is a binary operation. Op is one of
+//
+//   - - * / %   < <= > >= == !=   && ||   & | ^ << >>
+//
+// / and % on integers truncate as in C; the bitwise operators and % take
+// integers only. A comparison or logical operation yields an integer 0 or 1.
 type Bin struct {
 	Op   string
 	L, R Expr
+}
+
+// Unary is -X (negation) or !X (logical not, on integers).
+type Unary struct {
+	Op string
+	X  Expr
+}
+
+// Cast converts X to type To (real ↔ integer conversions truncate as in C).
+type Cast struct {
+	To Type
+	X  Expr
+}
+
+// Select is Cond ? Then : Else; Then and Else have one type.
+type Select struct {
+	Cond, Then, Else Expr
+}
+
+// Intrinsic names a built-in function every dialect provides.
+type Intrinsic string
+
+// The intrinsics. Min and Max take two reals or two integers; the others
+// take reals. Fma(a, b, c) is a·b + c with one rounding.
+const (
+	Sqrt  Intrinsic = "sqrt"
+	Rsqrt Intrinsic = "rsqrt"
+	Fabs  Intrinsic = "fabs"
+	Fma   Intrinsic = "fma"
+	Min   Intrinsic = "min"
+	Max   Intrinsic = "max"
+)
+
+// Arity is how many arguments the intrinsic takes (0 for an unknown one).
+func (f Intrinsic) Arity() int {
+	switch f {
+	case Sqrt, Rsqrt, Fabs:
+		return 1
+	case Min, Max:
+		return 2
+	case Fma:
+		return 3
+	}
+	return 0
+}
+
+// Call applies an intrinsic.
+type Call struct {
+	Fn   Intrinsic
+	Args []Expr
 }
 
 // Special is a thread-geometry value: the dialect spells it.
@@ -71,34 +135,49 @@ func (Int) isExpr()     {}
 func (Var) isExpr()     {}
 func (Load) isExpr()    {}
 func (Bin) isExpr()     {}
+func (Unary) isExpr()   {}
+func (Cast) isExpr()    {}
+func (Select) isExpr()  {}
+func (Call) isExpr()    {}
 func (Special) isExpr() {}
 
 // Stmt is a statement node.
 type Stmt interface{ isStmt() }
 
-// Decl declares Name of Type, initialised with Init when it is not nil.
+// Decl declares Name of Type: a scalar, initialised with Init when Init is
+// not nil, or, with Dims, a thread-private array (Init must be nil).
 type Decl struct {
 	Type Type
 	Name string
 	Init Expr
+	Dims []int
 }
 
-// Assign sets Name = Value.
+// Assign sets the scalar variable Name = Value.
 type Assign struct {
 	Name  string
 	Value Expr
 }
 
-// Store writes Buf[Index] = Value.
+// Store writes an element (indexed as in Load) = Value.
 type Store struct {
 	Buf   string
-	Index Expr
+	Index []Expr
+	Value Expr
+}
+
+// AtomicAdd adds Value to an element of a real buffer parameter as one
+// indivisible update, so that several threads may add to one element.
+type AtomicAdd struct {
+	Buf   string
+	Index []Expr
 	Value Expr
 }
 
 // VecLoad reads len(Dst) consecutive elements Buf[Index], Buf[Index+1], …
-// into the already declared real variables Dst, as one aligned vector load
-// where the dialect has one. Index must be a multiple of len(Dst).
+// of a real buffer parameter into the already declared real variables Dst,
+// as one aligned vector load where the dialect has one. Index must be a
+// multiple of len(Dst).
 type VecLoad struct {
 	Dst   []string
 	Buf   string
@@ -119,18 +198,42 @@ type If struct {
 	Then, Else []Stmt
 }
 
+// For runs Body for Var = From, From+Step, … while Var < To (Step ≥ 1; 0
+// means 1). Var is an Index variable scoped to the loop. Unroll asks the
+// compiler to unroll the loop completely; Vectorize asks it to run the
+// iterations as SIMD lanes (they must be independent). Neither changes the
+// result, and a dialect without the hint ignores it.
+type For struct {
+	Var       string
+	From, To  Expr
+	Step      int64
+	Body      []Stmt
+	Unroll    bool
+	Vectorize bool
+}
+
 // Barrier synchronises the threads of a block and makes their shared-memory
-// writes visible. It may appear only at the top level of a kernel body.
+// writes visible. Every thread of a block must reach it: it may appear at
+// the top level, or inside For loops and Ifs whose bounds and conditions are
+// the same for every thread of the block (uniform).
 type Barrier struct{}
 
 // Comment is printed as a one-line comment.
 type Comment struct{ Text string }
 
-func (Decl) isStmt()     {}
-func (Assign) isStmt()   {}
-func (Store) isStmt()    {}
-func (VecLoad) isStmt()  {}
-func (VecStore) isStmt() {}
-func (If) isStmt()       {}
-func (Barrier) isStmt()  {}
-func (Comment) isStmt()  {}
+func (Decl) isStmt()      {}
+func (Assign) isStmt()    {}
+func (Store) isStmt()     {}
+func (AtomicAdd) isStmt() {}
+func (VecLoad) isStmt()   {}
+func (VecStore) isStmt()  {}
+func (If) isStmt()        {}
+func (For) isStmt()       {}
+func (Barrier) isStmt()   {}
+func (Comment) isStmt()   {}
+
+// At is a Load of Buf at the given indices.
+func At(buf string, index ...Expr) Load { return Load{Buf: buf, Index: index} }
+
+// Put is a Store of v into Buf at the given indices.
+func Put(buf string, v Expr, index ...Expr) Store { return Store{Buf: buf, Index: index, Value: v} }

@@ -3,6 +3,7 @@ package kernel
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -53,7 +54,8 @@ const (
 	ScalarParam ParamKind = "scalar"
 )
 
-// Param is one kernel argument, in order.
+// Param is one kernel argument, in order. Scalars are integers (Index,
+// Int32 or Int64); buffers hold reals or integers.
 type Param struct {
 	Name  string    `json:"name"`
 	Kind  ParamKind `json:"kind"`
@@ -62,27 +64,83 @@ type Param struct {
 	Doc   string    `json:"doc,omitempty"`
 }
 
-// Shared is a real array in block-shared (OpenCL local) memory.
+// Shared is an array in block-shared (OpenCL local) memory, of Dims
+// elements per dimension (row-major, one index per dimension).
 type Shared struct {
 	Name string `json:"name"`
-	Len  int    `json:"len"`
+	Type Type   `json:"type"`
+	Dims []int  `json:"dims"`
 }
 
-// Launch is the launch geometry as a function of the column count n.
+// Len is the number of elements.
+func (s Shared) Len() int {
+	n := 1
+	for _, d := range s.Dims {
+		n *= d
+	}
+	return n
+}
+
+// Axis is one dimension of a launch grid: Fixed blocks, or, when Size names
+// a size the caller gives at launch (columns, elements …), ⌈size / Per⌉
+// blocks. The zero Axis is one block.
+type Axis struct {
+	Size  string `json:"size,omitempty"`
+	Per   int    `json:"per,omitempty"`
+	Fixed int    `json:"blocks,omitempty"`
+}
+
+// Over is an axis of ⌈size / per⌉ blocks.
+func Over(size string, per int) Axis { return Axis{Size: size, Per: per} }
+
+// Launch is the launch geometry, symbolic in the sizes named by its axes.
 type Launch struct {
-	Block        [3]int `json:"block"`          // threads per block
-	ColsPerBlock int    `json:"cols_per_block"` // grid.x = ceil(n / ColsPerBlock)
-	SharedBytes  int    `json:"shared_bytes"`   // static shared memory per block
-	// MinBlocks asks the compiler to fit this many blocks on one
-	// multiprocessor (CUDA __launch_bounds__), capping registers per
-	// thread to raise occupancy; 0 leaves the choice to the compiler.
-	MinBlocks int `json:"min_blocks,omitempty"`
+	Block       [3]int  `json:"block"`        // threads per block
+	Grid        [3]Axis `json:"grid"`         // blocks per dimension
+	SharedBytes int     `json:"shared_bytes"` // static shared memory per block
 }
 
-// Grid returns the number of blocks along x for n columns.
-func (l Launch) Grid(n int) int { return (n + l.ColsPerBlock - 1) / l.ColsPerBlock }
+// Threads is the number of threads in a block.
+func (l Launch) Threads() int { return l.Block[0] * l.Block[1] * l.Block[2] }
 
-// Kernel is a complete dialect-neutral kernel.
+// Blocks resolves the grid against the named sizes.
+func (l Launch) Blocks(sizes map[string]int64) ([3]int, error) {
+	var g [3]int
+	for i, a := range l.Grid {
+		switch {
+		case a.Size == "":
+			g[i] = max(a.Fixed, 1)
+		case a.Per < 1:
+			return g, fmt.Errorf("kernel: grid axis %d over %q has %d per block", i, a.Size, a.Per)
+		default:
+			n, ok := sizes[a.Size]
+			if !ok {
+				return g, fmt.Errorf("kernel: no value for the launch size %q", a.Size)
+			}
+			if n < 0 {
+				return g, fmt.Errorf("kernel: launch size %s = %d is negative", a.Size, n)
+			}
+			b := (n + int64(a.Per) - 1) / int64(a.Per)
+			if b > math.MaxInt32 {
+				return g, fmt.Errorf("kernel: %s = %d needs %d blocks along axis %d (at most %d)", a.Size, n, b, i, math.MaxInt32)
+			}
+			g[i] = int(b)
+		}
+	}
+	return g, nil
+}
+
+// Hints are facts a compiler may use to make better code. None changes the
+// result, and a dialect that cannot express one ignores it.
+type Hints struct {
+	// MinBlocksPerUnit asks the compiler to fit this many blocks on one
+	// multiprocessor, capping registers per thread to raise occupancy
+	// (CUDA's __launch_bounds__); 0 leaves the choice to the compiler.
+	MinBlocksPerUnit int `json:"min_blocks_per_unit,omitempty"`
+}
+
+// Kernel is a complete dialect-neutral kernel, written from the point of
+// view of one thread of a block.
 type Kernel struct {
 	Name    string   `json:"name"`    // entry point
 	Variant string   `json:"variant"` // e.g. "bstream/x128-w2"
@@ -91,32 +149,66 @@ type Kernel struct {
 	Params  []Param  `json:"params"`
 	Shared  []Shared `json:"shared,omitempty"`
 	Launch  Launch   `json:"launch"`
-	// Active is the number of threads along x that have work; the printer
-	// returns early (GPU) or bounds its loop (C) with it. Kernels with
-	// barriers guard their own statements and leave Active nil.
+	Hints   Hints    `json:"hints"`
+	// Active, when set, is how many threads along x (counted over the
+	// whole grid) have work: the rest return at once (GPU) or are never
+	// run (C). Kernels with barriers guard their own statements and leave
+	// it nil.
 	Active Expr   `json:"-"`
 	Body   []Stmt `json:"-"`
 	// Doc is the reference loop the kernel computes, printed as a comment.
 	Doc string `json:"doc,omitempty"`
-	// Meta holds variant-specific facts for reports (m, k, nnz, α, β …).
+	// Meta holds facts for reports (m, k, nnz, α, β …).
 	Meta map[string]any `json:"meta,omitempty"`
 }
 
-// HasBarrier reports whether the body synchronises a block.
-func (k *Kernel) HasBarrier() bool {
-	for _, s := range k.Body {
+// HasBarrier reports whether the body synchronises a block anywhere.
+func (k *Kernel) HasBarrier() bool { return HasBarrier(k.Body) }
+
+// HasBarrier reports whether ss holds a barrier at any depth.
+func HasBarrier(ss []Stmt) bool {
+	found := false
+	WalkStmts(ss, func(s Stmt) bool {
 		if _, ok := s.(Barrier); ok {
-			return true
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// Param returns the parameter named name.
+func (k *Kernel) Param(name string) (Param, bool) {
+	for _, p := range k.Params {
+		if p.Name == name {
+			return p, true
 		}
 	}
-	return false
+	return Param{}, false
 }
 
 // JSON returns the kernel's launch metadata as indented JSON.
 func (k *Kernel) JSON() ([]byte, error) { return json.MarshalIndent(k, "", "  ") }
 
+// ScalarBytes is the width of an integer type in this kernel's device
+// code (Index follows Index64).
+func (k *Kernel) ScalarBytes(t Type) int {
+	switch t {
+	case Int32:
+		return 4
+	case Index:
+		if !k.Index64 {
+			return 4
+		}
+	case Real:
+		return k.DType.Bytes()
+	}
+	return 8
+}
+
 // Args orders named launch arguments as the kernel's parameters: buffers
-// as given, integers converted to the index width (int32 or int64).
+// as given, integer scalars (int or int64) converted to the parameter's
+// width (int32 or int64).
 func (k *Kernel) Args(named map[string]any) ([]any, error) {
 	args := make([]any, 0, len(k.Params))
 	for _, p := range k.Params {
@@ -125,17 +217,22 @@ func (k *Kernel) Args(named map[string]any) ([]any, error) {
 			return nil, fmt.Errorf("kernel %s: no value for parameter %q", k.Name, p.Name)
 		}
 		if p.Kind == ScalarParam {
-			i, ok := v.(int)
-			if !ok {
-				return nil, fmt.Errorf("kernel %s: parameter %q wants an int, got %T", k.Name, p.Name, v)
+			var i int64
+			switch x := v.(type) {
+			case int:
+				i = int64(x)
+			case int64:
+				i = x
+			default:
+				return nil, fmt.Errorf("kernel %s: parameter %q wants an integer, got %T", k.Name, p.Name, v)
 			}
-			if k.Index64 || p.Type != Index {
-				v = int64(i)
+			if k.ScalarBytes(p.Type) == 4 {
+				if i != int64(int32(i)) {
+					return nil, fmt.Errorf("kernel %s: parameter %q = %d does not fit 32 bits", k.Name, p.Name, i)
+				}
+				v = int32(i)
 			} else {
-				v = int32(i)
-			}
-			if p.Type == Int32 {
-				v = int32(i)
+				v = i
 			}
 		}
 		args = append(args, v)

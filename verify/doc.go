@@ -1,7 +1,10 @@
-// Package verify checks generated kernels against a float64 reference:
-// fresh random inputs (never zero), outputs poisoned with NaN before a run,
-// padding checked untouched after it, and the error measured relative to
-// the reference's largest magnitude.
+// Package verify checks generated kernels against their family's float64
+// reference: the family draws fresh random inputs (never zero) with outputs
+// poisoned with NaN and padding marked, verify runs each kernel on a device
+// (or in the interpreter), and judges every array it comes back with —
+// outputs against the reference relative to its largest magnitude, inputs
+// and padding untouched.
 //
-// It may import operator, kernel, emit and device, but no backend.
+// It may import kernel, kernel/family, kernel/interp, emit, build and
+// device, but no backend and no family.
 package verify

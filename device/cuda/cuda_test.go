@@ -11,6 +11,7 @@ import (
 
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/emit"
+	"github.com/bespoke-hpc/bespoke/internal/cache"
 	"github.com/bespoke-hpc/bespoke/internal/dl"
 )
 
@@ -137,7 +138,7 @@ func TestDevice(t *testing.T) {
 	info := d.Info()
 	t.Logf("info: %+v", info)
 	if maj, min, err := NVRTCVersion(); err == nil {
-		t.Logf("nvrtc %d.%d, cubin %v, cache %s", maj, min, nvrtc.cubin, CacheDir())
+		t.Logf("nvrtc %d.%d, cubin %v, cache %s", maj, min, nvrtc.cubin, cache.Open("cuda").Dir())
 	} else {
 		t.Fatal(err)
 	}
@@ -174,8 +175,8 @@ func TestDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !prog2.Cached() && CacheDir() != "" {
-		t.Errorf("second build missed the cache %s", CacheDir())
+	if !prog2.Cached() {
+		t.Errorf("second build missed the cache %s", cache.Open("cuda").Dir())
 	}
 	prog2.Close()
 

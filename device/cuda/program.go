@@ -2,14 +2,10 @@ package cuda
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/bespoke-hpc/bespoke/internal/cache"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -43,16 +39,6 @@ func (d *Device) Options() (opts []string, cubin bool, err error) {
 	return opts, cubin, nil
 }
 
-// CacheDir is the CUBIN cache folder: $BESPOKE_CACHE_DIR/cuda, else
-// os.UserCacheDir()/bespoke/cuda; "" when BESPOKE_NO_CACHE=1 or no folder is
-// known.
-func CacheDir() string {
-	if cache.Disabled() {
-		return ""
-	}
-	return cache.Dir("cuda")
-}
-
 // compile returns the image of src for d, from the cache when present. hit
 // reports a cache hit. Safe on any goroutine.
 func (d *Device) compile(src emit.Source) (c compiled, hit bool, err error) {
@@ -63,19 +49,13 @@ func (d *Device) compile(src emit.Source) (c compiled, hit bool, err error) {
 	if err != nil {
 		return c, false, err
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "bespoke-cuda-v1\x00%s\x00%s\x00sm_%d%d\x00driver %d\x00nvrtc %d.%d\x00cubin %v\x00",
-		src.Text, strings.Join(opts, "\x01"), d.major, d.minor, drv.version, nvrtc.major, nvrtc.minor, cubin)
-	key := hex.EncodeToString(h.Sum(nil))
-	dir := CacheDir()
-	ext := ".ptx"
-	if cubin {
-		ext = ".cubin"
-	}
-	if dir != "" {
-		img, err1 := os.ReadFile(filepath.Join(dir, key+ext))
-		if err1 == nil && len(img) > 0 {
-			log, _ := os.ReadFile(filepath.Join(dir, key+".log"))
+	key := cache.Key("bespoke-cuda-v2", src.Text, strings.Join(opts, "\x01"), fmt.Sprintf("sm_%d%d", d.major, d.minor),
+		fmt.Sprintf("driver %d", drv.version), fmt.Sprintf("nvrtc %d.%d", nvrtc.major, nvrtc.minor), fmt.Sprintf("cubin %v", cubin))
+	// The image (CUBIN or PTX) and NVRTC's log (ptxas's spill counts) are
+	// two entries; an image without its log is compiled again.
+	st := cache.Open("cuda")
+	if img, ok := st.Get(key); ok && len(img) > 0 {
+		if log, ok := st.Get(key + "-log"); ok {
 			return compiled{image: img, log: string(log)}, true, nil
 		}
 	}
@@ -88,33 +68,10 @@ func (d *Device) compile(src emit.Source) (c compiled, hit bool, err error) {
 	if err != nil {
 		return c, false, fmt.Errorf("cuda: %w", err)
 	}
-	if dir != "" {
-		// Best effort: a cache that cannot be written is no error.
-		if os.MkdirAll(dir, 0o755) == nil {
-			_ = writeAtomic(filepath.Join(dir, key+".log"), []byte(c.log))
-			_ = writeAtomic(filepath.Join(dir, key+ext), c.image)
-		}
-	}
+	// Best effort: an image that cannot be cached is no error.
+	_ = st.Put(key+"-log", []byte(c.log))
+	_ = st.Put(key, c.image)
 	return c, false, nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if e := f.Close(); err == nil {
-		err = e
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }
 
 // Program is a loaded CUDA module.

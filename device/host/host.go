@@ -18,13 +18,13 @@
 //
 // # Compilation and cache
 //
-// Build writes the source to $BESPOKE_CACHE_DIR/c (default
-// os.UserCacheDir()/bespoke/c) as <key>.c and compiles it to <key>.so, where
-// key is the sha256 of the compiler's identity (path and --version), the
-// flags, the host CPU (model and feature flags, since -march=native is
-// used) and the source. A later Build of the same source loads <key>.so
-// without calling the compiler. BESPOKE_NO_CACHE=1 compiles in a temporary
-// directory every time. The compiler is $CC (which may carry arguments), else
+// Build compiles the source into the "c" store of internal/cache as
+// <key>.so, where key is the sha256 of the compiler's identity (path and
+// --version), the flags, the host CPU (model and feature flags, since
+// -march=native is used) and the source. A later Build of the same source
+// loads <key>.so without calling the compiler, after checking it against
+// the checksum recorded when it was written (a damaged object is compiled
+// again). BESPOKE_NO_CACHE=1 compiles in a temporary directory every time. The compiler is $CC (which may carry arguments), else
 // the first of cc, gcc, clang in PATH; flags are
 //
 //	-O3 -march=native -fopenmp -fPIC -shared -std=gnu11
@@ -232,14 +232,8 @@ func (d *Device) Elapsed(f func() error) (time.Duration, error) {
 	return el, nil
 }
 
-// CacheDir is where compiled objects are kept: $BESPOKE_CACHE_DIR/c, else
-// os.UserCacheDir()/bespoke/c, else a directory under os.TempDir().
-func CacheDir() string { return cache.Dir("c") }
-
-func noCache() bool { return cache.Disabled() }
-
 func (d *Device) key(text string) string {
-	return cache.Key("bespoke-c-v2", d.ccPath, strings.Join(d.cc, " "), d.version,
+	return cache.Key("bespoke-c-v3", d.ccPath, strings.Join(d.cc, " "), d.version,
 		strings.Join(d.flags, " "), strings.Join(d.sizeFlags(text), " "), d.cpuKey, text)
 }
 
@@ -248,77 +242,52 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 	if src.Dialect != emit.C && src.Dialect != "" {
 		return nil, fmt.Errorf("host: cannot build %q source, want %q", src.Dialect, emit.C)
 	}
+	st := cache.Open("c")
 	key := d.key(src.Text)
-	var path string
-	var cleanup func()
-	if noCache() {
-		tmp, err := os.MkdirTemp("", "bespoke-c-")
-		if err != nil {
-			return nil, fmt.Errorf("host: %w", err)
+	mu, _ := d.locks.LoadOrStore(key, new(sync.Mutex))
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	if path, ok := st.File(key, ".so"); ok {
+		if p, err := load(path, src.Entries); err == nil {
+			return p, nil
 		}
-		cleanup = func() { os.RemoveAll(tmp) }
-		path, err = d.compile(tmp, key, src)
-		if err != nil {
-			cleanup()
-			return nil, err
-		}
-	} else {
-		mu, _ := d.locks.LoadOrStore(key, new(sync.Mutex))
-		mu.(*sync.Mutex).Lock()
-		defer mu.(*sync.Mutex).Unlock()
-		dir := CacheDir()
-		path = filepath.Join(dir, key+".so")
-		if _, err := os.Stat(path); err == nil {
-			if p, err := load(path, src.Entries); err == nil {
-				return p, nil
-			}
-			// A stale or broken object: compile it again.
-		}
-		var err error
-		if path, err = d.compile(dir, key, src); err != nil {
-			return nil, err
-		}
+		// Checked, yet it does not load (another C library, a stale
+		// runtime): compile it again.
+	}
+	path, err := st.PutFile(key, ".so", func(tmp string) error { return d.compile(st, key, src, tmp) })
+	if err != nil {
+		return nil, err
 	}
 	p, err := load(path, src.Entries)
-	if cleanup != nil {
-		cleanup() // the loaded object stays mapped
+	if st.Temporary() { // the loaded object stays mapped
+		os.Remove(path)
+		os.Remove(path + ".sum")
 	}
 	return p, err
 }
 
-// compile writes src to dir/<key>.c and compiles it to dir/<key>.so through
-// temporary names. It returns the object's path.
-func (d *Device) compile(dir, key string, src emit.Source) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("host: cache directory: %w", err)
-	}
-	cfile := filepath.Join(dir, key+".c")
-	if err := writeAtomic(cfile, []byte(src.Text)); err != nil {
-		return "", fmt.Errorf("host: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, key+".*.so.tmp")
+// compile compiles src into the shared object out. The source is written
+// beside it for the compiler, and kept there only when compiling fails, so
+// that the error can point at it.
+func (d *Device) compile(st *cache.Store, key string, src emit.Source, out string) error {
+	cfile, remove, err := st.TempFile(key+".*.c", []byte(src.Text))
 	if err != nil {
-		return "", fmt.Errorf("host: %w", err)
+		return fmt.Errorf("host: %w", err)
 	}
-	tmpName := tmp.Name()
-	tmp.Close()
-	defer os.Remove(tmpName) // no-op after a successful rename
-
+	dir := filepath.Dir(cfile)
 	// Relative names keep the compiler's messages short; cmd.Dir is dir.
-	args := append(append(append([]string{}, d.flags...), d.sizeFlags(src.Text)...), "-o", filepath.Base(tmpName), filepath.Base(cfile))
+	// -lm after the source: kernels may call C's maths functions.
+	args := append(append(append([]string{}, d.flags...), d.sizeFlags(src.Text)...), "-o", filepath.Base(out), filepath.Base(cfile), "-lm")
 	cmd := d.command(args...)
 	cmd.Dir = dir
 	d.compiles.Add(1)
-	out, err := cmd.CombinedOutput()
+	log, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", &CompileError{Compiler: d.short, Command: strings.Join(cmd.Args, " "), Dir: dir,
-			Entries: src.Entries, Err: err, Log: headLines(string(out), maxLogLines)}
+		return &CompileError{Compiler: d.short, Command: strings.Join(cmd.Args, " "), Dir: dir,
+			Entries: src.Entries, Err: err, Log: headLines(string(log), maxLogLines)}
 	}
-	obj := filepath.Join(dir, key+".so")
-	if err := os.Rename(tmpName, obj); err != nil {
-		return "", fmt.Errorf("host: %w", err)
-	}
-	return obj, nil
+	remove()
+	return nil
 }
 
 // CompileError is a failed compilation; Log holds the first lines of the
@@ -338,24 +307,6 @@ func (e *CompileError) Error() string {
 }
 
 func (e *CompileError) Unwrap() error { return e.Err }
-
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
-}
 
 func headLines(s string, n int) string {
 	lines := strings.SplitAfter(strings.TrimRight(s, "\n"), "\n")

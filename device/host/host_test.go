@@ -14,6 +14,7 @@ import (
 
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/emit"
+	"github.com/bespoke-hpc/bespoke/internal/cache"
 )
 
 // axpy follows the C convention: y[i] = a*x[i] + y[i] for blocks of 64
@@ -256,8 +257,8 @@ func TestCache(t *testing.T) {
 	}
 	defer p1.Close()
 	obj := p1.(*Program).Path()
-	if filepath.Dir(obj) != CacheDir() {
-		t.Errorf("object %s not in %s", obj, CacheDir())
+	if dir := cache.Open("c").Dir(); filepath.Dir(obj) != dir {
+		t.Errorf("object %s not in %s", obj, dir)
 	}
 	st1, err := os.Stat(obj)
 	if err != nil {
@@ -303,6 +304,57 @@ func TestCache(t *testing.T) {
 	}
 	if k, err := p4.Kernel("axpy"); err != nil || k.Name() != "axpy" {
 		t.Errorf("kernel from uncached build: %v", err)
+	}
+}
+
+// A damaged object in the cache (here truncated, which made dlopen die
+// with SIGBUS) is found by its checksum and compiled again; a cache folder
+// that cannot be written gives way to a temporary one.
+func TestCacheDamage(t *testing.T) {
+	d := open(t)
+	src := emit.Source{Dialect: emit.C, Text: axpySrc + "\n// damage test\n", Entries: []string{"axpy"}}
+	p, err := d.Build(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := p.(*Program).Path()
+	p.Close()
+	for _, damage := range []func() error{
+		func() error { fi, _ := os.Stat(obj); return os.Truncate(obj, fi.Size()/2) },
+		func() error { return os.WriteFile(obj, []byte("not an ELF object"), 0o644) },
+		func() error { return os.Remove(obj + ".sum") },
+	} {
+		if err := damage(); err != nil {
+			t.Fatal(err)
+		}
+		before := d.compiles.Load()
+		p, err := d.Build(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Close()
+		if d.compiles.Load() != before+1 {
+			t.Error("a damaged object was not compiled again")
+		}
+	}
+	if os.Getuid() == 0 {
+		t.Log("running as root: a read-only folder is writable, the fallback is not exercised")
+		return
+	}
+	ro := t.TempDir()
+	os.Chmod(ro, 0o500)
+	t.Setenv("BESPOKE_CACHE_DIR", ro)
+	var warned []string
+	old := cache.Warn
+	cache.Warn = func(s string) { warned = append(warned, s) }
+	defer func() { cache.Warn = old }()
+	p, err = d.Build(src)
+	if err != nil {
+		t.Fatalf("read-only cache: %v", err)
+	}
+	p.Close()
+	if len(warned) != 1 {
+		t.Errorf("warnings %q, want one", warned)
 	}
 }
 
@@ -355,7 +407,7 @@ func TestConcurrentBuild(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	left, _ := filepath.Glob(filepath.Join(CacheDir(), "*.tmp"))
+	left, _ := filepath.Glob(filepath.Join(cache.Open("c").Dir(), "*.tmp"))
 	if len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
 	}

@@ -27,8 +27,6 @@ import (
 	"fmt"
 	"github.com/bespoke-hpc/bespoke/internal/cache"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -470,12 +468,6 @@ func (e *BuildError) Error() string {
 
 func (e *BuildError) Unwrap() error { return e.Err }
 
-// CacheDir is where program binaries are kept: $BESPOKE_CACHE_DIR/opencl,
-// else os.UserCacheDir()/bespoke/opencl.
-func CacheDir() string { return cache.Dir("opencl") }
-
-func noCache() bool { return cache.Disabled() }
-
 // isPoCL reports PoCL, which keeps compiled programs in a cache of its own
 // ($POCL_CACHE_DIR, ~/.cache/pocl) and builds one program at a time per
 // process.
@@ -495,11 +487,10 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 		return nil, fmt.Errorf("opencl: cannot build %q source, want %q", src.Dialect, emit.OpenCL)
 	}
 	var prog uintptr
-	useCache := !noCache() && !d.ownCache() && cl.CreateProgramWithBinary != nil && cl.GetProgramInfo != nil
-	var binPath string
+	useCache := !cache.Disabled() && !d.ownCache() && cl.CreateProgramWithBinary != nil && cl.GetProgramInfo != nil
+	st, key := cache.Open("opencl"), d.key(src.Text)
 	if useCache {
-		binPath = filepath.Join(CacheDir(), d.key(src.Text)+".bin")
-		if bin, err := os.ReadFile(binPath); err == nil && len(bin) > 0 {
+		if bin, ok := st.Get(key); ok && len(bin) > 0 {
 			prog = d.fromBinary(bin)
 			if prog != 0 {
 				d.mu.Lock()
@@ -517,7 +508,9 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 		d.sourceBuild++
 		d.mu.Unlock()
 		if useCache {
-			d.saveBinary(prog, binPath) // best effort
+			if bin := d.binary(prog); bin != nil {
+				_ = st.Put(key, bin) // best effort
+			}
 		}
 	}
 	p := &Program{d: d, prog: prog, kernels: map[string]*Kernel{}}
@@ -572,43 +565,27 @@ func (d *Device) fromBinary(bin []byte) uintptr {
 	return prog
 }
 
-// saveBinary writes the program's binary for d's device to path.
-func (d *Device) saveBinary(prog uintptr, path string) {
+// binary returns the program's binary for d's device, or nil.
+func (d *Device) binary(prog uintptr) []byte {
 	var a dl.Arena
 	defer a.Free()
 	ndev := new(uint32)
 	a.Pin(ndev)
 	if cl.GetProgramInfo(prog, clProgramNumDevices, 4, unsafe.Pointer(ndev), nil) != clSuccess || *ndev != 1 {
-		return
+		return nil
 	}
 	size := new(uintptr)
 	a.Pin(size)
 	if cl.GetProgramInfo(prog, clProgramBinarySizes, unsafe.Sizeof(uintptr(0)), unsafe.Pointer(size), nil) != clSuccess || *size == 0 {
-		return
+		return nil
 	}
 	bin := a.Bytes(int(*size))
 	ptrs := []*byte{&bin[0]}
 	a.Pin(&ptrs[0])
 	if cl.GetProgramInfo(prog, clProgramBinaries, unsafe.Sizeof(uintptr(0)), unsafe.Pointer(&ptrs[0]), nil) != clSuccess {
-		return
+		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return
-	}
-	_, err = f.Write(bin)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
+	return append([]byte(nil), bin...) // bin is the arena's memory
 }
 
 func (d *Device) buildLog(prog uintptr) string {

@@ -16,20 +16,21 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/bespoke-hpc/bespoke/baseline"
 	"github.com/bespoke-hpc/bespoke/bench"
 	"github.com/bespoke-hpc/bespoke/device"
-	"github.com/bespoke-hpc/bespoke/kernel"
-	"github.com/bespoke-hpc/bespoke/kernel/sparse"
-	"github.com/bespoke-hpc/bespoke/operator"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/report"
 )
 
 type benchOptions struct {
-	backend, device, suite, dtype, beta, variants, only string
-	n, reps, warmup                                     int
-	workingSet                                          int64
-	jsonOut, csvOut, goOut, plotDir, mdOut              string
-	noBaselines, quiet                                  bool
-	commit                                              string
+	problemFlags
+	backend, device, variants              string
+	n, reps, warmup                        int
+	workingSet                             int64
+	jsonOut, csvOut, goOut, plotDir, mdOut string
+	noBaselines, quiet                     bool
+	commit                                 string
 }
 
 func benchCmd() *cobra.Command {
@@ -50,11 +51,8 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
   bespoke bench ../shared/pyfr-mats/p3/hex --backend c --json out.json
   bespoke bench --suite hex:p1-6,quad:p1-6 --backend cuda --dtype f32 --csv out.csv --plot plots/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ops, err := loadOperators(args, o.suite)
+			ps, err := o.problems(args)
 			if err != nil {
-				return err
-			}
-			if ops, err = filterOperators(ops, o.only); err != nil {
 				return err
 			}
 			dev, err := openDevice(o.backend, o.device)
@@ -62,18 +60,15 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 				return err
 			}
 			defer dev.Close()
-			return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), dev, ops, o)
+			return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), dev, ps, o)
 		},
 	}
 	f := c.Flags()
+	o.register(f, false, true)
 	f.StringVar(&o.backend, "backend", "auto", "auto (CUDA, then OpenCL, then C), cuda, opencl or c")
 	f.StringVar(&o.device, "device", "", "device within the backend (CUDA ordinal; OpenCL P:D or name)")
-	f.StringVar(&o.suite, "suite", "", "built-in operator sets, e.g. hex:p1-6,quad:p3 (default "+DefaultSuite+" when no files are given)")
-	f.StringVar(&o.dtype, "dtype", "f64", "precision: f32 or f64")
-	f.StringVar(&o.beta, "beta", "pyfr", "β: a number, or pyfr (1 for m3/m6, else 0)")
-	f.StringVar(&o.only, "only", "", "keep operators whose names match one of these comma-separated globs, e.g. 'p*/quad/*,p*/hex/*'")
-	f.StringVar(&o.variants, "variant", "", "variants to time, comma-separated (default: every applicable one)")
-	f.IntVar(&o.n, "n", 0, "columns (default: 262144 on CPUs; on GPUs 1048576, raised per operator until a launch moves 1 GiB, at most 8388608)")
+	f.StringVar(&o.variants, "variant", "", "variants to time, comma-separated (default: every candidate for the device)")
+	f.IntVar(&o.n, "n", 0, "size (sparse: columns; default 262144 on CPUs; on GPUs 1048576, raised per problem until a launch moves 1 GiB, at most 8388608)")
 	f.IntVar(&o.reps, "reps", 30, "timed launches per candidate (the median is reported)")
 	f.IntVar(&o.warmup, "warmup", 5, "untimed launches before timing")
 	f.Int64Var(&o.workingSet, "working-set", 0, "bytes each timed launch should touch, rotating B/C sets (default: 1 GiB on GPUs, 512 MiB on CPUs)")
@@ -88,29 +83,15 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	return c
 }
 
-func isGPU(info device.Info) bool {
-	return info.Backend == "cuda" || (info.Backend == "opencl" && !strings.Contains(strings.ToLower(info.Platform), "portable"))
-}
-
-func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Operator, o benchOptions) error {
-	dt, err := kernel.ParseDType(o.dtype)
-	if err != nil {
-		return usageError{err}
-	}
-	beta, err := betaFunc(o.beta)
-	if err != nil {
-		return err
+func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, o benchOptions) error {
+	if len(ps) == 0 {
+		return usagef("no problem to time")
 	}
 	info := dev.Info()
-	cfg := bench.Config{DType: dt, Beta: beta, N: o.n, Reps: o.reps, Warmup: o.warmup, WorkingSet: o.workingSet}
-	gpu := isGPU(info)
-	if cfg.N == 0 {
-		cfg.N = 262144
-		if gpu {
-			// Small operators get more columns, up to 2²³ (PyFR runs
-			// 10⁵–10⁷), so that launch latency does not dominate.
-			cfg.N, cfg.MinLaunchBytes, cfg.MaxN = 1<<20, 1<<30, 1<<23
-		}
+	cfg := bench.Config{Units: o.n, Reps: o.reps, Warmup: o.warmup, WorkingSet: o.workingSet}
+	gpu := info.GPU
+	if cfg.Units == 0 {
+		cfg.Units, cfg.MinLaunchBytes, cfg.MaxUnits = o.benchSizes(gpu)
 	}
 	if cfg.WorkingSet == 0 {
 		cfg.WorkingSet = 512 << 20
@@ -125,16 +106,15 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Opera
 			cfg.MaxMemory = min(cfg.MaxMemory, 8<<30)
 		}
 	}
-	if o.variants != "" {
-		if cfg.Variants, err = parseList(o.variants, sparse.ParseVariant); err != nil {
-			return err
-		}
+	var err error
+	if cfg.Variants, err = parseList(o.variants, func(s string) (string, error) { return s, nil }); err != nil {
+		return err
 	}
-	if !o.noBaselines {
-		bls, closers := vendorBaselines(dev, func(s string) { fmt.Fprintln(stderr, "bespoke: warning:", s) })
-		cfg.Baselines = bls
-		for _, c := range closers {
-			defer c()
+	if !o.noBaselines && o.family == familySparse {
+		rivals, closeAll := baseline.ForGEMM(dev, func(s string) { fmt.Fprintln(stderr, "bespoke: warning:", s) })
+		defer closeAll()
+		for _, r := range rivals {
+			cfg.Baselines = append(cfg.Baselines, r)
 		}
 	}
 	if f, ok := stderr.(*os.File); !o.quiet && !(ok && term.IsTerminal(int(f.Fd()))) {
@@ -149,7 +129,7 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Opera
 		}
 		cfg.Notes = cfg.Progress
 	} else if ok && !o.quiet {
-		bar := progressbar.NewOptions(len(ops)+1, progressbar.OptionSetWriter(stderr), progressbar.OptionClearOnFinish(),
+		bar := progressbar.NewOptions(len(ps)+1, progressbar.OptionSetWriter(stderr), progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetDescription("bench"), progressbar.OptionShowCount())
 		last := ""
 		cfg.Progress = func(step string) {
@@ -163,7 +143,7 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Opera
 		defer bar.Finish()
 	}
 	// An interrupt (Ctrl-C, or SIGTERM from a time limit) ends the run
-	// after the operator in progress and still writes what was measured;
+	// after the problem in progress and still writes what was measured;
 	// a second one exits at once.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -172,12 +152,12 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Opera
 	cfg.Stop = stop
 	go func() {
 		if _, ok := <-sigs; ok {
-			fmt.Fprintln(stderr, "bespoke: interrupted: finishing the operator in progress, then writing the results so far (interrupt again to quit now)")
+			fmt.Fprintln(stderr, "bespoke: interrupted: finishing the problem in progress, then writing the results so far (interrupt again to quit now)")
 			close(stop)
 			signal.Stop(sigs)
 		}
 	}()
-	rep, err := bench.Run(dev, ops, cfg)
+	rep, err := bench.Run(dev, ps, cfg)
 	if err != nil {
 		return err
 	}
@@ -189,33 +169,40 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ops []*operator.Opera
 		return err
 	}
 	if rep.Interrupted {
-		return fmt.Errorf("interrupted after %d of %d operators (their results are written)", len(rep.Operators), len(ops))
+		return fmt.Errorf("interrupted after %d of %d problems (their results are written)", len(rep.Problems), len(ps))
 	}
-	for _, op := range rep.Operators {
-		if op.Err != "" {
-			return fmt.Errorf("%s: %s", op.Name, op.Err)
+	timed := 0
+	for _, p := range rep.Problems {
+		if p.Err != "" {
+			return fmt.Errorf("%s: %s", p.Name, p.Err)
 		}
-		for _, c := range op.Candidates {
+		for _, c := range p.Candidates {
 			if c.Err != "" && strings.HasPrefix(c.Err, "wrong result") {
-				return fmt.Errorf("%s: %s gave a wrong result", op.Name, c.Name)
+				return fmt.Errorf("%s: %s gave a wrong result", p.Name, c.Name)
+			}
+			if c.Verified && c.Kind == "bespoke" {
+				timed++
 			}
 		}
+	}
+	if timed == 0 {
+		return fmt.Errorf("no candidate was verified and timed")
 	}
 	return nil
 }
 
 func writeOutputs(stdout io.Writer, rep *bench.Report, o benchOptions) error {
 	if o.jsonOut != "-" {
-		if err := rep.WriteTable(stdout); err != nil {
+		if err := report.WriteTable(stdout, rep); err != nil {
 			return err
 		}
 	}
-	write := func(path string, f func(io.Writer) error) error {
+	write := func(path string, f func(io.Writer, *bench.Report) error) error {
 		if path == "" {
 			return nil
 		}
 		if path == "-" {
-			return f(stdout)
+			return f(stdout, rep)
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
@@ -224,26 +211,26 @@ func writeOutputs(stdout io.Writer, rep *bench.Report, o benchOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := f(fh); err != nil {
+		if err := f(fh, rep); err != nil {
 			fh.Close()
 			return err
 		}
 		return fh.Close()
 	}
-	if err := write(o.jsonOut, rep.WriteJSON); err != nil {
+	if err := write(o.jsonOut, report.WriteJSON); err != nil {
 		return err
 	}
-	if err := write(o.csvOut, rep.WriteCSV); err != nil {
+	if err := write(o.csvOut, report.WriteCSV); err != nil {
 		return err
 	}
-	if err := write(o.goOut, rep.WriteGoBench); err != nil {
+	if err := write(o.goOut, report.WriteGoBench); err != nil {
 		return err
 	}
-	if err := write(o.mdOut, rep.WriteMarkdown); err != nil {
+	if err := write(o.mdOut, report.WriteMarkdown); err != nil {
 		return err
 	}
 	if o.plotDir != "" {
-		return bench.Plot(rep, o.plotDir)
+		return report.Plot(rep, o.plotDir)
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func TestOpsRoundTrip(t *testing.T) {
 	}
 	text, _ := os.ReadFile(src)
 	js, _ := os.ReadFile(meta)
-	if !strings.Contains(string(text), "__global__") || !strings.Contains(string(js), `"cols_per_block": 256`) {
+	if !strings.Contains(string(text), "__global__") || !strings.Contains(string(js), `"per": 256`) {
 		t.Errorf("gen output looks wrong:\n%.300s\n%s", text, js)
 	}
 }

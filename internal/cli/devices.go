@@ -1,19 +1,16 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bespoke-hpc/bespoke/bench"
 	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/internal/cache"
 	"github.com/bespoke-hpc/bespoke/kernel"
 )
 
@@ -69,14 +66,9 @@ func runDevices(w, warn io.Writer, o devicesOptions) error {
 // copyBandwidth measures (or reads from the cache) the fp32 copy roof of a
 // device over a 1 GiB (GPU) or 512 MiB (CPU) working set.
 func copyBandwidth(info device.Info, refresh bool) (float64, error) {
-	key := sha256.Sum256([]byte(info.Backend + "|" + info.ID + "|" + info.Name + "|" + info.Platform + "|" + info.Arch))
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	path := filepath.Join(dir, "bespoke", "roof", hex.EncodeToString(key[:8])+".json")
+	st, key := cache.Open("roof"), cache.Key("roof-v1", info.Backend, info.ID, info.Name, info.Platform, info.Arch)
 	var cached struct{ CopyGBs float64 }
-	if data, err := os.ReadFile(path); err == nil && !refresh && json.Unmarshal(data, &cached) == nil && cached.CopyGBs > 0 {
+	if data, ok := st.Get(key); ok && !refresh && json.Unmarshal(data, &cached) == nil && cached.CopyGBs > 0 {
 		return cached.CopyGBs, nil
 	}
 	dev, err := openDevice(info.Backend, info.ID)
@@ -85,10 +77,10 @@ func copyBandwidth(info device.Info, refresh bool) (float64, error) {
 	}
 	defer dev.Close()
 	ws := int64(512 << 20)
-	if isGPU(info) {
+	if info.GPU {
 		ws = 1 << 30
 	}
-	r, err := bench.NewRunner(dev, bench.Config{DType: kernel.F32, WorkingSet: ws, Reps: 20})
+	r, err := bench.NewRunner(dev, kernel.F32, bench.Config{WorkingSet: ws, Reps: 20})
 	if err != nil {
 		return 0, err
 	}
@@ -99,8 +91,7 @@ func copyBandwidth(info device.Info, refresh bool) (float64, error) {
 	}
 	cached.CopyGBs = gbs
 	if data, err := json.Marshal(cached); err == nil {
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		os.WriteFile(path, data, 0o644)
+		_ = st.Put(key, data) // best effort
 	}
 	return gbs, nil
 }

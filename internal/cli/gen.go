@@ -4,21 +4,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bespoke-hpc/bespoke/emit"
-	"github.com/bespoke-hpc/bespoke/kernel"
-	"github.com/bespoke-hpc/bespoke/kernel/sparse"
-	"github.com/bespoke-hpc/bespoke/operator"
-	"github.com/bespoke-hpc/bespoke/operator/load"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
 )
 
 type genOptions struct {
-	backend, variant, dtype, out, meta, name string
-	alpha, beta                              float64
-	n, ldb, ldc                              int
-	list                                     bool
+	problemFlags
+	backend, variant, out, meta, name string
+	n, ldb, ldc                       int
+	list                              bool
 }
 
 func genCmd() *cobra.Command {
@@ -29,76 +27,79 @@ func genCmd() *cobra.Command {
 		Example: `  bespoke gen m6.mtx --backend cuda --variant bstream/x128-w2 --dtype f64 --beta 1 --n 100000 --ldb 100032 --ldc 100032 -o m6.cu --meta m6.json
   bespoke gen m0.mtx --backend c --variant cstream -o m0.c
   bespoke gen --list m0.mtx --ldb 1024 --ldc 1024`,
-		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			op, err := load.File(args[0])
-			if err != nil {
-				return err
-			}
-			return runGen(cmd.OutOrStdout(), op, o)
+			return runGen(cmd.OutOrStdout(), args, o)
 		},
 	}
 	f := c.Flags()
+	o.register(f, false, false)
 	f.StringVar(&o.backend, "backend", "cuda", "dialect: cuda, opencl or c")
 	f.StringVar(&o.variant, "variant", "bstream", "kernel variant (see --list)")
-	f.StringVar(&o.dtype, "dtype", "f64", "precision: f32 or f64")
-	f.Float64Var(&o.alpha, "alpha", 1, "α, folded into the literals")
-	f.Float64Var(&o.beta, "beta", 0, "β: 0 never reads C, 1 accumulates, else scales")
-	f.IntVar(&o.n, "n", 0, "columns, baked in (0: a kernel argument)")
-	f.IntVar(&o.ldb, "ldb", 0, "leading dimension of B in elements, baked in (0: a kernel argument)")
-	f.IntVar(&o.ldc, "ldc", 0, "leading dimension of C in elements, baked in (0: a kernel argument)")
+	f.IntVar(&o.n, "n", 0, "sparse: columns, baked in (0: a kernel argument)")
+	f.IntVar(&o.ldb, "ldb", 0, "sparse: leading dimension of B in elements, baked in (0: a kernel argument)")
+	f.IntVar(&o.ldc, "ldc", 0, "sparse: leading dimension of C in elements, baked in (0: a kernel argument)")
 	f.StringVarP(&o.out, "output", "o", "", "source file to write (default: standard output)")
 	f.StringVar(&o.meta, "meta", "", "JSON file for the launch metadata")
-	f.StringVar(&o.name, "name", "", "entry point name (default: derived from the variant and operator)")
-	f.BoolVar(&o.list, "list", false, "list the variants that apply to the operator and exit")
+	f.StringVar(&o.name, "name", "", "entry point name (default: derived from the variant and problem)")
+	f.BoolVar(&o.list, "list", false, "list the variants that apply to the problem and exit")
+	for _, name := range []string{"n", "ldb", "ldc"} {
+		o.owner[name] = familySparse
+	}
 	return c
 }
 
 func dialectOf(backend string) (emit.Dialect, error) {
-	switch backend {
-	case "cuda":
-		return emit.CUDA, nil
-	case "opencl":
-		return emit.OpenCL, nil
-	case "c":
-		return emit.C, nil
+	d, err := emit.ParseDialect(backend)
+	if err != nil {
+		return "", usageError{err}
 	}
-	return "", usagef("unknown backend %q (want cuda, opencl or c)", backend)
+	return d, nil
 }
 
-func runGen(w io.Writer, op *operator.Operator, o genOptions) error {
-	dt, err := kernel.ParseDType(o.dtype)
-	if err != nil {
-		return usageError{err}
+func runGen(w io.Writer, args []string, o genOptions) error {
+	if o.family == familySparse && len(args) != 1 {
+		return usagef("gen takes one operator file (got %d arguments)", len(args))
 	}
-	pb := sparse.Problem{Op: op, DType: dt, Alpha: o.alpha, Beta: o.beta, N: o.n, LDB: o.ldb, LDC: o.ldc}
-	if o.list {
-		for _, f := range sparse.Families {
-			for _, width := range []int{1, 2} {
-				v := sparse.Defaults(f)
-				v.Width = width
-				if err := pb.Check(v); err != nil {
-					if width == 1 {
-						fmt.Fprintf(w, "%-30s not applicable: %v\n", v.Name(), err)
-					}
-					continue
-				}
-				fmt.Fprintf(w, "%s\n", v.Name())
-			}
-		}
-		return nil
+	ps, err := o.problems(args)
+	if err != nil {
+		return err
+	}
+	if len(ps) != 1 {
+		return usagef("gen writes one kernel: give one problem (got %d)", len(ps))
 	}
 	d, err := dialectOf(o.backend)
 	if err != nil {
 		return err
 	}
-	v, err := sparse.ParseVariant(o.variant)
+	in, err := o.genInstance(ps[0], o.n, o.ldb, o.ldc)
+	if err != nil {
+		return err
+	}
+	target := family.Target{GPU: d != emit.C, MinBlocks: emit.HonoursMinBlocks(d)}
+	if o.list {
+		for _, c := range in.Candidates(target) {
+			fmt.Fprintln(w, c.Name())
+		}
+		return nil
+	}
+	if o.name != "" {
+		if err := emit.CheckIdentifier(o.name); err != nil {
+			return usagef("--name: %v", err)
+		}
+	}
+	if o.out != "" && o.meta != "" && sameFile(o.out, o.meta) {
+		return usagef("-o and --meta name the same file %s", o.out)
+	}
+	c, err := in.Variant(o.variant)
 	if err != nil {
 		return usageError{err}
 	}
-	k, err := sparse.Build(pb, v)
+	if err := in.Check(c); err != nil {
+		return fmt.Errorf("%s: %w", ps[0].Name(), err)
+	}
+	k, err := in.Build(c)
 	if err != nil {
-		return fmt.Errorf("%s: %w", op.Source, err)
+		return fmt.Errorf("%s: %w", ps[0].Name(), err)
 	}
 	if o.name != "" {
 		k.Name = o.name
@@ -123,4 +124,16 @@ func runGen(w io.Writer, op *operator.Operator, o genOptions) error {
 		return os.WriteFile(o.meta, append(js, '\n'), 0o644)
 	}
 	return nil
+}
+
+// sameFile reports whether two paths name one file (existing or not).
+func sameFile(a, b string) bool {
+	if sa, err := os.Stat(a); err == nil {
+		if sb, err := os.Stat(b); err == nil {
+			return os.SameFile(sa, sb)
+		}
+	}
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
 }

@@ -30,6 +30,10 @@ func Build(pb Problem, v Variant) (*kernel.Kernel, error) {
 	return g.kern, nil
 }
 
+// Columns names the launch size of every GEMM kernel: the columns n of B
+// and C (grid.x = ⌈n / columns per block⌉).
+const Columns = "n"
+
 // gen holds the state of one kernel under construction.
 type gen struct {
 	pb   Problem
@@ -37,6 +41,9 @@ type gen struct {
 	a    []float64 // α·A, row-major
 	m, k int
 	kern *kernel.Kernel
+
+	rowNZ, colNZ [][]int // structure(), once computed
+	used         []int
 }
 
 func newGen(pb Problem, v Variant) *gen {
@@ -52,11 +59,11 @@ func newGen(pb Problem, v Variant) *gen {
 		DType:   pb.DType,
 		Index64: pb.index64(),
 		Launch: kernel.Launch{
-			Block:        [3]int{v.Block, max(v.Split, 1), 1},
-			ColsPerBlock: v.Block * v.Width,
-			SharedBytes:  v.sharedBytes(pb),
-			MinBlocks:    v.Occupancy,
+			Block:       [3]int{v.Block, max(v.Split, 1), 1},
+			Grid:        [3]kernel.Axis{kernel.Over(Columns, v.Block*v.Width)},
+			SharedBytes: v.sharedBytes(pb),
 		},
+		Hints: kernel.Hints{MinBlocksPerUnit: v.Occupancy},
 		Meta: map[string]any{
 			"m": op.Rows, "k": op.Cols, "nnz": st.NNZ, "k_used": st.UsedCols,
 			"alpha": pb.Alpha, "beta": pb.Beta, "n": runtimeOr(pb.N), "ldb": runtimeOr(pb.LDB), "ldc": runtimeOr(pb.LDC),
@@ -115,7 +122,12 @@ func (g *gen) at(i, r int) float64 { return g.a[i*g.k+r] }
 
 // rowNZ[i] lists the columns of row i's non-zeros; colNZ[r] the rows of
 // column r's non-zeros; used the columns with any.
+// They are computed once per kernel and must not be changed.
 func (g *gen) structure() (rowNZ, colNZ [][]int, used []int) {
+	if g.rowNZ != nil {
+		return g.rowNZ, g.colNZ, g.used
+	}
+	defer func() { g.rowNZ, g.colNZ, g.used = rowNZ, colNZ, used }()
 	rowNZ, colNZ = make([][]int, g.m), make([][]int, g.k)
 	for i := 0; i < g.m; i++ {
 		for r := 0; r < g.k; r++ {

@@ -51,7 +51,7 @@ func (c *cols) declare(names []string) {
 func (c *cols) load(buf, name string, off kernel.Expr) []kernel.Expr {
 	names := c.lanes(name)
 	if c.w == 1 {
-		c.emit(kernel.Decl{Type: kernel.Real, Name: names[0], Init: kernel.Load{Buf: buf, Index: off}})
+		c.emit(kernel.Decl{Type: kernel.Real, Name: names[0], Init: kernel.At(buf, off)})
 	} else {
 		c.declare(names)
 		c.emit(kernel.VecLoad{Dst: names, Buf: buf, Index: off})
@@ -95,7 +95,7 @@ func (c *cols) storeOld(i int, vals, old []kernel.Expr) {
 		}
 	}
 	if c.w == 1 {
-		c.emit(kernel.Store{Buf: "c", Index: off, Value: out[0]})
+		c.emit(kernel.Store{Buf: "c", Index: []kernel.Expr{off}, Value: out[0]})
 	} else {
 		c.emit(kernel.VecStore{Buf: "c", Index: off, Src: out})
 	}

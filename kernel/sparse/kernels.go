@@ -116,7 +116,7 @@ func (g *gen) msplitKernel() {
 	j := kernel.Var{Name: "j"}
 	inRange := bin("<", j, g.nExpr())
 	beta := g.pb.Beta != 0
-	k.Shared = []kernel.Shared{{Name: "bsh", Len: 2 * v.Chunk * v.Block}}
+	k.Shared = []kernel.Shared{{Name: "bsh", Type: kernel.Real, Dims: []int{2 * v.Chunk * v.Block}}}
 	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: g.threadX()}}
 	for s := 0; s < slots; s++ {
 		k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("acc%d", s)})
@@ -149,11 +149,11 @@ func (g *gen) msplitKernel() {
 	prefetch := func(ci int) [][]kernel.Stmt {
 		per := make([][]kernel.Stmt, v.Split)
 		for q, r := range chunks[ci] {
-			per[q%v.Split] = append(per[q%v.Split], kernel.Assign{Name: fmt.Sprintf("pf%d", q/v.Split), Value: kernel.Load{Buf: "b", Index: elem(r, g.ldbExpr(), j)}})
+			per[q%v.Split] = append(per[q%v.Split], kernel.Assign{Name: fmt.Sprintf("pf%d", q/v.Split), Value: kernel.At("b", elem(r, g.ldbExpr(), j))})
 		}
 		if beta {
 			for _, i := range completes[ci] {
-				per[group[i]] = append(per[group[i]], kernel.Assign{Name: fmt.Sprintf("old%d", slot[i]), Value: kernel.Load{Buf: "c", Index: elem(i, g.ldcExpr(), j)}})
+				per[group[i]] = append(per[group[i]], kernel.Assign{Name: fmt.Sprintf("old%d", slot[i]), Value: kernel.At("c", elem(i, g.ldcExpr(), j))})
 			}
 		}
 		for y := range per {
@@ -164,7 +164,7 @@ func (g *gen) msplitKernel() {
 	stash := func(ci int) [][]kernel.Stmt {
 		per := make([][]kernel.Stmt, v.Split)
 		for q := range chunks[ci] {
-			per[q%v.Split] = append(per[q%v.Split], kernel.Store{Buf: "bsh", Index: shIdx(ci%2, q), Value: kernel.Var{Name: fmt.Sprintf("pf%d", q/v.Split)}})
+			per[q%v.Split] = append(per[q%v.Split], kernel.Store{Buf: "bsh", Index: []kernel.Expr{shIdx(ci%2, q)}, Value: kernel.Var{Name: fmt.Sprintf("pf%d", q/v.Split)}})
 		}
 		return per
 	}
@@ -200,7 +200,7 @@ func (g *gen) msplitKernel() {
 			for _, i := range colNZ[r] {
 				y := group[i]
 				if !loaded[y] {
-					per[y] = append(per[y], kernel.Decl{Type: kernel.Real, Name: sv.Name, Init: kernel.Load{Buf: "bsh", Index: shIdx(ci%2, q)}})
+					per[y] = append(per[y], kernel.Decl{Type: kernel.Real, Name: sv.Name, Init: kernel.At("bsh", shIdx(ci%2, q))})
 					loaded[y] = true
 				}
 				acc := fmt.Sprintf("acc%d", slot[i])
@@ -376,7 +376,7 @@ func (g *gen) ksplitKernel() {
 	colGroup := balanceCols(used, colNZ, v.Split)
 	j := kernel.Var{Name: "j"}
 	inRange := bin("<", j, g.nExpr())
-	k.Shared = []kernel.Shared{{Name: "psh", Len: 2 * v.Split * v.Chunk * v.Block}}
+	k.Shared = []kernel.Shared{{Name: "psh", Type: kernel.Real, Dims: []int{2 * v.Split * v.Chunk * v.Block}}}
 	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: g.threadX()}}
 	bname := map[int]string{}
 	loads := make([][]kernel.Stmt, v.Split)
@@ -385,7 +385,7 @@ func (g *gen) ksplitKernel() {
 		y := colGroup[r]
 		bname[r] = fmt.Sprintf("bv%d", perY[y])
 		perY[y]++
-		loads[y] = append(loads[y], kernel.Assign{Name: bname[r], Value: kernel.Load{Buf: "b", Index: elem(r, g.ldbExpr(), j)}})
+		loads[y] = append(loads[y], kernel.Assign{Name: bname[r], Value: kernel.At("b", elem(r, g.ldbExpr(), j))})
 	}
 	slots := 0
 	for y := range loads {
@@ -439,7 +439,7 @@ func (g *gen) ksplitKernel() {
 		if beta {
 			for ri, i := range chunks[ci] {
 				y := ri % v.Split
-				per[y] = append(per[y], guarded(inRange, []kernel.Stmt{kernel.Assign{Name: fmt.Sprintf("old%d", ri/v.Split), Value: kernel.Load{Buf: "c", Index: elem(i, g.ldcExpr(), j)}}})...)
+				per[y] = append(per[y], guarded(inRange, []kernel.Stmt{kernel.Assign{Name: fmt.Sprintf("old%d", ri/v.Split), Value: kernel.At("c", elem(i, g.ldcExpr(), j))}})...)
 			}
 		}
 		for ri, i := range chunks[ci] {
@@ -450,7 +450,7 @@ func (g *gen) ksplitKernel() {
 			}
 			for y, s := range sums {
 				if s != nil {
-					per[y] = append(per[y], kernel.Store{Buf: "psh", Index: pIdx(ci%2, y, ri), Value: s})
+					per[y] = append(per[y], kernel.Store{Buf: "psh", Index: []kernel.Expr{pIdx(ci%2, y, ri)}, Value: s})
 				}
 			}
 		}
@@ -461,7 +461,7 @@ func (g *gen) ksplitKernel() {
 		for ri, i := range chunks[ci] {
 			var sum kernel.Expr
 			for _, y := range contrib(i) {
-				sum = add(sum, kernel.Load{Buf: "psh", Index: pIdx(ci%2, y, ri)})
+				sum = add(sum, kernel.At("psh", pIdx(ci%2, y, ri)))
 			}
 			var old kernel.Expr
 			if beta {

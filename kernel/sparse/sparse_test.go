@@ -169,7 +169,7 @@ func TestStructure(t *testing.T) {
 			expr = func(e kernel.Expr) {
 				switch e := e.(type) {
 				case kernel.Load:
-					loads[e.Buf+":"+indexKey(e.Index)]++
+					loads[e.Buf+":"+indexKey(e.Index[0])]++
 				case kernel.Bin:
 					expr(e.L)
 					expr(e.R)
@@ -185,7 +185,7 @@ func TestStructure(t *testing.T) {
 					case kernel.Assign:
 						expr(s.Value)
 					case kernel.Store:
-						stores[s.Buf+":"+indexKey(s.Index)]++
+						stores[s.Buf+":"+indexKey(s.Index[0])]++
 						expr(s.Value)
 					case kernel.If:
 						walk(s.Then)

@@ -1,0 +1,264 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/contract"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/sparse"
+	"github.com/bespoke-hpc/bespoke/operator"
+	"github.com/bespoke-hpc/bespoke/operator/load"
+)
+
+// The kernel families the commands serve: each turns the command's
+// arguments and its own flags into problems; verify, gen and bench do the
+// rest through kernel/family.
+const (
+	familySparse   = "sparse"   // C ← α·A·B + β·C with a constant operator A
+	familyContract = "contract" // y ← D·x along one axis of a batch of Q³ arrays
+)
+
+var familyNames = []string{familySparse, familyContract}
+
+// problemFlags are the flags that say which problems a command works on.
+// Each family reads its own and rejects the others'.
+type problemFlags struct {
+	family string
+	dtypes string
+	set    *pflag.FlagSet
+	owner  map[string]string // flag → the family that reads it
+	// sparse
+	suite, only, betas string
+	alpha              float64
+	// contract
+	orders, axes string
+}
+
+// register adds the flags; manyDTypes lets --dtype take a list.
+func (f *problemFlags) register(fs *pflag.FlagSet, manyDTypes bool, suite bool) {
+	f.set = fs
+	f.owner = map[string]string{"beta": familySparse, "alpha": familySparse, "suite": familySparse, "only": familySparse,
+		"order": familyContract, "axis": familyContract}
+	fs.StringVar(&f.family, "family", familySparse, "kernel family: "+strings.Join(familyNames, ", "))
+	if manyDTypes {
+		fs.StringVar(&f.dtypes, "dtype", "f32,f64", "precisions, comma-separated")
+		fs.StringVar(&f.betas, "beta", "pyfr", "sparse: β values, comma-separated, or pyfr (1 for m3/m6, else 0)")
+	} else {
+		fs.StringVar(&f.dtypes, "dtype", "f64", "precision: f32 or f64")
+		fs.StringVar(&f.betas, "beta", "pyfr", "sparse: β, a number, or pyfr (1 for m3/m6, else 0)")
+	}
+	fs.Float64Var(&f.alpha, "alpha", 1, "sparse: α, folded into the literals")
+	fs.StringVar(&f.orders, "order", "3", "contract: polynomial orders N (Q = N+1 points per axis), e.g. 1-7 or 2,4")
+	fs.StringVar(&f.axes, "axis", "x,y,z", "contract: axes to apply D along, comma-separated")
+	if suite {
+		fs.StringVar(&f.suite, "suite", "", "sparse: built-in operator sets, e.g. hex:p1-6,quad:p3 (default "+DefaultSuite+" when no files are given)")
+		fs.StringVar(&f.only, "only", "", "sparse: keep operators whose names match one of these comma-separated globs, e.g. 'p*/quad/*,p*/hex/*'")
+	}
+}
+
+// dtypeList parses --dtype.
+func (f *problemFlags) dtypeList() ([]kernel.DType, error) {
+	dts, err := parseList(f.dtypes, kernel.ParseDType)
+	if err != nil {
+		return nil, err
+	}
+	if len(dts) == 0 {
+		return nil, usagef("--dtype %q names no precision", f.dtypes)
+	}
+	return dts, nil
+}
+
+// foreign rejects flags of other families that were set.
+func (f *problemFlags) foreign() error {
+	var bad []string
+	f.set.Visit(func(fl *pflag.Flag) {
+		if fam, ok := f.owner[fl.Name]; ok && fam != f.family {
+			bad = append(bad, "--"+fl.Name)
+		}
+	})
+	if len(bad) > 0 {
+		return usagef("%s: not a flag of the %s family", strings.Join(bad, ", "), f.family)
+	}
+	return nil
+}
+
+func isFamily(s string) bool { return contains(familyNames, s) }
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// problems turns the arguments into the family's problems, one per
+// operator (or order …), precision and β.
+func (f *problemFlags) problems(args []string) ([]family.Problem, error) {
+	if !isFamily(f.family) {
+		return nil, usagef("unknown family %q (want %s)", f.family, strings.Join(familyNames, ", "))
+	}
+	if err := f.foreign(); err != nil {
+		return nil, err
+	}
+	dts, err := f.dtypeList()
+	if err != nil {
+		return nil, err
+	}
+	if f.family == familyContract {
+		return f.contractProblems(args, dts)
+	}
+	ops, err := loadOperators(args, f.suite)
+	if err != nil {
+		return nil, err
+	}
+	if ops, err = filterOperators(ops, f.only); err != nil {
+		return nil, err
+	}
+	if err := finite("--alpha", f.alpha); err != nil {
+		return nil, err
+	}
+	var ps []family.Problem
+	for _, op := range ops {
+		betas, err := f.betasFor(op)
+		if err != nil {
+			return nil, err
+		}
+		for _, dt := range dts {
+			for _, beta := range betas {
+				ps = append(ps, sparse.NewOperator(op, dt, f.alpha, beta))
+			}
+		}
+	}
+	return ps, nil
+}
+
+// betasFor parses --beta for one operator: pyfr, or a list of numbers.
+func (f *problemFlags) betasFor(op *operator.Operator) ([]float64, error) {
+	if f.betas == "" || f.betas == "pyfr" {
+		return []float64{load.PyFRBeta(op.Name)}, nil
+	}
+	bs, err := parseList(f.betas, func(s string) (float64, error) {
+		b, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, fmt.Errorf("--beta %q: want numbers or pyfr", s)
+		}
+		return b, finite("--beta", b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(bs) == 0 {
+		return nil, usagef("--beta %q names no value", f.betas)
+	}
+	return bs, nil
+}
+
+// finite rejects NaN and infinities.
+func finite(flag string, x float64) error {
+	if x != x || x > 1.7976931348623157e308 || x < -1.7976931348623157e308 {
+		return usagef("%s %v: want a finite number", flag, x)
+	}
+	return nil
+}
+
+// genInstance is the instance gen writes a kernel for: for the sparse
+// family, n, ldb and ldc baked in where given (0: kernel arguments); the
+// contraction family's kernels take the batch size at run time.
+func (f *problemFlags) genInstance(p family.Problem, n, ldb, ldc int) (family.Instance, error) {
+	if c, ok := p.(*contract.Problem); ok {
+		return c.Timed(1)
+	}
+	op, ok := p.(sparse.Operator)
+	if !ok {
+		return nil, fmt.Errorf("gen: no instance for %T", p)
+	}
+	if n < 0 || ldb < 0 || ldc < 0 {
+		return nil, usagef("--n, --ldb and --ldc must not be negative")
+	}
+	if n > 0 && ((ldb > 0 && ldb < n) || (ldc > 0 && ldc < n)) {
+		return nil, usagef("--ldb=%d and --ldc=%d must be at least --n=%d", ldb, ldc, n)
+	}
+	// The panels' shape: what is baked, else the least that fits it.
+	shape := max(n, 1)
+	wide := func(ld int) int {
+		if ld > 0 {
+			return ld
+		}
+		return shape
+	}
+	pb := op.Spec()
+	pb.N, pb.LDB, pb.LDC = n, ldb, ldc
+	return &sparse.Instance{Problem: pb, N: shape, LDB: wide(ldb), LDC: wide(ldc)}, nil
+}
+
+// contractProblems are the derivative contractions of each order, axis and
+// precision; the family takes no files.
+func (f *problemFlags) contractProblems(args []string, dts []kernel.DType) ([]family.Problem, error) {
+	if len(args) > 0 {
+		return nil, usagef("the contract family takes no files (got %s); choose it with --order and --axis", strings.Join(args, " "))
+	}
+	var orders []int
+	for _, part := range strings.Split(f.orders, ",") {
+		lo, hi, err := orderRange(strings.TrimSpace(part))
+		if err != nil {
+			return nil, usagef("--order %q: %v", f.orders, err)
+		}
+		if hi+1 > contract.MaxQ {
+			return nil, usagef("--order %q: at most %d (Q = N+1 ≤ %d points per axis)", f.orders, contract.MaxQ-1, contract.MaxQ)
+		}
+		for n := lo; n <= hi; n++ {
+			orders = append(orders, n)
+		}
+	}
+	axes, err := parseList(f.axes, contract.ParseAxis)
+	if err != nil {
+		return nil, err
+	}
+	if len(axes) == 0 {
+		return nil, usagef("--axis %q names no axis", f.axes)
+	}
+	var ps []family.Problem
+	for _, n := range orders {
+		for _, a := range axes {
+			for _, dt := range dts {
+				p, err := contract.Derivative(n+1, a, dt)
+				if err != nil {
+					return nil, err
+				}
+				ps = append(ps, p)
+			}
+		}
+	}
+	return ps, nil
+}
+
+// checkSize is the size verify checks at when --n is not given.
+func (f *problemFlags) checkSize() int {
+	if f.family == familyContract {
+		return 37 // elements: a few blocks of every variant, none full at the end
+	}
+	return 1001 // columns: one past a multiple of every block
+}
+
+// benchSizes are the sizes bench times at unless --n says otherwise: the
+// least, the launch bytes it is raised to reach, and the most.
+func (f *problemFlags) benchSizes(gpu bool) (units int, minBytes int64, maxUnits int) {
+	switch {
+	case f.family == familyContract && gpu:
+		return 1024, 1 << 30, 1 << 24
+	case f.family == familyContract:
+		return 1024, 256 << 20, 1 << 24
+	case gpu:
+		// Small operators get more columns, up to 2²³ (PyFR runs
+		// 10⁵–10⁷), so that launch latency does not dominate.
+		return 1 << 20, 1 << 30, 1 << 23
+	}
+	return 262144, 0, 0
+}

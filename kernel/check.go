@@ -1,0 +1,533 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// MaxThreads is the most threads a block may have on every backend.
+const MaxThreads = 1024
+
+// Symbol is what a name in scope denotes.
+type Symbol struct {
+	Type  Type
+	Dims  int  // indices an element takes: 0 for a scalar, 1 for a buffer
+	Array bool // a buffer, shared or thread-private array (indexed by Load/Store)
+	Buf   bool // a buffer parameter
+	Const bool // a read-only buffer, or a scalar parameter
+}
+
+// Env maps names to symbols through nested scopes.
+type Env struct {
+	scopes []map[string]Symbol
+}
+
+// NewEnv returns the scope of k's parameters and shared arrays.
+func NewEnv(k *Kernel) *Env {
+	top := map[string]Symbol{}
+	for _, p := range k.Params {
+		if p.Kind == BufferParam {
+			top[p.Name] = Symbol{Type: p.Type, Dims: 1, Array: true, Buf: true, Const: p.Const}
+		} else {
+			top[p.Name] = Symbol{Type: p.Type, Const: true}
+		}
+	}
+	for _, s := range k.Shared {
+		top[s.Name] = Symbol{Type: s.Type, Dims: len(s.Dims), Array: true}
+	}
+	return &Env{scopes: []map[string]Symbol{top}}
+}
+
+// Push opens a nested scope; Pop closes it.
+func (e *Env) Push() { e.scopes = append(e.scopes, nil) }
+
+// Pop closes the innermost scope.
+func (e *Env) Pop() { e.scopes = e.scopes[:len(e.scopes)-1] }
+
+// Lookup finds name in the innermost scope that has it.
+func (e *Env) Lookup(name string) (Symbol, bool) {
+	for i := len(e.scopes) - 1; i >= 0; i-- {
+		if s, ok := e.scopes[i][name]; ok {
+			return s, true
+		}
+	}
+	return Symbol{}, false
+}
+
+// Declare adds name to the innermost scope; it fails when name is already
+// visible (no shadowing: the C lowering lifts variables by name).
+func (e *Env) Declare(name string, s Symbol) error {
+	if name == "" {
+		return fmt.Errorf("empty name")
+	}
+	if _, ok := e.Lookup(name); ok {
+		return fmt.Errorf("%q is declared twice", name)
+	}
+	top := &e.scopes[len(e.scopes)-1]
+	if *top == nil {
+		*top = map[string]Symbol{}
+	}
+	(*top)[name] = s
+	return nil
+}
+
+// TypeOf returns the type of x in this scope, or why it is ill-typed.
+func (e *Env) TypeOf(x Expr) (Type, error) {
+	switch x := x.(type) {
+	case Lit:
+		if math.IsNaN(x.V) || math.IsInf(x.V, 0) {
+			return 0, fmt.Errorf("literal %v is not finite", x.V)
+		}
+		return Real, nil
+	case Int, Special:
+		return Index, nil
+	case Var:
+		s, ok := e.Lookup(x.Name)
+		if !ok {
+			return 0, fmt.Errorf("%q is not declared", x.Name)
+		}
+		if s.Array {
+			return 0, fmt.Errorf("array %q used as a value", x.Name)
+		}
+		return s.Type, nil
+	case Load:
+		return e.element(x.Buf, x.Index)
+	case Bin:
+		l, err := e.TypeOf(x.L)
+		if err != nil {
+			return 0, err
+		}
+		r, err := e.TypeOf(x.R)
+		if err != nil {
+			return 0, err
+		}
+		switch x.Op {
+		case "+", "-", "*", "/":
+			if l.IsInt() != r.IsInt() {
+				return 0, fmt.Errorf("%s mixes %s and %s (cast one)", x.Op, l, r)
+			}
+			return joinInt(l, r), nil
+		case "%", "&", "|", "^", "<<", ">>":
+			if !l.IsInt() || !r.IsInt() {
+				return 0, fmt.Errorf("%s takes integers, not %s and %s", x.Op, l, r)
+			}
+			return joinInt(l, r), nil
+		case "<", "<=", ">", ">=", "==", "!=":
+			if l.IsInt() != r.IsInt() {
+				return 0, fmt.Errorf("%s compares %s with %s (cast one)", x.Op, l, r)
+			}
+			return Index, nil
+		case "&&", "||":
+			if !l.IsInt() || !r.IsInt() {
+				return 0, fmt.Errorf("%s takes integer conditions", x.Op)
+			}
+			return Index, nil
+		}
+		return 0, fmt.Errorf("unknown operator %q", x.Op)
+	case Unary:
+		t, err := e.TypeOf(x.X)
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case x.Op == "-":
+			return t, nil
+		case x.Op == "!" && t.IsInt():
+			return Index, nil
+		}
+		return 0, fmt.Errorf("unary %q on %s", x.Op, t)
+	case Cast:
+		if _, err := e.TypeOf(x.X); err != nil {
+			return 0, err
+		}
+		return x.To, nil
+	case Select:
+		c, err := e.TypeOf(x.Cond)
+		if err != nil {
+			return 0, err
+		}
+		if !c.IsInt() {
+			return 0, fmt.Errorf("select condition is %s, not an integer", c)
+		}
+		a, err := e.TypeOf(x.Then)
+		if err != nil {
+			return 0, err
+		}
+		b, err := e.TypeOf(x.Else)
+		if err != nil {
+			return 0, err
+		}
+		if a.IsInt() != b.IsInt() {
+			return 0, fmt.Errorf("select between %s and %s", a, b)
+		}
+		return joinInt(a, b), nil
+	case Call:
+		if n := x.Fn.Arity(); n == 0 || len(x.Args) != n {
+			return 0, fmt.Errorf("call of %q with %d arguments", x.Fn, len(x.Args))
+		}
+		var ts []Type
+		for _, a := range x.Args {
+			t, err := e.TypeOf(a)
+			if err != nil {
+				return 0, err
+			}
+			ts = append(ts, t)
+		}
+		if x.Fn == Min || x.Fn == Max {
+			if ts[0].IsInt() != ts[1].IsInt() {
+				return 0, fmt.Errorf("%s of %s and %s", x.Fn, ts[0], ts[1])
+			}
+			return joinInt(ts[0], ts[1]), nil
+		}
+		for _, t := range ts {
+			if t != Real {
+				return 0, fmt.Errorf("%s takes reals, not %s", x.Fn, t)
+			}
+		}
+		return Real, nil
+	case nil:
+		return 0, fmt.Errorf("missing expression")
+	}
+	return 0, fmt.Errorf("unknown expression %T", x)
+}
+
+// joinInt is the type of an operation on a and b: Real for reals; for
+// integers their common type, Index when they differ.
+func joinInt(a, b Type) Type {
+	if a == b {
+		return a
+	}
+	if !a.IsInt() {
+		return Real
+	}
+	return Index
+}
+
+// element checks an indexed access and returns the element type.
+func (e *Env) element(buf string, index []Expr) (Type, error) {
+	s, ok := e.Lookup(buf)
+	if !ok {
+		return 0, fmt.Errorf("%q is not declared", buf)
+	}
+	if !s.Array {
+		return 0, fmt.Errorf("%q is not an array", buf)
+	}
+	if len(index) != s.Dims {
+		return 0, fmt.Errorf("%q takes %d indices, got %d", buf, s.Dims, len(index))
+	}
+	for _, i := range index {
+		t, err := e.TypeOf(i)
+		if err != nil {
+			return 0, err
+		}
+		if !t.IsInt() {
+			return 0, fmt.Errorf("index of %q is %s", buf, t)
+		}
+	}
+	return s.Type, nil
+}
+
+// Validate checks that k is well formed: every name declared once and
+// before use, types consistent, arrays indexed with one index per
+// dimension, buffers written only when not const, barriers only under
+// control flow that is the same for every thread of a block, and a block of
+// at most MaxThreads threads.
+func Validate(k *Kernel) error {
+	if k.Name == "" || len(k.Body) == 0 {
+		return fmt.Errorf("kernel %q has no name or body", k.Name)
+	}
+	b := k.Launch.Block
+	if b[0] < 1 || b[1] < 1 || b[2] < 1 || b[0]*b[1]*b[2] > MaxThreads {
+		return fmt.Errorf("kernel %s: block %v: want 1..%d threads, each dimension ≥ 1", k.Name, b, MaxThreads)
+	}
+	seen := map[string]bool{}
+	for _, p := range k.Params {
+		if seen[p.Name] {
+			return fmt.Errorf("kernel %s: parameter %q twice", k.Name, p.Name)
+		}
+		seen[p.Name] = true
+		if p.Kind == ScalarParam && p.Type == Real {
+			return fmt.Errorf("kernel %s: scalar parameter %q is real (scalars are integers)", k.Name, p.Name)
+		}
+	}
+	for _, s := range k.Shared {
+		if seen[s.Name] {
+			return fmt.Errorf("kernel %s: shared array %q clashes with another name", k.Name, s.Name)
+		}
+		seen[s.Name] = true
+		if len(s.Dims) == 0 || slices.Min(s.Dims) < 1 {
+			return fmt.Errorf("kernel %s: shared array %q has dimensions %v", k.Name, s.Name, s.Dims)
+		}
+	}
+	hasBarrier := k.HasBarrier()
+	if hasBarrier && k.Active != nil {
+		return fmt.Errorf("kernel %s: a kernel with barriers must guard its own statements (Active must be nil)", k.Name)
+	}
+	if k.DType == F32 {
+		var big error
+		WalkStmts(k.Body, func(s Stmt) bool {
+			StmtExprs(s, func(e Expr) {
+				WalkExpr(e, func(e Expr) {
+					if l, ok := e.(Lit); ok && big == nil && math.Abs(l.V) > math.MaxFloat32 && !math.IsInf(l.V, 0) {
+						big = fmt.Errorf("kernel %s: literal %g is beyond the float32 range", k.Name, l.V)
+					}
+				})
+			})
+			return big == nil
+		})
+		if big != nil {
+			return big
+		}
+	}
+	env := NewEnv(k)
+	if k.Active != nil {
+		t, err := env.TypeOf(k.Active)
+		if err != nil {
+			return fmt.Errorf("kernel %s: active threads: %v", k.Name, err)
+		}
+		if !t.IsInt() {
+			return fmt.Errorf("kernel %s: active threads is %s, not an integer", k.Name, t)
+		}
+	}
+	c := &checker{env: env}
+	if hasBarrier {
+		c.varying = varyingVars(k.Body)
+	}
+	if err := c.stmts(k.Body, false); err != nil {
+		return fmt.Errorf("kernel %s: %v", k.Name, err)
+	}
+	return nil
+}
+
+type checker struct {
+	env     *Env
+	varying map[string]bool // variables that may differ between the threads of a block
+}
+
+func (c *checker) stmts(ss []Stmt, divergent bool) error {
+	for _, s := range ss {
+		if err := c.stmt(s, divergent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *checker) stmt(s Stmt, divergent bool) error {
+	env := c.env
+	switch s := s.(type) {
+	case Decl:
+		if len(s.Dims) > 0 {
+			if s.Init != nil {
+				return fmt.Errorf("array %q has an initial value", s.Name)
+			}
+			if slices.Min(s.Dims) < 1 {
+				return fmt.Errorf("array %q has dimensions %v", s.Name, s.Dims)
+			}
+			return env.Declare(s.Name, Symbol{Type: s.Type, Dims: len(s.Dims), Array: true})
+		}
+		if s.Init != nil {
+			if err := c.assignable(s.Type, s.Init, s.Name); err != nil {
+				return err
+			}
+		}
+		return env.Declare(s.Name, Symbol{Type: s.Type})
+	case Assign:
+		sym, ok := env.Lookup(s.Name)
+		switch {
+		case !ok:
+			return fmt.Errorf("assignment to undeclared %q", s.Name)
+		case sym.Array || sym.Const:
+			return fmt.Errorf("assignment to %q, which is not a variable", s.Name)
+		}
+		return c.assignable(sym.Type, s.Value, s.Name)
+	case Store:
+		return c.write(s.Buf, s.Index, s.Value, false)
+	case AtomicAdd:
+		return c.write(s.Buf, s.Index, s.Value, true)
+	case VecLoad:
+		if err := c.vector(s.Buf, s.Index, len(s.Dst)); err != nil {
+			return err
+		}
+		for _, d := range s.Dst {
+			sym, ok := env.Lookup(d)
+			if !ok || sym.Array || sym.Const || sym.Type != Real {
+				return fmt.Errorf("vector load into %q, which is not a declared real variable", d)
+			}
+		}
+		return nil
+	case VecStore:
+		if err := c.vector(s.Buf, s.Index, len(s.Src)); err != nil {
+			return err
+		}
+		if sym, _ := env.Lookup(s.Buf); sym.Const {
+			return fmt.Errorf("vector store into read-only %q", s.Buf)
+		}
+		for _, v := range s.Src {
+			if err := c.assignable(Real, v, s.Buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	case If:
+		t, err := env.TypeOf(s.Cond)
+		if err != nil {
+			return err
+		}
+		if !t.IsInt() {
+			return fmt.Errorf("if condition is %s", t)
+		}
+		div := divergent || c.isVarying(s.Cond)
+		for _, body := range [][]Stmt{s.Then, s.Else} {
+			env.Push()
+			err := c.stmts(body, div)
+			env.Pop()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	case For:
+		for _, e := range []Expr{s.From, s.To} {
+			t, err := env.TypeOf(e)
+			if err != nil {
+				return fmt.Errorf("loop over %q: %v", s.Var, err)
+			}
+			if !t.IsInt() {
+				return fmt.Errorf("loop over %q has %s bounds", s.Var, t)
+			}
+		}
+		if s.Step < 0 {
+			return fmt.Errorf("loop over %q has step %d", s.Var, s.Step)
+		}
+		env.Push()
+		defer env.Pop()
+		if err := env.Declare(s.Var, Symbol{Type: Index}); err != nil {
+			return err
+		}
+		return c.stmts(s.Body, divergent || c.isVarying(s.From) || c.isVarying(s.To))
+	case Barrier:
+		if divergent {
+			return fmt.Errorf("barrier under a condition or loop bound that differs between threads")
+		}
+		return nil
+	case Comment:
+		return nil
+	case nil:
+		return fmt.Errorf("missing statement")
+	}
+	return fmt.Errorf("unknown statement %T", s)
+}
+
+// assignable checks that v may be stored into a place of type t.
+func (c *checker) assignable(t Type, v Expr, what string) error {
+	vt, err := c.env.TypeOf(v)
+	if err != nil {
+		return fmt.Errorf("%s: %v", what, err)
+	}
+	if vt.IsInt() != t.IsInt() {
+		return fmt.Errorf("%s: a %s value for a %s (cast it)", what, vt, t)
+	}
+	return nil
+}
+
+func (c *checker) write(buf string, index []Expr, v Expr, atomic bool) error {
+	t, err := c.env.element(buf, index)
+	if err != nil {
+		return err
+	}
+	sym, _ := c.env.Lookup(buf)
+	if sym.Const {
+		return fmt.Errorf("store into read-only %q", buf)
+	}
+	if atomic && (!sym.Buf || t != Real) {
+		return fmt.Errorf("atomic add into %q: only real buffer parameters take atomic adds", buf)
+	}
+	return c.assignable(t, v, buf)
+}
+
+func (c *checker) vector(buf string, index Expr, width int) error {
+	sym, ok := c.env.Lookup(buf)
+	if !ok || !sym.Buf || sym.Type != Real {
+		return fmt.Errorf("vector access to %q, which is not a real buffer parameter", buf)
+	}
+	if width != 1 && width != 2 && width != 4 {
+		return fmt.Errorf("vector access of width %d to %q (want 1, 2 or 4)", width, buf)
+	}
+	t, err := c.env.TypeOf(index)
+	if err != nil {
+		return err
+	}
+	if !t.IsInt() {
+		return fmt.Errorf("index of %q is %s", buf, t)
+	}
+	return nil
+}
+
+// isVarying reports whether e may differ between the threads of a block:
+// it reads a thread index, a variable that does, or memory (conservatively).
+func (c *checker) isVarying(e Expr) bool {
+	return exprVarying(e, c.varying)
+}
+
+func exprVarying(e Expr, varying map[string]bool) bool {
+	v := false
+	WalkExpr(e, func(x Expr) {
+		switch x := x.(type) {
+		case Special:
+			v = v || x.Kind == LocalID
+		case Var:
+			v = v || varying[x.Name]
+		case Load:
+			v = true
+		}
+	})
+	return v
+}
+
+// varyingVars finds the variables that may differ between threads: those
+// set from varying values or under varying control flow, to a fixed point.
+func varyingVars(body []Stmt) map[string]bool {
+	varying := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		mark := func(name string) {
+			if !varying[name] {
+				varying[name] = true
+				changed = true
+			}
+		}
+		var walk func(ss []Stmt, div bool)
+		walk = func(ss []Stmt, div bool) {
+			for _, s := range ss {
+				switch s := s.(type) {
+				case Decl:
+					if len(s.Dims) > 0 || (s.Init != nil && (div || exprVarying(s.Init, varying))) {
+						mark(s.Name)
+					}
+				case Assign:
+					if div || exprVarying(s.Value, varying) {
+						mark(s.Name)
+					}
+				case VecLoad:
+					for _, d := range s.Dst {
+						mark(d)
+					}
+				case If:
+					d := div || exprVarying(s.Cond, varying)
+					walk(s.Then, d)
+					walk(s.Else, d)
+				case For:
+					d := div || exprVarying(s.From, varying) || exprVarying(s.To, varying)
+					if d {
+						mark(s.Var)
+					}
+					walk(s.Body, d)
+				}
+			}
+		}
+		walk(body, false)
+	}
+	return varying
+}

@@ -1,0 +1,68 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// Rounded returns x rounded to d's precision.
+func (d DType) Rounded(x float64) float64 {
+	if d == F32 {
+		return float64(float32(x))
+	}
+	return x
+}
+
+// Encode packs reals at d's precision, little-endian, as the device holds
+// them.
+func (d DType) Encode(xs []float64) []byte {
+	out := make([]byte, len(xs)*d.Bytes())
+	for i, x := range xs {
+		if d == F32 {
+			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(float32(x)))
+		} else {
+			binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(x))
+		}
+	}
+	return out
+}
+
+// Decode unpacks reals written by Encode or by a device.
+func (d DType) Decode(buf []byte) []float64 {
+	out := make([]float64, len(buf)/d.Bytes())
+	for i := range out {
+		if d == F32 {
+			out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:])))
+		} else {
+			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[8*i:]))
+		}
+	}
+	return out
+}
+
+// EncodeInts packs integers in words of width bytes (4 or 8),
+// little-endian; values are truncated to the width.
+func EncodeInts(width int, xs []int64) []byte {
+	out := make([]byte, len(xs)*width)
+	for i, x := range xs {
+		if width == 4 {
+			binary.LittleEndian.PutUint32(out[4*i:], uint32(int32(x)))
+		} else {
+			binary.LittleEndian.PutUint64(out[8*i:], uint64(x))
+		}
+	}
+	return out
+}
+
+// DecodeInts unpacks integers written by EncodeInts or by a device.
+func DecodeInts(width int, buf []byte) []int64 {
+	out := make([]int64, len(buf)/width)
+	for i := range out {
+		if width == 4 {
+			out[i] = int64(int32(binary.LittleEndian.Uint32(buf[4*i:])))
+		} else {
+			out[i] = int64(binary.LittleEndian.Uint64(buf[8*i:]))
+		}
+	}
+	return out
+}

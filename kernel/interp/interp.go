@@ -1,0 +1,281 @@
+// Package interp runs a kernel.Kernel in Go, one goroutine per thread of a
+// block where the kernel has barriers: a slow but independent oracle for
+// every kernel family and for the IR passes. It checks what a device does
+// not: every access in bounds, integer arithmetic within the kernel's index
+// width, every thread of a block at each barrier.
+//
+// Real arithmetic follows the kernel's precision: in f32 every operation
+// is rounded to float32 (no contraction into fused multiply-adds), so its
+// results differ from a device's only by the order and fusing of roundings.
+//
+// It may import kernel only.
+package interp
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+)
+
+// Error is a fault found while running a kernel.
+type Error struct {
+	Kernel string
+	Thread [3]int // thread index in its block
+	Block  [3]int // block index
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("interp: kernel %s, block %v, thread %v: %s", e.Kernel, e.Block, e.Thread, e.Msg)
+}
+
+// fault is raised (panicked) inside a thread and turned into an *Error.
+type fault struct{ msg string }
+
+func failf(format string, args ...any) { panic(fault{fmt.Sprintf(format, args...)}) }
+
+// Run executes k on a grid of blocks (each count at least 1). args binds
+// every parameter by name: a real buffer as []float64 (values are stored
+// rounded to k's precision), an integer buffer as []int64, an integer
+// scalar as int or int64. Buffers are updated in place.
+func Run(k *kernel.Kernel, grid [3]int, args map[string]any) error {
+	if err := kernel.Validate(k); err != nil {
+		return err
+	}
+	prog, err := compile(k)
+	if err != nil {
+		return err
+	}
+	m := &machine{prog: prog, k: k}
+	if err := m.bind(args); err != nil {
+		return err
+	}
+	for i := range grid {
+		grid[i] = max(grid[i], 1)
+	}
+	for gz := 0; gz < grid[2]; gz++ {
+		for gy := 0; gy < grid[1]; gy++ {
+			for gx := 0; gx < grid[0]; gx++ {
+				if err := m.block([3]int{gx, gy, gz}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// machine is one run: the compiled kernel and its bound arguments.
+type machine struct {
+	prog   *program
+	k      *kernel.Kernel
+	reals  [][]float64 // buffer parameters by slot
+	ints   [][]int64
+	scalar []int64
+	atomic sync.Mutex // serialises atomic adds across a block's goroutines
+}
+
+func (m *machine) bind(args map[string]any) error {
+	p := m.prog
+	m.reals = make([][]float64, len(p.realBufs))
+	m.ints = make([][]int64, len(p.intBufs))
+	m.scalar = make([]int64, len(p.scalars))
+	for _, prm := range m.k.Params {
+		v, ok := args[prm.Name]
+		if !ok {
+			return fmt.Errorf("interp: kernel %s: no value for parameter %q", m.k.Name, prm.Name)
+		}
+		bad := func() error {
+			return fmt.Errorf("interp: kernel %s: parameter %q (%s %s) given a %T", m.k.Name, prm.Name, prm.Type, prm.Kind, v)
+		}
+		switch {
+		case prm.Kind == kernel.ScalarParam:
+			switch x := v.(type) {
+			case int:
+				m.scalar[p.scalarSlot[prm.Name]] = int64(x)
+			case int64:
+				m.scalar[p.scalarSlot[prm.Name]] = x
+			default:
+				return bad()
+			}
+		case prm.Type == kernel.Real:
+			x, ok := v.([]float64)
+			if !ok {
+				return bad()
+			}
+			m.reals[p.bufSlot[prm.Name]] = x
+		default:
+			x, ok := v.([]int64)
+			if !ok {
+				return bad()
+			}
+			m.ints[p.bufSlot[prm.Name]] = x
+		}
+	}
+	return nil
+}
+
+// blockState is what the threads of one block share.
+type blockState struct {
+	group   [3]int
+	reals   [][]float64 // shared arrays
+	ints    [][]int64
+	barrier *barrier
+}
+
+// block runs one block: its threads in turn, or side by side where the
+// kernel has barriers.
+func (m *machine) block(g [3]int) (err error) {
+	p, b := m.prog, m.k.Launch.Block
+	bs := &blockState{group: g}
+	for _, sh := range p.shared {
+		if sh.Type == kernel.Real {
+			a := make([]float64, sh.Len())
+			for i := range a {
+				a[i] = math.NaN() // reading before writing shows
+			}
+			bs.reals = append(bs.reals, a)
+		} else {
+			bs.reals = append(bs.reals, nil)
+		}
+		bs.ints = append(bs.ints, make([]int64, sh.Len()))
+	}
+	threads := b[0] * b[1] * b[2]
+	run := func(t int) (err error) {
+		f := &frame{m: m, bs: bs, local: [3]int{t % b[0], t / b[0] % b[1], t / (b[0] * b[1])}}
+		defer func() {
+			if r := recover(); r != nil {
+				flt, ok := r.(fault)
+				if !ok {
+					panic(r)
+				}
+				err = &Error{Kernel: m.k.Name, Thread: f.local, Block: g, Msg: flt.msg}
+			}
+			if bs.barrier != nil {
+				bs.barrier.leave(err != nil)
+			}
+		}()
+		f.reals = make([]float64, p.realSlots)
+		f.ints = make([]int64, p.intSlots)
+		f.realArrs = make([][]float64, p.arrSlots)
+		f.intArrs = make([][]int64, p.arrSlots)
+		for i := range f.reals {
+			f.reals[i] = math.NaN()
+		}
+		if p.active != nil {
+			gx := int64(g[0])*int64(b[0]) + int64(f.local[0])
+			if gx >= p.active(f) {
+				return nil
+			}
+		}
+		p.body(f)
+		return nil
+	}
+	if !p.barriers {
+		for t := 0; t < threads; t++ {
+			if err := run(t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	bs.barrier = newBarrier(threads)
+	errs := make([]error, threads)
+	var wg sync.WaitGroup
+	for t := 0; t < threads; t++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[t] = run(t)
+		}()
+	}
+	wg.Wait()
+	// The thread that failed first explains the others' abandonment.
+	var first error
+	for _, e := range errs {
+		if e == nil {
+			continue
+		}
+		if ie, ok := e.(*Error); !ok || ie.Msg != errAbandoned {
+			return e
+		}
+		if first == nil {
+			first = e
+		}
+	}
+	return first
+}
+
+// frame is one thread's state.
+type frame struct {
+	m        *machine
+	bs       *blockState
+	local    [3]int
+	reals    []float64
+	ints     []int64
+	realArrs [][]float64
+	intArrs  [][]int64
+}
+
+const errAbandoned = "left at a barrier: another thread of the block failed or returned"
+
+// barrier holds the threads of a block until all have arrived; a thread
+// that ends (or fails) while others wait is an error, since on a device
+// those would wait forever or read stale shared memory.
+type barrier struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	alive   int // threads not yet finished
+	done    int // threads finished
+	arrived int
+	gen     int
+	broken  bool
+}
+
+func newBarrier(n int) *barrier {
+	b := &barrier{alive: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.broken {
+		failf(errAbandoned)
+	}
+	if b.done > 0 {
+		b.broken = true
+		b.cond.Broadcast()
+		failf("a barrier that %d thread(s) of the block never reach", b.done)
+	}
+	b.arrived++
+	if b.arrived == b.alive {
+		b.arrived = 0
+		b.gen++
+		b.cond.Broadcast()
+		return
+	}
+	gen := b.gen
+	for gen == b.gen && !b.broken {
+		b.cond.Wait()
+	}
+	if b.broken {
+		failf(errAbandoned)
+	}
+}
+
+// leave marks a thread finished; while others wait at a barrier that is a
+// fault of the kernel, and it breaks the barrier for them.
+func (b *barrier) leave(failed bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.alive--
+	b.done++
+	if failed || b.arrived > 0 {
+		b.broken = true
+		b.cond.Broadcast()
+	}
+}

@@ -1,0 +1,144 @@
+package interp
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+)
+
+var (
+	lx = kernel.Special{Kind: kernel.LocalID}
+	gx = kernel.Special{Kind: kernel.GroupID}
+)
+
+func v(n string) kernel.Var { return kernel.Var{Name: n} }
+func i(x int64) kernel.Int  { return kernel.Int{V: x} }
+func bin(op string, l, r kernel.Expr) kernel.Bin {
+	return kernel.Bin{Op: op, L: l, R: r}
+}
+
+// reverse reverses each block's 8 elements through shared memory.
+func reverse() *kernel.Kernel {
+	return &kernel.Kernel{
+		Name: "reverse", DType: kernel.F64,
+		Params: []kernel.Param{{Name: "x", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
+			{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}},
+		Shared: []kernel.Shared{{Name: "s", Type: kernel.Real, Dims: []int{8}}},
+		Launch: kernel.Launch{Block: [3]int{8, 1, 1}},
+		Body: []kernel.Stmt{
+			kernel.Decl{Type: kernel.Index, Name: "g", Init: bin("+", bin("*", gx, i(8)), lx)},
+			kernel.Put("s", kernel.At("x", v("g")), lx),
+			kernel.Barrier{},
+			kernel.Put("y", kernel.At("s", bin("-", i(7), lx)), v("g")),
+		},
+	}
+}
+
+func TestBarrier(t *testing.T) {
+	x := make([]float64, 24)
+	for j := range x {
+		x[j] = float64(j)
+	}
+	y := make([]float64, 24)
+	if err := Run(reverse(), [3]int{3, 1, 1}, map[string]any{"x": x, "y": y}); err != nil {
+		t.Fatal(err)
+	}
+	for j := range y {
+		if want := float64(j/8*8 + 7 - j%8); y[j] != want {
+			t.Fatalf("y[%d] = %v, want %v", j, y[j], want)
+		}
+	}
+}
+
+// Single precision rounds every operation.
+func TestF32(t *testing.T) {
+	k := &kernel.Kernel{
+		Name: "mul", DType: kernel.F32,
+		Params: []kernel.Param{{Name: "x", Kind: kernel.BufferParam, Type: kernel.Real}},
+		Launch: kernel.Launch{Block: [3]int{1, 1, 1}},
+		Body:   []kernel.Stmt{kernel.Put("x", bin("*", bin("+", kernel.At("x", i(0)), kernel.Lit{V: 0.1}), kernel.Lit{V: 3}), i(0))},
+	}
+	x := []float64{1.0 / 3}
+	if err := Run(k, [3]int{1, 1, 1}, map[string]any{"x": x}); err != nil {
+		t.Fatal(err)
+	}
+	want := float64((float32(1.0/3) + float32(0.1)) * 3)
+	if x[0] != want {
+		t.Errorf("got %v, want %v", x[0], want)
+	}
+}
+
+// Faults a device would not report are errors here.
+func TestFaults(t *testing.T) {
+	buf := func() kernel.Param { return kernel.Param{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real} }
+	for _, tc := range []struct {
+		name    string
+		index64 bool
+		body    []kernel.Stmt
+		want    string
+	}{
+		{"out of bounds", false, []kernel.Stmt{kernel.Put("y", kernel.Lit{V: 1}, i(4))}, "out of bounds"},
+		{"negative index", false, []kernel.Stmt{kernel.Put("y", kernel.Lit{V: 1}, i(-1))}, "out of bounds"},
+		{"32-bit overflow", false, []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "a", Init: bin("*", i(1<<20), i(1<<12))}}, "overflow"},
+		{"division by zero", true, []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "a", Init: bin("/", i(1), bin("-", lx, lx))}}, "division by zero"},
+		{"misaligned vector", true, []kernel.Stmt{kernel.Decl{Type: kernel.Real, Name: "a"}, kernel.Decl{Type: kernel.Real, Name: "b"},
+			kernel.VecLoad{Dst: []string{"a", "b"}, Buf: "y", Index: i(1)}}, "not aligned"},
+		{"shared array bounds", true, []kernel.Stmt{kernel.Decl{Type: kernel.Real, Name: "r", Dims: []int{2, 3}}, kernel.Put("r", kernel.Lit{V: 1}, i(0), i(3))}, "out of 0..2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := &kernel.Kernel{Name: "f", DType: kernel.F64, Index64: tc.index64, Params: []kernel.Param{buf()},
+				Launch: kernel.Launch{Block: [3]int{1, 1, 1}}, Body: tc.body}
+			err := Run(k, [3]int{1, 1, 1}, map[string]any{"y": make([]float64, 4)})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Run = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	// 64-bit index arithmetic takes what 32 bits cannot.
+	k := &kernel.Kernel{Name: "f", DType: kernel.F64, Index64: true, Params: []kernel.Param{buf()},
+		Launch: kernel.Launch{Block: [3]int{1, 1, 1}}, Body: []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "a", Init: bin("*", i(1<<20), i(1<<12))}}}
+	if err := Run(k, [3]int{1, 1, 1}, map[string]any{"y": make([]float64, 1)}); err != nil {
+		t.Errorf("64-bit product: %v", err)
+	}
+	if err := Run(reverse(), [3]int{1, 1, 1}, map[string]any{"x": []float64{}}); err == nil {
+		t.Error("a missing argument was accepted")
+	}
+}
+
+// A thread-private array, loops, intrinsics, atomics and casts.
+func TestStatements(t *testing.T) {
+	k := &kernel.Kernel{
+		Name: "misc", DType: kernel.F64,
+		Params: []kernel.Param{{Name: "n", Kind: kernel.ScalarParam, Type: kernel.Index},
+			{Name: "to", Kind: kernel.BufferParam, Type: kernel.Int32, Const: true},
+			{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}},
+		Launch: kernel.Launch{Block: [3]int{4, 1, 1}},
+		Active: v("n"),
+		Body: []kernel.Stmt{
+			kernel.Decl{Type: kernel.Index, Name: "g", Init: bin("+", bin("*", gx, i(4)), lx)},
+			kernel.Decl{Type: kernel.Real, Name: "r", Dims: []int{3}},
+			kernel.For{Var: "q", From: i(0), To: i(3), Body: []kernel.Stmt{kernel.Put("r", kernel.Cast{To: kernel.Real, X: bin("*", v("q"), v("g"))}, v("q"))}},
+			kernel.Decl{Type: kernel.Real, Name: "s", Init: kernel.Call{Fn: kernel.Sqrt, Args: []kernel.Expr{kernel.Call{Fn: kernel.Fma, Args: []kernel.Expr{kernel.At("r", i(2)), kernel.Lit{V: 2}, kernel.At("r", i(1))}}}}},
+			kernel.AtomicAdd{Buf: "y", Index: []kernel.Expr{kernel.At("to", v("g"))}, Value: kernel.Select{Cond: bin(">", v("s"), kernel.Lit{V: 2}), Then: v("s"), Else: kernel.Unary{Op: "-", X: v("s")}}},
+		},
+	}
+	y := make([]float64, 2)
+	if err := Run(k, [3]int{2, 1, 1}, map[string]any{"n": 6, "to": []int64{0, 1, 0, 1, 0, 1, 0, 1}, "y": y}); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, 2)
+	for g := 0; g < 6; g++ { // threads 6 and 7 are inactive
+		s := math.Sqrt(float64(2*g)*2 + float64(g))
+		if s <= 2 {
+			s = -s
+		}
+		want[g%2] += s
+	}
+	for j := range y {
+		if math.Abs(y[j]-want[j]) > 1e-12 {
+			t.Errorf("y[%d] = %v, want %v", j, y[j], want[j])
+		}
+	}
+}

@@ -1,0 +1,109 @@
+// Package kerneltest holds sample kernels that exercise every construct of
+// the IR, for the tests of the interpreter, the passes and the printer.
+//
+// It may import kernel only.
+package kerneltest
+
+import "github.com/bespoke-hpc/bespoke/kernel"
+
+var (
+	lx = kernel.Special{Kind: kernel.LocalID}
+	ly = kernel.Special{Kind: kernel.LocalID, Axis: 1}
+	lz = kernel.Special{Kind: kernel.LocalID, Axis: 2}
+	gx = kernel.Special{Kind: kernel.GroupID}
+)
+
+func v(n string) kernel.Var { return kernel.Var{Name: n} }
+func i(x int64) kernel.Int  { return kernel.Int{V: x} }
+func bin(op string, l, r kernel.Expr) kernel.Bin {
+	return kernel.Bin{Op: op, L: l, R: r}
+}
+
+// Slab dimensions of Slabs: a block of SlabX × SlabY × SlabZ threads, one
+// element per z thread, SlabX·SlabY values per element and layer.
+const (
+	SlabX, SlabY, SlabZ = 4, 3, 2
+)
+
+// Slabs is the shape of kernel the tensor-product families use: a block of
+// (4, 3, 2) threads, a loop over layers with barriers inside it, a shared
+// slab, a thread-private array and variables declared at the loop's level,
+// which must survive its barriers. x and y hold elements × depth layers of
+// SlabX·SlabY values; each layer of y gets a weighted row sum of the layer
+// of x less a mirrored value, and layer 0 then the sum over layers plus a
+// running total.
+func Slabs() *kernel.Kernel {
+	const nx, ny, nz = SlabX, SlabY, SlabZ
+	elem := bin("+", bin("*", gx, i(nz)), lz)
+	return &kernel.Kernel{
+		Name: "slabs", Variant: "sample", DType: kernel.F64,
+		Params: []kernel.Param{{Name: "depth", Kind: kernel.ScalarParam, Type: kernel.Index},
+			{Name: "x", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
+			{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}},
+		Shared: []kernel.Shared{{Name: "s", Type: kernel.Real, Dims: []int{nz, ny, nx}}},
+		Launch: kernel.Launch{Block: [3]int{nx, ny, nz}, Grid: [3]kernel.Axis{kernel.Over("e", nz)}},
+		Doc:    "a sample of loops with barriers inside them",
+		Body: []kernel.Stmt{
+			kernel.Decl{Type: kernel.Index, Name: "e", Init: elem},
+			kernel.Decl{Type: kernel.Real, Name: "acc", Init: kernel.Lit{V: 0}},
+			kernel.Decl{Type: kernel.Real, Name: "hist", Dims: []int{3}},
+			kernel.For{Var: "q", From: i(0), To: i(3), Unroll: true, Body: []kernel.Stmt{kernel.Put("hist", kernel.Lit{V: 0}, v("q"))}},
+			kernel.For{Var: "z", From: i(0), To: v("depth"), Body: []kernel.Stmt{
+				kernel.Decl{Type: kernel.Index, Name: "at", Init: bin("+", bin("*", bin("+", bin("*", v("e"), v("depth")), v("z")), i(nx*ny)), bin("+", bin("*", ly, i(nx)), lx))},
+				kernel.Put("s", kernel.At("x", v("at")), lz, ly, lx),
+				kernel.Barrier{},
+				kernel.Decl{Type: kernel.Real, Name: "t", Init: kernel.Lit{V: 0}},
+				kernel.For{Var: "k", From: i(0), To: i(nx), Body: []kernel.Stmt{
+					kernel.Assign{Name: "t", Value: bin("+", v("t"), bin("*", kernel.Cast{To: kernel.Real, X: bin("+", v("k"), i(1))}, kernel.At("s", lz, ly, v("k"))))},
+				}},
+				kernel.If{Cond: bin("<", lx, i(2)), Then: []kernel.Stmt{
+					kernel.Decl{Type: kernel.Real, Name: "w", Init: kernel.At("s", lz, bin("-", i(ny-1), ly), lx)},
+					kernel.Assign{Name: "t", Value: bin("-", v("t"), v("w"))},
+				}},
+				kernel.Put("hist", bin("+", kernel.At("hist", bin("%", v("z"), i(3))), v("t")), bin("%", v("z"), i(3))),
+				kernel.Barrier{},
+				kernel.Assign{Name: "acc", Value: bin("+", v("acc"), v("t"))},
+				kernel.Put("y", v("t"), v("at")),
+			}},
+			kernel.Put("y", bin("+", v("acc"), kernel.At("hist", i(1))), bin("+", bin("*", bin("*", v("e"), v("depth")), i(nx*ny)), bin("+", bin("*", ly, i(nx)), lx))),
+		},
+	}
+}
+
+// Misc exercises the rest of the IR in a kernel without barriers: integer
+// buffers, intrinsics, casts, selects, atomic adds, vector accesses, a
+// thread-private array, a loop with a step, and inactive threads (Active).
+// Thread g < n adds s or −s to y[to[g]], where s = sqrt(fma(r2, 2, r1))
+// with r_q = q·g, and copies x's pair g into y's pair from 2·Len.
+func Misc(dt kernel.DType) *kernel.Kernel {
+	return &kernel.Kernel{
+		Name: "misc_" + dt.String(), Variant: "sample", DType: dt,
+		Params: []kernel.Param{{Name: "n", Kind: kernel.ScalarParam, Type: kernel.Index},
+			{Name: "to", Kind: kernel.BufferParam, Type: kernel.Int32, Const: true},
+			{Name: "x", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
+			{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}},
+		Launch: kernel.Launch{Block: [3]int{4, 1, 1}, Grid: [3]kernel.Axis{kernel.Over("n", 4)}},
+		Active: v("n"),
+		Doc:    "a sample of the IR's other statements",
+		Body: []kernel.Stmt{
+			kernel.Decl{Type: kernel.Index, Name: "g", Init: bin("+", bin("*", gx, i(4)), lx)},
+			kernel.Decl{Type: kernel.Real, Name: "r", Dims: []int{3}},
+			kernel.For{Var: "q", From: i(0), To: i(3), Body: []kernel.Stmt{kernel.Put("r", kernel.Cast{To: kernel.Real, X: bin("*", v("q"), v("g"))}, v("q"))}},
+			kernel.For{Var: "q", From: i(0), To: i(6), Step: 2, Body: []kernel.Stmt{kernel.Comment{Text: "a loop with a step"}}},
+			kernel.Decl{Type: kernel.Real, Name: "s", Init: kernel.Call{Fn: kernel.Sqrt, Args: []kernel.Expr{kernel.Call{Fn: kernel.Fma, Args: []kernel.Expr{kernel.At("r", i(2)), kernel.Lit{V: 2}, kernel.At("r", i(1))}}}}},
+			kernel.Decl{Type: kernel.Index, Name: "lo", Init: kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{v("g"), bin("-", v("n"), i(1))}}},
+			kernel.AtomicAdd{Buf: "y", Index: []kernel.Expr{kernel.At("to", v("lo"))}, Value: kernel.Select{Cond: bin(">", v("s"), kernel.Lit{V: 2}), Then: v("s"), Else: kernel.Unary{Op: "-", X: v("s")}}},
+			kernel.Decl{Type: kernel.Real, Name: "a"},
+			kernel.Decl{Type: kernel.Real, Name: "b"},
+			kernel.VecLoad{Dst: []string{"a", "b"}, Buf: "x", Index: bin("*", v("g"), i(2))},
+			kernel.VecStore{Buf: "y", Index: bin("+", bin("*", v("g"), i(2)), i(2*MiscLen)), Src: []kernel.Expr{
+				kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{v("a"), kernel.Call{Fn: kernel.Fabs, Args: []kernel.Expr{v("b")}}}},
+				bin("*", v("b"), kernel.Call{Fn: kernel.Rsqrt, Args: []kernel.Expr{bin("+", bin("*", v("a"), v("a")), kernel.Lit{V: 1})}}),
+			}},
+		},
+	}
+}
+
+// MiscLen is how many slots of y Misc adds into; y holds 2·MiscLen + 2·n
+// values.
+const MiscLen = 2

@@ -1,0 +1,182 @@
+package kernel
+
+// WalkStmts calls f on every statement of ss in order, descending into the
+// bodies of If and For when f returns true.
+func WalkStmts(ss []Stmt, f func(Stmt) bool) {
+	for _, s := range ss {
+		if !f(s) {
+			continue
+		}
+		switch s := s.(type) {
+		case If:
+			WalkStmts(s.Then, f)
+			WalkStmts(s.Else, f)
+		case For:
+			WalkStmts(s.Body, f)
+		}
+	}
+}
+
+// StmtExprs calls f on each expression a statement holds directly (not
+// those of nested statements).
+func StmtExprs(s Stmt, f func(Expr)) {
+	switch s := s.(type) {
+	case Decl:
+		if s.Init != nil {
+			f(s.Init)
+		}
+	case Assign:
+		f(s.Value)
+	case Store:
+		for _, i := range s.Index {
+			f(i)
+		}
+		f(s.Value)
+	case AtomicAdd:
+		for _, i := range s.Index {
+			f(i)
+		}
+		f(s.Value)
+	case VecLoad:
+		f(s.Index)
+	case VecStore:
+		f(s.Index)
+		for _, v := range s.Src {
+			f(v)
+		}
+	case If:
+		f(s.Cond)
+	case For:
+		f(s.From)
+		f(s.To)
+	}
+}
+
+// WalkExpr calls f on e and every expression inside it, parents first.
+func WalkExpr(e Expr, f func(Expr)) {
+	f(e)
+	switch e := e.(type) {
+	case Load:
+		for _, i := range e.Index {
+			WalkExpr(i, f)
+		}
+	case Bin:
+		WalkExpr(e.L, f)
+		WalkExpr(e.R, f)
+	case Unary:
+		WalkExpr(e.X, f)
+	case Cast:
+		WalkExpr(e.X, f)
+	case Select:
+		WalkExpr(e.Cond, f)
+		WalkExpr(e.Then, f)
+		WalkExpr(e.Else, f)
+	case Call:
+		for _, a := range e.Args {
+			WalkExpr(a, f)
+		}
+	}
+}
+
+// Size counts the statements and expression nodes of a body: a measure of
+// the work a compiler spends on it.
+func Size(ss []Stmt) int {
+	n := 0
+	WalkStmts(ss, func(s Stmt) bool {
+		n++
+		StmtExprs(s, func(e Expr) { WalkExpr(e, func(Expr) { n++ }) })
+		return true
+	})
+	return n
+}
+
+// Uses lists the variables a statement and its nested statements read
+// (with repeats), including the variables of element indices and of vector
+// and atomic statements.
+func Uses(s Stmt) []string {
+	var vs []string
+	WalkStmts([]Stmt{s}, func(s Stmt) bool {
+		StmtExprs(s, func(e Expr) {
+			WalkExpr(e, func(e Expr) {
+				if v, ok := e.(Var); ok {
+					vs = append(vs, v.Name)
+				}
+			})
+		})
+		return true
+	})
+	return vs
+}
+
+// MapExpr rebuilds e bottom-up, replacing each node n by f(n) after its
+// children have been mapped.
+func MapExpr(e Expr, f func(Expr) Expr) Expr {
+	switch x := e.(type) {
+	case Load:
+		idx := make([]Expr, len(x.Index))
+		for i, ie := range x.Index {
+			idx[i] = MapExpr(ie, f)
+		}
+		e = Load{Buf: x.Buf, Index: idx}
+	case Bin:
+		e = Bin{Op: x.Op, L: MapExpr(x.L, f), R: MapExpr(x.R, f)}
+	case Unary:
+		e = Unary{Op: x.Op, X: MapExpr(x.X, f)}
+	case Cast:
+		e = Cast{To: x.To, X: MapExpr(x.X, f)}
+	case Select:
+		e = Select{Cond: MapExpr(x.Cond, f), Then: MapExpr(x.Then, f), Else: MapExpr(x.Else, f)}
+	case Call:
+		args := make([]Expr, len(x.Args))
+		for i, a := range x.Args {
+			args[i] = MapExpr(a, f)
+		}
+		e = Call{Fn: x.Fn, Args: args}
+	}
+	return f(e)
+}
+
+// MapExprs returns s with every expression it holds directly mapped by f
+// (see MapExpr); nested statements are left as they are.
+func MapExprs(s Stmt, f func(Expr) Expr) Stmt {
+	m := func(e Expr) Expr {
+		if e == nil {
+			return nil
+		}
+		return MapExpr(e, f)
+	}
+	ms := func(es []Expr) []Expr {
+		out := make([]Expr, len(es))
+		for i, e := range es {
+			out[i] = m(e)
+		}
+		return out
+	}
+	switch x := s.(type) {
+	case Decl:
+		x.Init = m(x.Init)
+		return x
+	case Assign:
+		x.Value = m(x.Value)
+		return x
+	case Store:
+		x.Index, x.Value = ms(x.Index), m(x.Value)
+		return x
+	case AtomicAdd:
+		x.Index, x.Value = ms(x.Index), m(x.Value)
+		return x
+	case VecLoad:
+		x.Index = m(x.Index)
+		return x
+	case VecStore:
+		x.Index, x.Src = m(x.Index), ms(x.Src)
+		return x
+	case If:
+		x.Cond = m(x.Cond)
+		return x
+	case For:
+		x.From, x.To = m(x.From), m(x.To)
+		return x
+	}
+	return s
+}

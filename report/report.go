@@ -1,0 +1,266 @@
+// Package report turns bench results into what people read and other
+// tools take: tables, JSON, CSV, the Go benchmark format, Markdown (as
+// docs/performance.md keeps it) and SVG charts.
+//
+// It may import bench and device, but no backend and no family: what it
+// knows of a family is the facts its workload names (m, k, nnz, β …).
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bespoke-hpc/bespoke/bench"
+)
+
+// Group is the element type in a PyFR-style name ("p3/hex/m6" → "hex"),
+// or the folder of any name with one.
+func Group(name string) string {
+	parts := strings.Split(name, "/")
+	if len(parts) >= 2 {
+		return parts[len(parts)-2]
+	}
+	return "all"
+}
+
+// Summary aggregates per group: geometric means and worst cases.
+type Summary struct {
+	Group     string                     `json:"group"`
+	Problems  int                        `json:"problems"`
+	GeoRoof   float64                    `json:"geomean_roof"` // best bespoke candidate, fraction of roof
+	WorstRoof float64                    `json:"worst_roof"`
+	WorstName string                     `json:"worst_name"`
+	Baselines map[string]BaselineSummary `json:"baselines,omitempty"`
+}
+
+// BaselineSummary compares the best bespoke kernel with one baseline.
+type BaselineSummary struct {
+	GeoRoof    float64 `json:"geomean_roof"`
+	GeoSpeedup float64 `json:"geomean_speedup"` // baseline time / best bespoke time
+	MinSpeedup float64 `json:"min_speedup"`
+	Slower     int     `json:"bespoke_slower"` // problems where bespoke lost
+}
+
+// Summaries returns one Summary per group, then one for everything.
+func Summaries(rep *bench.Report) []Summary {
+	groups := map[string][]*bench.Result{}
+	var names []string
+	for i := range rep.Problems {
+		o := &rep.Problems[i]
+		g := Group(o.Name)
+		if _, ok := groups[g]; !ok {
+			names = append(names, g)
+		}
+		groups[g] = append(groups[g], o)
+		if g != "all" {
+			groups["all"] = append(groups["all"], o)
+		}
+	}
+	sort.Strings(names)
+	if len(names) > 1 || (len(names) == 1 && names[0] != "all") {
+		names = append(names, "all")
+	}
+	var out []Summary
+	for _, g := range names {
+		out = append(out, summarise(g, groups[g]))
+	}
+	return out
+}
+
+func summarise(g string, ops []*bench.Result) Summary {
+	s := Summary{Group: g, WorstRoof: math.Inf(1), Baselines: map[string]BaselineSummary{}}
+	logSum := 0.0
+	type acc struct {
+		logRoof, logSpeed, min float64
+		n, slower              int
+	}
+	bl := map[string]*acc{}
+	for _, o := range ops {
+		best := o.Best("bespoke")
+		if best == nil {
+			continue
+		}
+		s.Problems++
+		logSum += math.Log(best.RoofFrac)
+		if best.RoofFrac < s.WorstRoof {
+			s.WorstRoof, s.WorstName = best.RoofFrac, o.Name
+		}
+		// Each baseline family ("cublas", "cusparse") by its fastest
+		// verified configuration (cuSPARSE: its fastest algorithm).
+		fam := map[string]*bench.Candidate{}
+		for i := range o.Candidates {
+			c := &o.Candidates[i]
+			if c.Kind != "baseline" || !c.Verified {
+				continue
+			}
+			name, _, _ := strings.Cut(c.Name, "/")
+			if f := fam[name]; f == nil || c.Timing.Median < f.Timing.Median {
+				fam[name] = c
+			}
+		}
+		for name, c := range fam {
+			a := bl[name]
+			if a == nil {
+				a = &acc{min: math.Inf(1)}
+				bl[name] = a
+			}
+			sp := float64(c.Timing.Median) / float64(best.Timing.Median)
+			a.logRoof += math.Log(c.RoofFrac)
+			a.logSpeed += math.Log(sp)
+			a.min = math.Min(a.min, sp)
+			a.n++
+			if sp < 1 {
+				a.slower++
+			}
+		}
+	}
+	if s.Problems > 0 {
+		s.GeoRoof = math.Exp(logSum / float64(s.Problems))
+	} else {
+		s.WorstRoof = 0
+	}
+	for name, a := range bl {
+		s.Baselines[name] = BaselineSummary{GeoRoof: math.Exp(a.logRoof / float64(a.n)),
+			GeoSpeedup: math.Exp(a.logSpeed / float64(a.n)), MinSpeedup: a.min, Slower: a.slower}
+	}
+	return s
+}
+
+// WriteJSON writes the report with its summaries.
+func WriteJSON(w io.Writer, rep *bench.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		*bench.Report
+		Summaries []Summary `json:"summaries"`
+	}{rep, Summaries(rep)})
+}
+
+// units describes the size timed: fixed, or raised per problem.
+func units(rep *bench.Report) string {
+	if rep.MinLaunchBytes <= 0 {
+		return strconv.Itoa(rep.Units)
+	}
+	return fmt.Sprintf("%d, raised per problem until a launch moves %d MiB (at most %d)", rep.Units, rep.MinLaunchBytes>>20, rep.MaxUnits)
+}
+
+func us(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e3, 'f', 1, 64) }
+
+// fact prints a named fact, "" when the family gives none.
+func fact(o *bench.Result, name string) string {
+	v, ok := o.Facts[name]
+	if !ok {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// WriteTable writes a readable table: one line per candidate.
+func WriteTable(w io.Writer, rep *bench.Report) error {
+	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  copy roof: %.1f GB/s  date: %s  commit: %s\n\n",
+		rep.Device.Name, rep.Device.Backend, rep.DType, units(rep), rep.RoofGBs, rep.Date, rep.Commit)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "problem\tshape\tsize\tnnz\tβ\tcandidate\tmedian µs\tGB/s\t% roof\trel err\tregs\t")
+	for i := range rep.Problems {
+		o := &rep.Problems[i]
+		head := fmt.Sprintf("%s\t%s\t%d\t%s\t%s", o.Name, o.Shape, o.Units, fact(o, "nnz"), fact(o, "beta"))
+		if o.Err != "" {
+			fmt.Fprintf(tw, "%s\terror: %s\t\t\t\t\t\t\n", head, o.Err)
+			continue
+		}
+		best := o.Best("bespoke")
+		for _, c := range o.Candidates {
+			name := c.Name
+			if best != nil && c.Name == best.Name {
+				name = "*" + name
+			}
+			if c.Err != "" {
+				fmt.Fprintf(tw, "%s\t%s\tfailed: %s\t\t\t\t\t\n", head, name, firstLine(c.Err))
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.1f\t%.1e\t%d\t\n", head, name,
+				us(c.Timing.Median), c.GBs, 100*c.RoofFrac, c.MaxRelErr, c.Resources.Registers)
+		}
+		fmt.Fprintf(tw, "%s\t\t\t\troof (ideal bytes at copy speed)\t%s\t%.1f\t100.0\t\t\t\n", o.Name, us(o.RoofTime), rep.RoofGBs)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return WriteSummary(w, rep)
+}
+
+// WriteSummary writes the per-group geometric means and worst cases.
+func WriteSummary(w io.Writer, rep *bench.Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "group\tproblems\tbest % roof (geomean)\tworst % roof\tworst problem\tbaseline\tbaseline % roof\tspeedup (geomean)\tmin speedup\tbespoke slower\t")
+	for _, s := range Summaries(rep) {
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%s\t\t\t\t\t\t\n", s.Group, s.Problems, 100*s.GeoRoof, 100*s.WorstRoof, s.WorstName)
+		var bls []string
+		for name := range s.Baselines {
+			bls = append(bls, name)
+		}
+		sort.Strings(bls)
+		for _, name := range bls {
+			b := s.Baselines[name]
+			fmt.Fprintf(tw, "\t\t\t\t\t%s\t%.1f\t%.2f×\t%.2f×\t%d\t\n", name, 100*b.GeoRoof, b.GeoSpeedup, b.MinSpeedup, b.Slower)
+		}
+	}
+	return tw.Flush()
+}
+
+// WriteCSV writes one row per candidate.
+func WriteCSV(w io.Writer, rep *bench.Report) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"device", "dtype", "size", "problem", "shape", "m", "k", "nnz", "k_used", "density", "beta", "candidate", "kind",
+		"median_us", "min_us", "gbs", "roof_frac", "max_rel_err", "verified", "registers", "spill_bytes", "error"})
+	for i := range rep.Problems {
+		o := &rep.Problems[i]
+		for _, c := range o.Candidates {
+			cw.Write([]string{rep.Device.Name, rep.DType, strconv.Itoa(o.Units), o.Name, o.Shape, fact(o, "m"), fact(o, "k"),
+				fact(o, "nnz"), fact(o, "k_used"), fact(o, "density"), fact(o, "beta"), c.Name, c.Kind,
+				us(c.Timing.Median), us(c.Timing.Min), fmt.Sprintf("%.2f", c.GBs), fmt.Sprintf("%.4f", c.RoofFrac),
+				fmt.Sprintf("%.3g", c.MaxRelErr), strconv.FormatBool(c.Verified), strconv.Itoa(c.Resources.Registers),
+				strconv.Itoa(c.Resources.SpillBytes), c.Err})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteGoBench writes the Go benchmark format, one line per verified
+// candidate, so that benchstat can compare two runs.
+func WriteGoBench(w io.Writer, rep *bench.Report) error {
+	fmt.Fprintf(w, "goos: linux\npkg: bespoke\ndevice: %s\nbackend: %s\ndriver: %s\ncommit: %s\ndate: %s\n",
+		rep.Device.Name, rep.Device.Backend, rep.Device.Platform, rep.Commit, rep.Date)
+	fmt.Fprintf(w, "BenchmarkCopyRoof/%s/bytes=%d\t%d\t%.6g sec/op\t%.1f GB/s\n", rep.DType, 0, rep.Roof.Reps, rep.Roof.Median.Seconds(), rep.RoofGBs)
+	for _, o := range rep.Problems {
+		for _, c := range o.Candidates {
+			if !c.Verified {
+				continue
+			}
+			name := strings.NewReplacer(" ", "_", "/", ":").Replace(c.Name)
+			fmt.Fprintf(w, "BenchmarkBespoke/%s/%s/n=%d/%s\t%d\t%.6g sec/op\t%.2f GB/s\t%.4f roof\n",
+				o.Name, rep.DType, o.Units, name, c.Timing.Reps, c.Timing.Median.Seconds(), c.GBs, c.RoofFrac)
+		}
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 100 {
+		s = s[:100] + "…"
+	}
+	return s
+}

@@ -1,0 +1,43 @@
+// Package tune chooses among a family's candidates: which to try on a
+// device, and which one won. (Winners remembered across runs come here
+// too.)
+//
+// It may import kernel, kernel/family, emit and device, but no backend and
+// no family.
+package tune
+
+import (
+	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/emit"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+)
+
+// Target describes a device for the families' choice of candidates:
+// whether it is a GPU (device.Info.GPU, which each backend sets) and what
+// its dialect honours.
+func Target(dev device.Device) family.Target {
+	return family.Target{GPU: dev.Info().GPU, MinBlocks: emit.HonoursMinBlocks(dev.Dialect())}
+}
+
+// Candidates returns the candidates to try for an instance on dev: those
+// named in only that apply, or every candidate the family offers there.
+func Candidates(in family.Instance, dev device.Device, only []string) ([]family.Candidate, error) {
+	return family.Choose(in, Target(dev), only)
+}
+
+// Timed is a candidate's verified median time, for Best.
+type Timed struct {
+	Name   string
+	Median float64 // seconds; 0 or less for a candidate that was not timed
+}
+
+// Best returns the index of the fastest timed candidate, or -1.
+func Best(ts []Timed) int {
+	best := -1
+	for i, t := range ts {
+		if t.Median > 0 && (best < 0 || t.Median < ts[best].Median) {
+			best = i
+		}
+	}
+	return best
+}
