@@ -154,27 +154,25 @@ func (r *Runner) Close() {
 	}
 }
 
-// launchAux runs a helper kernel over n elements with named arguments.
-func (r *Runner) launchAux(k device.Kernel, n int64, named map[string]any) error {
-	ir := r.auxIR[k.Name()]
-	named["n"] = n
-	args, err := ir.Args(named)
+// launchAux runs a helper kernel over n elements.
+func (r *Runner) launchAux(k device.Kernel, n int64, values map[string]int64, bufs map[string]device.Buffer) error {
+	if values == nil {
+		values = map[string]int64{}
+	}
+	values["n"] = n
+	l, args, err := device.Bind(r.auxIR[k.Name()], values, bufs)
 	if err != nil {
 		return err
 	}
-	grid, err := ir.Launch.Blocks(map[string]int64{"n": n})
-	if err != nil {
-		return err
-	}
-	return k.Launch(device.Launch{Grid: grid, Block: ir.Launch.Block}, args...)
+	return k.Launch(l, args...)
 }
 
 // fillFrom writes n elements of x from table t (or NaN when t < 0).
 func (r *Runner) fillFrom(t int, x device.Buffer, n int64) error {
 	if t < 0 {
-		return r.launchAux(r.fill, n, map[string]any{"period": 1, "x": x, "tab": r.nan})
+		return r.launchAux(r.fill, n, map[string]int64{"period": 1}, map[string]device.Buffer{"x": x, "tab": r.nan})
 	}
-	return r.launchAux(r.fill, n, map[string]any{"period": periods[t], "x": x, "tab": r.tabs[t]})
+	return r.launchAux(r.fill, n, map[string]int64{"period": int64(periods[t])}, map[string]device.Buffer{"x": x, "tab": r.tabs[t]})
 }
 
 // Timing is the distribution of one candidate's launch times.
@@ -231,7 +229,7 @@ func (r *Runner) Roof() (float64, Timing, error) {
 	if err := r.fillFrom(0, x, n); err != nil {
 		return 0, Timing{}, err
 	}
-	t, err := r.time(1, func(int) error { return r.launchAux(r.copyK, n, map[string]any{"x": x, "y": y}) })
+	t, err := r.time(1, func(int) error { return r.launchAux(r.copyK, n, nil, map[string]device.Buffer{"x": x, "y": y}) })
 	if err != nil {
 		return 0, Timing{}, err
 	}

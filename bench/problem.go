@@ -185,22 +185,11 @@ func (r *Runner) measure(pr *prepared, roofGBs float64) Result {
 
 // launch runs kernel k on one set of the workload's arrays.
 func launch(dk device.Kernel, k *kernel.Kernel, w *family.Workload, s set) error {
-	named := map[string]any{}
-	for name, v := range w.Values {
-		named[name] = v
-	}
-	for name, b := range s {
-		named[name] = b
-	}
-	args, err := k.Args(named)
+	l, args, err := device.Bind(k, w.Values, s)
 	if err != nil {
 		return err
 	}
-	grid, err := k.Launch.Blocks(w.Values)
-	if err != nil {
-		return err
-	}
-	return dk.Launch(device.Launch{Grid: grid, Block: k.Launch.Block}, args...)
+	return dk.Launch(l, args...)
 }
 
 // measureOne verifies launch on set 0, then times it over all sets.
@@ -391,7 +380,7 @@ func (ch *checker) run(s set, launch func(set) error) (float64, error) {
 		if !ok {
 			return 0, fmt.Errorf("sample of %q, which is no array of the workload", name)
 		}
-		if err := r.launchAux(r.gather, int64(len(pos)), map[string]any{"x": x, "at": ch.at[name], "out": ch.out[name]}); err != nil {
+		if err := r.launchAux(r.gather, int64(len(pos)), nil, map[string]device.Buffer{"x": x, "at": ch.at[name], "out": ch.out[name]}); err != nil {
 			return 0, err
 		}
 		if err := r.dev.Sync(); err != nil {

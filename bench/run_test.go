@@ -90,19 +90,11 @@ func (kb kernelBaseline) Setup(in family.Instance, w *family.Workload) (func(map
 		return nil, true, err
 	}
 	return func(a map[string]device.Buffer) error {
-		named := map[string]any{"b": a["b"], "c": a["c"]}
-		for name, v := range w.Values {
-			named[name] = v
-		}
-		args, err := k.Args(named)
+		l, args, err := device.Bind(k, w.Values, a)
 		if err != nil {
 			return err
 		}
-		grid, err := k.Launch.Blocks(w.Values)
-		if err != nil {
-			return err
-		}
-		return dk.Launch(device.Launch{Grid: grid, Block: k.Launch.Block}, args...)
+		return dk.Launch(l, args...)
 	}, true, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/emit"
+	"github.com/bespoke-hpc/bespoke/kernel"
 )
 
 // Launch is a resolved launch geometry.
@@ -94,4 +95,25 @@ type Device interface {
 	// Sync waits for all enqueued work.
 	Sync() error
 	Close() error
+}
+
+// Bind resolves a kernel's launch against named sizes and orders its
+// arguments: integer values and buffers by parameter name.
+func Bind(k *kernel.Kernel, values map[string]int64, bufs map[string]Buffer) (Launch, []any, error) {
+	named := make(map[string]any, len(values)+len(bufs))
+	for name, v := range values {
+		named[name] = v
+	}
+	for name, b := range bufs {
+		named[name] = b
+	}
+	args, err := k.Args(named)
+	if err != nil {
+		return Launch{}, nil, err
+	}
+	grid, err := k.Launch.Blocks(values)
+	if err != nil {
+		return Launch{}, nil, err
+	}
+	return Launch{Grid: grid, Block: k.Launch.Block}, args, nil
 }

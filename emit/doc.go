@@ -1,12 +1,14 @@
 // Package emit prints a kernel.Kernel as CUDA C, OpenCL C or C.
 //
-// One printer walks the IR; a dialect table supplies the spellings that
-// differ (qualifiers, thread indices, barriers, vector loads). The C dialect
-// turns the one-thread-per-column description into a function over a block
-// of columns with an OpenMP simd loop, and a parallel-for driver over
-// blocks; kernels with barriers are split into phases, each a loop over the
-// block's threads, with thread-private variables lifted into per-thread
-// arrays (the work-group loop transformation that CPU OpenCL drivers use).
+// One printer (print.go) walks the IR; a dialect is a table of spellings
+// (cuda.go, opencl.go, c.go): qualifiers, thread indices, barriers, vector
+// accesses, literals, intrinsics, atomics, the signature and the lines
+// around a kernel. A dialect whose machine has no threads of its own names
+// an IR pass to run first: C lowers each kernel with kernel/pass.HostLoops
+// to the loops one CPU thread runs for a block, then prints it with an
+// OpenMP driver over the blocks. Adding a dialect (HIP, say) is one table
+// and its golden files under testdata/golden.
 //
-// It must not import device or any backend.
+// It may import kernel and kernel/pass; it must not import device, any
+// backend or any kernel family.
 package emit

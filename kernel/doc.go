@@ -1,11 +1,15 @@
 // Package kernel is bespoke's dialect-neutral kernel description: a small
-// statement/expression IR written from the point of view of one GPU thread,
-// the kernel's parameters, its shared memory and its launch geometry.
+// statement/expression IR written from the point of view of one thread of
+// a block, the kernel's parameters, its shared memory, its launch geometry
+// (symbolic in named sizes) and the hints a compiler may use.
 //
-// Variant builders (kernel/sparse, …) produce a *Kernel; package emit prints
-// it as CUDA C, OpenCL C or C. The IR is deliberately closed: everything that
-// differs between dialects is a node kind the printer spells (thread indices,
-// barriers, shared arrays, vector loads), never text written by a variant.
+// Kernel families (kernel/sparse, kernel/contract …) produce a *Kernel;
+// passes (kernel/pass) rewrite one into another; kernel/interp runs one in
+// Go; package emit prints one as CUDA C, OpenCL C or C. The IR is closed:
+// everything that differs between dialects is a node kind the printer
+// spells (thread indices, barriers, shared arrays, vector accesses, atomic
+// adds, intrinsics), never text written by a family. Validate states what a
+// well-formed kernel is.
 //
-// It must not import emit, device or any backend.
+// It imports no other bespoke package.
 package kernel

@@ -7,7 +7,7 @@
 #   scripts/gpu-run.sh OUTDIR [STEP...]
 #
 # STEP: info tests conformance nvcc bench-f64 bench-f32 bench-opencl-f64
-# verify-c verify-opencl. The verify steps run `bespoke verify` over every
+# bench-contract-f64 bench-contract-f32 verify-c verify-opencl. The verify steps run `bespoke verify` over every
 # PyFR matrix on the host CPU (C via gcc, OpenCL via PoCL): verification,
 # not timing, so they may run beside the tests and conformance steps (run
 # a second gpu-run.sh in parallel with its own OUTDIR), never beside a bench.
@@ -74,6 +74,12 @@ bench-opencl-f64|bench-opencl-f32)
   # The same bench through NVIDIA's OpenCL platform, to compare with CUDA on one card.
   dt=${s#bench-opencl-}
   step "$s" "$limit" bin/bespoke bench "$mats" --backend opencl --device nvidia --dtype "$dt" --commit "$(cat .gpu/commit)" \
+    --markdown "$out/$s.md" --json "$out/$s.json" --csv "$out/$s.csv"
+  tail -n 10 "$out/$s.log" ;;
+bench-contract-f64|bench-contract-f32)
+  # The contraction family (D along x, y and z of Q³ arrays, Q = 2…16).
+  dt=${s#bench-contract-}
+  step "$s" "$limit" bin/bespoke bench --family contract --order 1-15 --axis x,y,z --backend cuda --dtype "$dt" --commit "$(cat .gpu/commit)" \
     --markdown "$out/$s.md" --json "$out/$s.json" --csv "$out/$s.csv"
   tail -n 10 "$out/$s.log" ;;
 verify-c|verify-opencl)

@@ -92,10 +92,6 @@ func Launch(dev device.Device, kern device.Kernel, k *kernel.Kernel, d *family.D
 			b.Free()
 		}
 	}()
-	named := map[string]any{}
-	for name, v := range d.Values {
-		named[name] = v
-	}
 	for _, p := range k.Params {
 		if p.Kind != kernel.BufferParam {
 			continue
@@ -113,17 +109,12 @@ func Launch(dev device.Device, kern device.Kernel, k *kernel.Kernel, d *family.D
 		if err := b.Upload(raw); err != nil {
 			return nil, err
 		}
-		named[p.Name] = b
 	}
-	args, err := k.Args(named)
-	if err != nil {
-		return nil, err
-	}
-	grid, err := k.Launch.Blocks(d.Values)
+	l, args, err := device.Bind(k, d.Values, bufs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", k.Variant, err)
 	}
-	if err := kern.Launch(device.Launch{Grid: grid, Block: k.Launch.Block}, args...); err != nil {
+	if err := kern.Launch(l, args...); err != nil {
 		return nil, fmt.Errorf("%s: %w", k.Variant, err)
 	}
 	if err := dev.Sync(); err != nil {

@@ -11,7 +11,7 @@
 //		C[i*ldc+j] = s + beta*C[i*ldc+j] // C is not read when beta == 0
 //	}
 //
-// and verify.Reference runs exactly that loop. The variants differ in the
+// and Apply runs exactly that loop (the float64 reference). The variants differ in the
 // order of that work and in how threads share it.
 //
 // It must not import emit, device or any backend.

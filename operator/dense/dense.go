@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,22 +38,12 @@ func (e *SyntaxError) Error() string {
 }
 
 // Read parses the dense text file at path.
-func Read(path string) (*operator.Operator, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Parse(f, path)
-}
+func Read(path string) (*operator.Operator, error) { return operator.ReadFile(path, Parse) }
 
 // Parse reads a dense text matrix from r; file names the input in errors and
 // becomes the operator's Source, its base name without extension the Name.
 func Parse(r io.Reader, file string) (*operator.Operator, error) {
-	if file == "" {
-		file = "<input>"
-	}
-	file = strings.NewReplacer("\n", " ", "\r", " ").Replace(file)
+	file = operator.SourceName(file)
 	br := bufio.NewReader(r)
 	var (
 		data      []float64

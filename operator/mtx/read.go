@@ -10,7 +10,6 @@ package mtx
 import (
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,22 +30,13 @@ var maxEntries = MaxEntries
 const maxExactInt = 1 << 53
 
 // Read parses the MatrixMarket file at path.
-func Read(path string) (*operator.Operator, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Parse(f, path)
-}
+func Read(path string) (*operator.Operator, error) { return operator.ReadFile(path, Parse) }
 
 // Parse reads a MatrixMarket matrix from r; file names the input in errors and
 // becomes the operator's Source. The operator's Name is file's base name
 // without extension.
 func Parse(r io.Reader, file string) (*operator.Operator, error) {
-	if file == "" {
-		file = "<input>"
-	}
+	file = operator.SourceName(file)
 	lr := newLineReader(r, file)
 	first, ok, err := lr.raw()
 	if err != nil {

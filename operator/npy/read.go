@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -35,23 +34,13 @@ const (
 )
 
 // Read parses the .npy file at path.
-func Read(path string) (*operator.Operator, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Parse(f, path)
-}
+func Read(path string) (*operator.Operator, error) { return operator.ReadFile(path, Parse) }
 
 // Parse reads a .npy array from r; file names the input in errors and becomes
 // the operator's Source, its base name without extension the Name. A 1-D
 // array of length k is read as a 1×k matrix.
 func Parse(r io.Reader, file string) (*operator.Operator, error) {
-	if file == "" {
-		file = "<input>"
-	}
-	file = strings.NewReplacer("\n", " ", "\r", " ").Replace(file)
+	file = operator.SourceName(file)
 	fail := func(format string, args ...any) error {
 		return &SyntaxError{File: file, Msg: fmt.Sprintf(format, args...)}
 	}
