@@ -163,15 +163,28 @@ func fact(o *bench.Result, name string) string {
 	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
+// tableFacts are the facts the table shows, in this order, when some
+// problem of the report has them.
+var tableFacts = []struct{ name, title string }{{"nnz", "nnz"}, {"beta", "β"}}
+
 // WriteTable writes a readable table: one line per candidate.
 func WriteTable(w io.Writer, rep *bench.Report) error {
 	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  copy roof: %.1f GB/s  date: %s  commit: %s\n\n",
 		rep.Device.Name, rep.Device.Backend, rep.DType, units(rep), rep.RoofGBs, rep.Date, rep.Commit)
+	var facts []string
+	title := "problem\tshape\tsize"
+	for _, f := range presentFacts(rep) {
+		facts = append(facts, f.name)
+		title += "\t" + f.title
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "problem\tshape\tsize\tnnz\tβ\tcandidate\tmedian µs\tGB/s\t% roof\trel err\tregs\t")
+	fmt.Fprintln(tw, title+"\tcandidate\tmedian µs\tGB/s\t% roof\trel err\tregs\t")
 	for i := range rep.Problems {
 		o := &rep.Problems[i]
-		head := fmt.Sprintf("%s\t%s\t%d\t%s\t%s", o.Name, o.Shape, o.Units, fact(o, "nnz"), fact(o, "beta"))
+		head := fmt.Sprintf("%s\t%s\t%d", o.Name, o.Shape, o.Units)
+		for _, f := range facts {
+			head += "\t" + fact(o, f)
+		}
 		if o.Err != "" {
 			fmt.Fprintf(tw, "%s\terror: %s\t\t\t\t\t\t\n", head, o.Err)
 			continue
@@ -189,7 +202,7 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.1f\t%.1e\t%d\t\n", head, name,
 				us(c.Timing.Median), c.GBs, 100*c.RoofFrac, c.MaxRelErr, c.Resources.Registers)
 		}
-		fmt.Fprintf(tw, "%s\t\t\t\troof (ideal bytes at copy speed)\t%s\t%.1f\t100.0\t\t\t\n", o.Name, us(o.RoofTime), rep.RoofGBs)
+		fmt.Fprintf(tw, "%s\t\t%s\troof (ideal bytes at copy speed)\t%s\t%.1f\t100.0\t\t\t\n", o.Name, strings.Repeat("\t", len(facts)), us(o.RoofTime), rep.RoofGBs)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

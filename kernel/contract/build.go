@@ -66,7 +66,10 @@ func build(p *Problem, vr Variant) *kernel.Kernel {
 		k.Body = append(k.Body, pencil(p)...)
 		return k
 	}
-	k.Shared = []kernel.Shared{{Name: "dsh", Type: kernel.Real, Dims: []int{q, q}}}
+	// Rows of the shared arrays are padded by one: threads that read down
+	// a column (D's column l across rows i) then hit different banks
+	// (with Q = 16 and no padding, 16 threads of a warp read one bank).
+	k.Shared = []kernel.Shared{{Name: "dsh", Type: kernel.Real, Dims: []int{q, q + 1}}}
 	// The first slab of threads stages D; every thread waits for it.
 	k.Body = append(k.Body,
 		kernel.If{Cond: bin("==", lz, lit(0)), Then: []kernel.Stmt{
@@ -76,7 +79,7 @@ func build(p *Problem, vr Variant) *kernel.Kernel {
 		k.Body = append(k.Body, zSlab(p)...)
 		return k
 	}
-	k.Shared = append(k.Shared, kernel.Shared{Name: "s", Type: kernel.Real, Dims: []int{e, q, q}})
+	k.Shared = append(k.Shared, kernel.Shared{Name: "s", Type: kernel.Real, Dims: []int{e, q, q + 1}})
 	// Layer by layer: stage x's layer, contract along x or y, and wait
 	// before the next layer overwrites the stage.
 	// D's row is the thread's index along the axis.

@@ -324,36 +324,29 @@ func (in *Instance) Workload() (*family.Workload, error) {
 			w.Samples = append(w.Samples, family.Sample{Array: "c", Index: int64(i)*int64(in.LDC) + int64(col(s))})
 		}
 	}
-	// The non-zeros of each row, α folded in and rounded as the kernels
-	// have them: computed once, since every candidate is checked against
-	// the same tables.
-	type nz struct {
-		col int
-		a   float64
-	}
-	rows := make([][]nz, op.Rows)
-	for i := range rows {
-		for r := 0; r < op.Cols; r++ {
-			if a := op.At(i, r); a != 0 {
-				rows[i] = append(rows[i], nz{r, dt.Rounded(in.Alpha * a)})
-			}
-		}
+	// The reference at the sampled columns is Apply on panels of just
+	// those columns, read from the bench's tables: one loop for checks
+	// and timed runs alike.
+	ra := op.Clone()
+	for i, a := range ra.Data {
+		ra.Data[i] = dt.Rounded(in.Alpha * a)
 	}
 	beta, ldb, ldc := dt.Rounded(in.Beta), int64(in.LDB), int64(in.LDC)
 	w.Reference = func(at func(string, int64) float64) []float64 {
-		ref := make([]float64, len(w.Samples))
-		for k, smp := range w.Samples {
-			i, j := smp.Index/ldc, smp.Index%ldc
-			sum := 0.0
-			for _, e := range rows[i] {
-				sum += e.a * at("b", int64(e.col)*ldb+j)
+		b, c := make([]float64, op.Cols*samples), make([]float64, op.Rows*samples)
+		for s := 0; s < samples; s++ {
+			j := int64(col(s))
+			for r := 0; r < op.Cols; r++ {
+				b[r*samples+s] = at("b", int64(r)*ldb+j)
 			}
 			if in.Beta != 0 {
-				sum += beta * at("c", smp.Index)
+				for i := 0; i < op.Rows; i++ {
+					c[i*samples+s] = at("c", int64(i)*ldc+j)
+				}
 			}
-			ref[k] = sum
 		}
-		return ref
+		Apply(ra, 1, beta, b, samples, c, samples, samples)
+		return c // in the order of w.Samples: row after row, column by column
 	}
 	return w, nil
 }

@@ -1,0 +1,86 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/bench"
+)
+
+// The table shows a family's facts only where the report has them, marks
+// the best candidate, and summarises per group.
+func TestWriteTable(t *testing.T) {
+	rep := plotReport(3, true)
+	var b bytes.Buffer
+	if err := WriteTable(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"nnz", "*vector", "roof (ideal bytes at copy speed)", "geomean", "cublas"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "β") {
+		t.Errorf("table shows β, which no problem has:\n%s", out)
+	}
+	rep = &bench.Report{Problems: []bench.Result{{Name: "q4/x", Shape: "4³ along x", Units: 100,
+		Candidates: []bench.Candidate{plotCandidate("slab/e1", "bespoke", 10, 0.5)}}}}
+	b.Reset()
+	if err := WriteTable(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "nnz") || !strings.Contains(b.String(), "4³ along x") {
+		t.Errorf("a family without facts:\n%s", b.String())
+	}
+}
+
+// An interrupted run with no problem done is still valid JSON, with an
+// empty list, not null.
+func TestWriteJSONEmpty(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, &bench.Report{Problems: []bench.Result{}, Interrupted: true}); err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if ps, ok := back["problems"].([]any); !ok || len(ps) != 0 || back["interrupted"] != true {
+		t.Errorf("JSON %s", b.String())
+	}
+}
+
+// The Markdown tables carry baseline columns only when a baseline ran.
+func TestWriteMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, plotReport(3, true)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| cublas % roof |", "speedup vs cusparse", "(CSR_ALG1)", "| nnz |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteMarkdown(&b, plotReport(3, false)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "cublas") {
+		t.Errorf("baseline columns without baselines:\n%s", b.String())
+	}
+	// Every row of a table has as many cells as its header.
+	for _, block := range strings.Split(b.String(), "\n\n") {
+		lines := strings.Split(strings.TrimSpace(block), "\n")
+		if !strings.HasPrefix(lines[0], "|") {
+			continue
+		}
+		for _, line := range lines[1:] {
+			if strings.Count(line, "|") != strings.Count(lines[0], "|") {
+				t.Errorf("row %q does not match header %q", line, lines[0])
+			}
+		}
+	}
+}
