@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -162,7 +163,7 @@ func (f *problemFlags) betasFor(op *operator.Operator) ([]float64, error) {
 
 // finite rejects NaN and infinities.
 func finite(flag string, x float64) error {
-	if x != x || x > 1.7976931348623157e308 || x < -1.7976931348623157e308 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return usagef("%s %v: want a finite number", flag, x)
 	}
 	return nil
