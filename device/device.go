@@ -22,14 +22,17 @@ type Launch struct {
 
 // Info describes a device for reports and for choosing kernel parameters.
 type Info struct {
-	Backend        string  `json:"backend"` // "cuda", "opencl" or "c"
-	ID             string  `json:"id"`      // selector for --device: CUDA ordinal, OpenCL "P:D", "" for the host
-	Name           string  `json:"name"`
-	Platform       string  `json:"platform,omitempty"` // OpenCL platform, CUDA driver version …
-	Arch           string  `json:"arch,omitempty"`     // "sm_90", "x86-64 avx2" …
-	ComputeUnits   int     `json:"compute_units"`      // SMs, OpenCL compute units, or CPU threads
-	MemoryBytes    int64   `json:"memory_bytes"`
-	L2Bytes        int64   `json:"l2_bytes,omitempty"`
+	Backend      string `json:"backend"` // "cuda", "opencl" or "c"
+	ID           string `json:"id"`      // selector for --device: CUDA ordinal, OpenCL "P:D", "" for the host
+	Name         string `json:"name"`
+	Platform     string `json:"platform,omitempty"` // OpenCL platform, CUDA driver version …
+	Arch         string `json:"arch,omitempty"`     // "sm_90", "x86-64 avx2" …
+	ComputeUnits int    `json:"compute_units"`      // SMs, OpenCL compute units, or CPU threads
+	MemoryBytes  int64  `json:"memory_bytes"`
+	L2Bytes      int64  `json:"l2_bytes,omitempty"`
+	// LastCacheBytes is the last-level cache (a CPU's L3, a GPU's L2):
+	// timed working sets must be several times larger.
+	LastCacheBytes int64   `json:"last_cache_bytes,omitempty"`
 	SharedPerBlock int     `json:"shared_per_block,omitempty"`
 	MaxBlock       int     `json:"max_block,omitempty"` // most threads per block
 	FP64           bool    `json:"fp64"`

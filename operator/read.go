@@ -1,6 +1,8 @@
 package operator
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -35,4 +37,17 @@ func SourceName(file string) string {
 		return "<input>"
 	}
 	return strings.NewReplacer("\n", " ", "\r", " ").Replace(file)
+}
+
+// utf8BOM is the byte-order mark some editors put before UTF-8 text.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// TextReader buffers r for a reader of text formats, skipping a UTF-8
+// byte-order mark at its start.
+func TextReader(r io.Reader) *bufio.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
+		br.Discard(len(utf8BOM))
+	}
+	return br
 }

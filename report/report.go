@@ -167,10 +167,23 @@ func fact(o *bench.Result, name string) string {
 // problem of the report has them.
 var tableFacts = []struct{ name, title string }{{"nnz", "nnz"}, {"beta", "β"}}
 
+// roofSpread describes the roof: the best measurement and the range of all.
+func roofSpread(rep *bench.Report) string {
+	s := fmt.Sprintf("%.1f GB/s", rep.RoofGBs)
+	if n := len(rep.RoofSamples); n > 1 {
+		lo, hi := rep.RoofSamples[0], rep.RoofSamples[0]
+		for _, x := range rep.RoofSamples {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		s += fmt.Sprintf(" (best of %d measurements, %.1f–%.1f)", n, lo, hi)
+	}
+	return s
+}
+
 // WriteTable writes a readable table: one line per candidate.
 func WriteTable(w io.Writer, rep *bench.Report) error {
-	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  copy roof: %.1f GB/s  date: %s  commit: %s\n\n",
-		rep.Device.Name, rep.Device.Backend, rep.DType, units(rep), rep.RoofGBs, rep.Date, rep.Commit)
+	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  copy roof: %s  date: %s  commit: %s\n\n",
+		rep.Device.Name, rep.Device.Backend, rep.DType, units(rep), roofSpread(rep), rep.Date, rep.Commit)
 	var facts []string
 	title := "problem\tshape\tsize"
 	for _, f := range presentFacts(rep) {

@@ -7,7 +7,10 @@
 #   scripts/gpu-run.sh OUTDIR [STEP...]
 #
 # STEP: info tests conformance nvcc bench-f64 bench-f32 bench-opencl-f64
-# bench-contract-f64 bench-contract-f32 verify-c verify-opencl. The verify steps run `bespoke verify` over every
+# bench-contract-f64 bench-contract-f32 sigterm verify-c verify-opencl. sigterm
+# sends SIGTERM to a CUDA bench 20 s into it, while NVRTC compiles the p6
+# operators into an empty cache, and checks that it wrote its JSON (marked
+# interrupted) and exited within 5 s. The verify steps run `bespoke verify` over every
 # PyFR matrix on the host CPU (C via gcc, OpenCL via PoCL): verification,
 # not timing, so they may run beside the tests and conformance steps (run
 # a second gpu-run.sh in parallel with its own OUTDIR), never beside a bench.
@@ -82,6 +85,22 @@ bench-contract-f64|bench-contract-f32)
   step "$s" "$limit" bin/bespoke bench --family contract --order 1-15 --axis x,y,z --backend cuda --dtype "$dt" --commit "$(cat .gpu/commit)" \
     --markdown "$out/$s.md" --json "$out/$s.json" --csv "$out/$s.csv"
   tail -n 10 "$out/$s.log" ;;
+sigterm)
+  cache=$(mktemp -d)
+  BESPOKE_CACHE_DIR=$cache bin/bespoke bench "$mats/p6/tet" "$mats/p6/hex" --backend cuda --dtype f64 -q \
+    --json "$out/sigterm.json" > "$out/sigterm.log" 2>&1 &
+  pid=$!
+  sleep "${BESPOKE_SIGTERM_AFTER:-20}"
+  t0=$(date +%s.%N)
+  kill -TERM $pid
+  wait $pid; rc=$?
+  t1=$(date +%s.%N)
+  took=$(python3 -c "print(round($t1 - $t0, 2))")
+  ok=$(python3 -c "import json; r=json.load(open('$out/sigterm.json')); print('interrupted' if r.get('interrupted') else 'complete', len(r['problems']), 'problems')" 2>&1)
+  echo "sigterm: exit $rc after ${took} s; JSON: $ok" | tee "$out/sigterm-result.log"
+  grep -c "non-Go code" "$out/sigterm.log" && status=1
+  python3 -c "import sys; sys.exit(0 if $took <= 5 and $rc != 0 else 1)" || status=1
+  rm -rf "$cache" ;;
 verify-c|verify-opencl)
   be=${s#verify-}
   step "$s" "${BESPOKE_VERIFY_LIMIT:-560}" nice -n 10 bin/bespoke verify "$mats" --backend "$be" --device "${BESPOKE_VERIFY_DEVICE:-}" --jobs "${BESPOKE_VERIFY_JOBS:-6}"

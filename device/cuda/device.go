@@ -128,6 +128,7 @@ func describe(dev int32) (info device.Info, major, minor int, err error) {
 		ComputeUnits:   attr(attrMultiprocessorCount),
 		MemoryBytes:    int64(mem),
 		L2Bytes:        int64(attr(attrL2CacheSize)),
+		LastCacheBytes: int64(attr(attrL2CacheSize)),
 		SharedPerBlock: shared,
 		MaxBlock:       attr(attrMaxThreadsPerBlock),
 		FP64:           true,

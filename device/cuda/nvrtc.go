@@ -126,6 +126,7 @@ func nvrtcCompile(src string, options []string, cubin bool) (compiled, error) {
 	defer arena.Free()
 	opts := arena.CStrings(options)
 	r := nvrtc.compileProgram(prog, int32(len(options)), opts)
+	dl.FixSignals() // NVRTC's compiler may have installed handlers of its own
 	log := programLog(prog)
 	if r != 0 {
 		return compiled{log: log}, &CompileError{Code: r, Log: log}

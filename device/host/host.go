@@ -274,6 +274,7 @@ func (d *Device) compile(st *cache.Store, key string, src emit.Source, out strin
 	if err != nil {
 		return fmt.Errorf("host: %w", err)
 	}
+	defer temporary(cfile, out)()
 	dir := filepath.Dir(cfile)
 	// Relative names keep the compiler's messages short; cmd.Dir is dir.
 	// -lm after the source: kernels may call C's maths functions.
@@ -281,7 +282,11 @@ func (d *Device) compile(st *cache.Store, key string, src emit.Source, out strin
 	cmd := d.command(args...)
 	cmd.Dir = dir
 	d.compiles.Add(1)
-	log, err := cmd.CombinedOutput()
+	log, err := run(cmd)
+	if errors.Is(err, ErrAborted) {
+		remove()
+		return err
+	}
 	if err != nil {
 		return &CompileError{Compiler: d.short, Command: strings.Join(cmd.Args, " "), Dir: dir,
 			Entries: src.Entries, Err: err, Log: headLines(string(log), maxLogLines)}
@@ -579,6 +584,7 @@ func hostInfo(ccShort, platform string) device.Info {
 	}
 	info.MemoryBytes = memTotal()
 	info.L2Bytes = l2Bytes()
+	info.LastCacheBytes = max(cacheBytes(3), info.L2Bytes)
 	arch := runtime.GOARCH
 	if out, err := exec.Command("uname", "-m").Output(); err == nil && len(bytes.TrimSpace(out)) > 0 {
 		arch = string(bytes.TrimSpace(out))
@@ -630,11 +636,15 @@ func memTotal() int64 {
 }
 
 // l2Bytes reads CPU 0's level-2 cache size from sysfs (0 when unknown).
-func l2Bytes() int64 {
+func l2Bytes() int64 { return cacheBytes(2) }
+
+// cacheBytes reads the size of CPU 0's cache of the given level from sysfs
+// (0 when unknown).
+func cacheBytes(level int) int64 {
 	dirs, _ := filepath.Glob("/sys/devices/system/cpu/cpu0/cache/index*")
 	for _, dir := range dirs {
 		lvl, err := os.ReadFile(filepath.Join(dir, "level"))
-		if err != nil || strings.TrimSpace(string(lvl)) != "2" {
+		if err != nil || strings.TrimSpace(string(lvl)) != strconv.Itoa(level) {
 			continue
 		}
 		sz, err := os.ReadFile(filepath.Join(dir, "size"))

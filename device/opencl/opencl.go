@@ -88,6 +88,7 @@ func describe(p, d uintptr) (entry, error) {
 		ComputeUnits:   int(num(clDeviceMaxComputeUnits, 4)),
 		MemoryBytes:    int64(num(clDeviceGlobalMemSize, 8)),
 		L2Bytes:        int64(num(clDeviceGlobalMemCacheSize, 8)),
+		LastCacheBytes: int64(num(clDeviceGlobalMemCacheSize, 8)),
 		SharedPerBlock: int(num(clDeviceLocalMemSize, 8)),
 		MaxBlock:       int(num(clDeviceMaxWorkGroupSize, unsafe.Sizeof(uintptr(0)))),
 	}
@@ -532,6 +533,7 @@ func (d *Device) fromSource(src emit.Source) (uintptr, error) {
 		return 0, err
 	}
 	code = cl.BuildProgram(prog, 1, a.Uintptrs(d.dev), a.CString(d.buildOptions()), 0, 0)
+	dl.FixSignals() // the platform's compiler may have installed handlers of its own
 	if code != clSuccess {
 		log := d.buildLog(prog)
 		cl.ReleaseProgram(prog)

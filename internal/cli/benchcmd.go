@@ -5,11 +5,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -29,6 +27,7 @@ type benchOptions struct {
 	n, reps, warmup                        int
 	workingSet                             int64
 	jsonOut, csvOut, goOut, plotDir, mdOut string
+	maxMemory, workingSetFlag              string
 	noBaselines, quiet                     bool
 	commit                                 string
 }
@@ -55,12 +54,23 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 			if err != nil {
 				return err
 			}
+			if err := o.validate(); err != nil {
+				return err
+			}
+			in := interruptible(cmd.ErrOrStderr(), "writing the results so far")
+			defer in.release()
 			dev, err := openDevice(o.backend, o.device)
 			if err != nil {
 				return err
 			}
-			defer dev.Close()
-			return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), dev, ps, o)
+			// A device with compilations still running is left open: the
+			// process is ending.
+			defer func() {
+				if !in.interrupted() {
+					dev.Close()
+				}
+			}()
+			return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), dev, ps, o, in.stop)
 		},
 	}
 	f := c.Flags()
@@ -71,7 +81,8 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	f.IntVar(&o.n, "n", 0, "size (sparse: columns; default 262144 on CPUs; on GPUs 1048576, raised per problem until a launch moves 1 GiB, at most 8388608)")
 	f.IntVar(&o.reps, "reps", 30, "timed launches per candidate (the median is reported)")
 	f.IntVar(&o.warmup, "warmup", 5, "untimed launches before timing")
-	f.Int64Var(&o.workingSet, "working-set", 0, "bytes each timed launch should touch, rotating B/C sets (default: 1 GiB on GPUs, 512 MiB on CPUs)")
+	f.StringVar(&o.workingSetFlag, "working-set", "", "bytes each timed launch should touch, rotating copies of the arrays, e.g. 256M (default: 1G on GPUs, 512M on CPUs, or 8 (GPU) and 3 (CPU) times the last-level cache when that is more)")
+	f.StringVar(&o.maxMemory, "max-memory", "", "device memory the bench may allocate, e.g. 16G (default: 60 % of the device's, at most 8G on CPUs)")
 	f.StringVar(&o.jsonOut, "json", "", "write the full report as JSON to this file (- for stdout)")
 	f.StringVar(&o.csvOut, "csv", "", "write one CSV row per candidate to this file")
 	f.StringVar(&o.goOut, "gobench", "", "write Go benchmark format (for benchstat) to this file")
@@ -83,20 +94,53 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	return c
 }
 
-func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, o benchOptions) error {
+// validate checks the flags before any work.
+func (o *benchOptions) validate() error {
+	switch {
+	case o.n < 0:
+		return usagef("--n %d: want a positive size (or 0 for the default)", o.n)
+	case o.reps < 1:
+		return usagef("--reps %d: want at least 1 timed launch", o.reps)
+	case o.warmup < 0:
+		return usagef("--warmup %d: want 0 or more", o.warmup)
+	}
+	if o.workingSetFlag != "" {
+		ws, err := parseBytes("--working-set", o.workingSetFlag)
+		if err != nil {
+			return err
+		}
+		o.workingSet = ws
+	}
+	if o.maxMemory != "" {
+		if _, err := parseBytes("--max-memory", o.maxMemory); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, o benchOptions, stop <-chan struct{}) error {
 	if len(ps) == 0 {
 		return usagef("no problem to time")
 	}
+	if err := o.validate(); err != nil {
+		return err
+	}
 	info := dev.Info()
 	cfg := bench.Config{Units: o.n, Reps: o.reps, Warmup: o.warmup, WorkingSet: o.workingSet}
+	if o.warmup == 0 {
+		cfg.Warmup = -1 // none, as asked
+	}
 	gpu := info.GPU
 	if cfg.Units == 0 {
 		cfg.Units, cfg.MinLaunchBytes, cfg.MaxUnits = o.benchSizes(gpu)
 	}
 	if cfg.WorkingSet == 0 {
-		cfg.WorkingSet = 512 << 20
+		// Several times the last-level cache, so that rotated copies
+		// come from memory (this VM's L3 is 300 MiB; the H100's L2 50 MB).
+		cfg.WorkingSet = max(512<<20, 3*info.LastCacheBytes)
 		if gpu {
-			cfg.WorkingSet = 1 << 30
+			cfg.WorkingSet = max(1<<30, 8*info.LastCacheBytes)
 		}
 	}
 	cfg.MaxMemory = 8 << 30
@@ -106,9 +150,19 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 			cfg.MaxMemory = min(cfg.MaxMemory, 8<<30)
 		}
 	}
+	if o.maxMemory != "" {
+		mm, err := parseBytes("--max-memory", o.maxMemory)
+		if err != nil {
+			return err
+		}
+		cfg.MaxMemory = mm
+	}
 	var err error
 	if cfg.Variants, err = parseList(o.variants, func(s string) (string, error) { return s, nil }); err != nil {
 		return err
+	}
+	if o.variants != "" && len(cfg.Variants) == 0 {
+		return usagef("--variant %q names no variant", o.variants)
 	}
 	if !o.noBaselines && o.family == familySparse {
 		rivals, closeAll := baseline.ForGEMM(dev, func(s string) { fmt.Fprintln(stderr, "bespoke: warning:", s) })
@@ -143,20 +197,8 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 		defer bar.Finish()
 	}
 	// An interrupt (Ctrl-C, or SIGTERM from a time limit) ends the run
-	// after the problem in progress and still writes what was measured;
-	// a second one exits at once.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	stop := make(chan struct{})
+	// at the next candidate and still writes what was measured.
 	cfg.Stop = stop
-	go func() {
-		if _, ok := <-sigs; ok {
-			fmt.Fprintln(stderr, "bespoke: interrupted: finishing the problem in progress, then writing the results so far (interrupt again to quit now)")
-			close(stop)
-			signal.Stop(sigs)
-		}
-	}()
 	rep, err := bench.Run(dev, ps, cfg)
 	if err != nil {
 		return err
@@ -169,7 +211,7 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 		return err
 	}
 	if rep.Interrupted {
-		return fmt.Errorf("interrupted after %d of %d problems (their results are written)", len(rep.Problems), len(ps))
+		return fmt.Errorf("interrupted after %d of %d problems (the results so far are written)", len(rep.Problems), len(ps))
 	}
 	timed := 0
 	for _, p := range rep.Problems {

@@ -32,10 +32,16 @@ func openDevice(backend, sel string) (device.Device, error) {
 	case "opencl":
 		return opencl.Open(sel)
 	case "c", "host":
+		if sel != "" {
+			return nil, usagef("--device %q: the C backend has one device, the host", sel)
+		}
 		return host.Open()
 	case "auto", "":
 		var errs []string
 		for _, b := range backendNames {
+			if b == "c" && sel != "" {
+				continue // --device picks a CUDA or OpenCL device
+			}
 			d, err := openDevice(b, sel)
 			if err == nil {
 				return d, nil

@@ -76,9 +76,9 @@ func copyBandwidth(info device.Info, refresh bool) (float64, error) {
 		return 0, err
 	}
 	defer dev.Close()
-	ws := int64(512 << 20)
+	ws := max(512<<20, 3*info.LastCacheBytes) // as bench does
 	if info.GPU {
-		ws = 1 << 30
+		ws = max(1<<30, 8*info.LastCacheBytes)
 	}
 	r, err := bench.NewRunner(dev, kernel.F32, bench.Config{WorkingSet: ws, Reps: 20})
 	if err != nil {

@@ -36,6 +36,7 @@ type problemFlags struct {
 	// sparse
 	suite, only, betas string
 	alpha              float64
+	maxNNZ             int
 	// contract
 	orders, axes string
 }
@@ -44,7 +45,7 @@ type problemFlags struct {
 func (f *problemFlags) register(fs *pflag.FlagSet, manyDTypes bool, suite bool) {
 	f.set = fs
 	f.owner = map[string]string{"beta": familySparse, "alpha": familySparse, "suite": familySparse, "only": familySparse,
-		"order": familyContract, "axis": familyContract}
+		"max-nnz": familySparse, "order": familyContract, "axis": familyContract}
 	fs.StringVar(&f.family, "family", familySparse, "kernel family: "+strings.Join(familyNames, ", "))
 	if manyDTypes {
 		fs.StringVar(&f.dtypes, "dtype", "f32,f64", "precisions, comma-separated")
@@ -54,6 +55,7 @@ func (f *problemFlags) register(fs *pflag.FlagSet, manyDTypes bool, suite bool) 
 		fs.StringVar(&f.betas, "beta", "pyfr", "sparse: β, a number, or pyfr (1 for m3/m6, else 0)")
 	}
 	fs.Float64Var(&f.alpha, "alpha", 1, "sparse: α, folded into the literals")
+	fs.IntVar(&f.maxNNZ, "max-nnz", sparse.DefaultMaxNNZ, "sparse: the most non-zeros a kernel unrolls")
 	fs.StringVar(&f.orders, "order", "3", "contract: polynomial orders N (Q = N+1 points per axis), e.g. 1-7 or 2,4")
 	fs.StringVar(&f.axes, "axis", "x,y,z", "contract: axes to apply D along, comma-separated")
 	if suite {
@@ -125,6 +127,9 @@ func (f *problemFlags) problems(args []string) ([]family.Problem, error) {
 	if err := finite("--alpha", f.alpha); err != nil {
 		return nil, err
 	}
+	if f.maxNNZ < 1 {
+		return nil, usagef("--max-nnz %d: want at least 1", f.maxNNZ)
+	}
 	var ps []family.Problem
 	for _, op := range ops {
 		betas, err := f.betasFor(op)
@@ -133,7 +138,7 @@ func (f *problemFlags) problems(args []string) ([]family.Problem, error) {
 		}
 		for _, dt := range dts {
 			for _, beta := range betas {
-				ps = append(ps, sparse.NewOperator(op, dt, f.alpha, beta))
+				ps = append(ps, sparse.NewOperator(op, dt, f.alpha, beta).WithMaxNNZ(f.maxNNZ))
 			}
 		}
 	}
@@ -142,7 +147,7 @@ func (f *problemFlags) problems(args []string) ([]family.Problem, error) {
 
 // betasFor parses --beta for one operator: pyfr, or a list of numbers.
 func (f *problemFlags) betasFor(op *operator.Operator) ([]float64, error) {
-	if f.betas == "" || f.betas == "pyfr" {
+	if f.betas == "pyfr" {
 		return []float64{load.PyFRBeta(op.Name)}, nil
 	}
 	bs, err := parseList(f.betas, func(s string) (float64, error) {
@@ -262,4 +267,28 @@ func (f *problemFlags) benchSizes(gpu bool) (units int, minBytes int64, maxUnits
 		return 1 << 20, 1 << 30, 1 << 23
 	}
 	return 262144, 0, 0
+}
+
+// parseBytes reads a memory size: bytes, or a number with K, M, G or T
+// (powers of 1024; "GiB" and "GB" read alike).
+func parseBytes(flag, s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K':
+			mult, t = 1<<10, t[:n-1]
+		case 'M':
+			mult, t = 1<<20, t[:n-1]
+		case 'G':
+			mult, t = 1<<30, t[:n-1]
+		case 'T':
+			mult, t = 1<<40, t[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || math.IsNaN(v) || v <= 0 || v*float64(mult) > math.MaxInt64/2 {
+		return 0, usagef("%s %q: want a positive size such as 512M or 4G", flag, s)
+	}
+	return int64(v * float64(mult)), nil
 }

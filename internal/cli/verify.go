@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/device/host"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/tune"
 	"github.com/bespoke-hpc/bespoke/verify"
@@ -18,10 +20,10 @@ import (
 
 type verifyOptions struct {
 	problemFlags
-	backend, device, variants string
-	n, jobs                   int
-	verbose                   bool
-	seed                      uint64
+	backend, device, variants, maxMemory string
+	n, jobs                              int
+	verbose                              bool
+	seed                                 uint64
 }
 
 func verifyCmd() *cobra.Command {
@@ -36,12 +38,20 @@ func verifyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			in := interruptible(cmd.ErrOrStderr(), "stopping after the problems in progress")
+			defer in.release()
 			dev, err := openDevice(o.backend, o.device)
 			if err != nil {
 				return err
 			}
-			defer dev.Close()
-			return runVerify(cmd.OutOrStdout(), dev, ps, o)
+			// A device with compilations still running is left open: the
+			// process is ending.
+			defer func() {
+				if !in.interrupted() {
+					dev.Close()
+				}
+			}()
+			return runVerify(cmd.OutOrStdout(), dev, ps, o, in.stop)
 		},
 	}
 	f := c.Flags()
@@ -53,7 +63,19 @@ func verifyCmd() *cobra.Command {
 	f.IntVar(&o.jobs, "jobs", 2, "problems verified at once")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "one line per kernel")
 	f.Uint64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")
+	f.StringVar(&o.maxMemory, "max-memory", "1G", "host memory the problems verified at once may take (data and references)")
 	return c
+}
+
+// sizeString prints a byte count in binary units.
+func sizeString(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", (b+1023)/1024)
 }
 
 func parseList[T any](s string, parse func(string) (T, error)) ([]T, error) {
@@ -71,14 +93,39 @@ func parseList[T any](s string, parse func(string) (T, error)) ([]T, error) {
 	return out, nil
 }
 
-func runVerify(w io.Writer, dev device.Device, ps []family.Problem, o verifyOptions) error {
+func runVerify(w io.Writer, dev device.Device, ps []family.Problem, o verifyOptions, stop <-chan struct{}) error {
 	if o.n == 0 {
 		o.n = o.checkSize()
 	}
 	if o.n < 1 {
-		return usagef("--n must be positive")
+		return usagef("--n %d: want a positive size", o.n)
+	}
+	if o.jobs < 1 {
+		return usagef("--jobs %d: want at least 1", o.jobs)
+	}
+	limit, err := parseBytes("--max-memory", o.maxMemory)
+	if err != nil {
+		return err
+	}
+	// Refuse sizes that do not fit before drawing any data.
+	for _, p := range ps {
+		ins, err := p.Checks(o.n)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.Label(), err)
+		}
+		var need int64
+		for _, in := range ins {
+			need += in.DataBytes()
+		}
+		if need*int64(min(o.jobs, len(ps))) > limit {
+			return fmt.Errorf("%s: checking at size %d takes %s of host memory (%d at once), more than --max-memory %s",
+				p.Label(), o.n, sizeString(need), min(o.jobs, len(ps)), sizeString(limit))
+		}
 	}
 	only, err := parseList(o.variants, func(s string) (string, error) { return s, nil })
+	if o.variants != "" && len(only) == 0 {
+		return usagef("--variant %q names no variant", o.variants)
+	}
 	if err != nil {
 		return err
 	}
@@ -106,9 +153,21 @@ func runVerify(w io.Writer, dev device.Device, ps []family.Problem, o verifyOpti
 			printed++
 		}
 	}
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
 	for i, p := range ps {
-		wg.Add(1)
 		sem <- struct{}{}
+		if stopped() {
+			<-sem
+			break
+		}
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
@@ -129,6 +188,15 @@ func runVerify(w io.Writer, dev device.Device, ps []family.Problem, o verifyOpti
 		}()
 	}
 	wg.Wait()
+	if stopped() {
+		done := 0
+		for _, r := range results {
+			if r.done && !abortedIn(r.outs) {
+				done++
+			}
+		}
+		return fmt.Errorf("interrupted: %d of %d problems verified", done, len(ps))
+	}
 	total, failed, bad := 0, 0, 0
 	for _, r := range results {
 		failing := r.err != nil
@@ -153,9 +221,23 @@ func runVerify(w io.Writer, dev device.Device, ps []family.Problem, o verifyOpti
 	return nil
 }
 
+// abortedIn reports whether an interrupt stopped a build of these outcomes.
+func abortedIn(outs []verify.Outcome) bool {
+	for _, o := range outs {
+		if errors.Is(o.Err, host.ErrAborted) {
+			return true
+		}
+	}
+	return false
+}
+
 func printOutcome(w io.Writer, p family.Problem, outs []verify.Outcome, err error, verbose bool) {
 	if err != nil {
 		fmt.Fprintf(w, "FAIL %s: %v\n", p.Label(), err)
+		return
+	}
+	if abortedIn(outs) {
+		fmt.Fprintf(w, "stop %s: interrupted\n", p.Label())
 		return
 	}
 	worst, fails := 0.0, 0

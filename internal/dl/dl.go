@@ -110,6 +110,7 @@ func OpenMode(what, envVar, hint string, mode int, names ...string) (uintptr, er
 	for _, p := range paths {
 		h, err := purego.Dlopen(p, mode)
 		if err == nil && h != 0 {
+			FixSignals() // handlers its constructors installed
 			return h, nil
 		}
 		if err == nil {

@@ -303,6 +303,11 @@ func (in *Instance) Data(rng *rand.Rand) (*family.Data, error) {
 	}, nil
 }
 
+// DataBytes is x, y and y's reference for E+1 elements, and D, in float64.
+func (in *Instance) DataBytes() int64 {
+	return 8 * (3*int64(in.E+1)*int64(in.Q*in.Q*in.Q) + int64(len(in.D)))
+}
+
 // sampleElements is how many elements a timed launch is checked at.
 const sampleElements = 64
 

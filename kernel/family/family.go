@@ -68,6 +68,9 @@ type Instance interface {
 	// Data draws inputs for a check and computes, in float64, what
 	// every output must hold afterwards.
 	Data(rng *rand.Rand) (*Data, error)
+	// DataBytes is the host memory Data takes (inputs, outputs and
+	// references), so that a caller can refuse a size before drawing it.
+	DataBytes() int64
 	// Workload describes the instance for timing.
 	Workload() (*Workload, error)
 }

@@ -41,6 +41,7 @@ type Operator struct {
 	op          *operator.Operator
 	dt          kernel.DType
 	alpha, beta float64
+	maxNNZ      int
 }
 
 var _ family.Problem = Operator{}
@@ -49,6 +50,10 @@ var _ family.Problem = Operator{}
 func NewOperator(op *operator.Operator, dt kernel.DType, alpha, beta float64) Operator {
 	return Operator{op: op, dt: dt, alpha: alpha, beta: beta}
 }
+
+// WithMaxNNZ raises (or lowers) the limit on the non-zeros a kernel
+// unrolls (0: DefaultMaxNNZ).
+func (o Operator) WithMaxNNZ(n int) Operator { o.maxNNZ = n; return o }
 
 // Name is the operator's name.
 func (o Operator) Name() string { return o.op.Name }
@@ -72,7 +77,9 @@ func (o Operator) Op() *operator.Operator { return o.op }
 func (o Operator) Beta() float64 { return o.beta }
 
 // Spec is the problem with nothing baked in.
-func (o Operator) Spec() Problem { return Problem{Op: o.op, DType: o.dt, Alpha: o.alpha, Beta: o.beta} }
+func (o Operator) Spec() Problem {
+	return Problem{Op: o.op, DType: o.dt, Alpha: o.alpha, Beta: o.beta, MaxNNZ: o.maxNNZ}
+}
 
 // UnitBytes is the least traffic of one column: the used rows of B, and C
 // written (and read when β ≠ 0).
@@ -86,6 +93,9 @@ func (o Operator) UnitBytes() int64 {
 func (o Operator) Checks(n int) ([]family.Instance, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("sparse: %d columns (want at least 1)", n)
+	}
+	if err := o.Spec().CheckOperator(); err != nil {
+		return nil, fmt.Errorf("sparse: %w", err)
 	}
 	ldb, ldc := even(n+5), even(n+9)
 	baked := o.Spec()
@@ -103,6 +113,9 @@ func even(x int) int { return x + x%2 }
 func (o Operator) Timed(n int) (family.Instance, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("sparse: %d columns (want at least 1)", n)
+	}
+	if err := o.Spec().CheckOperator(); err != nil {
+		return nil, fmt.Errorf("sparse: %w", err)
 	}
 	ld := LeadingDim(n)
 	pb := o.Spec()
@@ -260,6 +273,11 @@ func (in *Instance) Data(rng *rand.Rand) (*family.Data, error) {
 		Values: in.values(),
 		Tol:    Tolerance(dt),
 	}, nil
+}
+
+// DataBytes is B, C and the reference of C, in float64.
+func (in *Instance) DataBytes() int64 {
+	return 8 * (int64(in.Op.Cols)*int64(in.LDB) + 2*int64(in.Op.Rows)*int64(in.LDC))
 }
 
 // Apply computes C ← α·A·B + β·C for columns 0..n-1 in float64, the loop

@@ -20,7 +20,20 @@ type Problem struct {
 	DType       kernel.DType
 	Alpha, Beta float64
 	N, LDB, LDC int
+	// MaxNNZ bounds the non-zeros a kernel unrolls (0: DefaultMaxNNZ).
+	MaxNNZ int
 }
+
+// DefaultMaxNNZ bounds the non-zeros of a fully unrolled kernel: five
+// times PyFR's largest operator (20,400, p6/tet/m460). A 500×500 dense
+// operator (250,000) made a C compiler run for more than five minutes, a
+// 2000×2000 one 116 MB of source; dense operators want a blocked kernel,
+// not literals.
+const DefaultMaxNNZ = 100_000
+
+// MaxDim bounds m and k: the generator keeps per-row and per-column
+// structure (a 1×67,108,864 operator took gigabytes).
+const MaxDim = 1 << 16
 
 // MaxSharedBytes is the static shared memory a variant may use: the limit
 // every CUDA device and most OpenCL devices accept without opt-in.
@@ -31,8 +44,23 @@ func (pb Problem) Check(v Variant) error {
 	if err := v.valid(); err != nil {
 		return err
 	}
+	if err := pb.CheckOperator(); err != nil {
+		return err
+	}
+	return pb.checkVariant(v)
+}
+
+// CheckOperator reports why no kernel can be generated for the problem's
+// operator, α and precision (size limits, overflow), or nil.
+func (pb Problem) CheckOperator() error {
 	if err := pb.Op.Validate(); err != nil {
 		return err
+	}
+	if pb.Op.Rows > MaxDim || pb.Op.Cols > MaxDim {
+		return fmt.Errorf("operator of %s: at most %d rows and columns", pb.Op.Shape(), MaxDim)
+	}
+	if nnz, lim := operator.Analyze(pb.Op).NNZ, pb.maxNNZ(); nnz > lim {
+		return fmt.Errorf("operator with %d non-zeros: unrolled kernels take at most %d (--max-nnz raises it)", nnz, lim)
 	}
 	if pb.N < 0 || pb.LDB < 0 || pb.LDC < 0 {
 		return fmt.Errorf("negative n, ldb or ldc")
@@ -43,13 +71,20 @@ func (pb Problem) Check(v Variant) error {
 	if math.IsNaN(pb.Alpha) || math.IsInf(pb.Alpha, 0) || math.IsNaN(pb.Beta) || math.IsInf(pb.Beta, 0) {
 		return fmt.Errorf("alpha and beta must be finite")
 	}
-	if pb.DType == kernel.F32 {
-		for _, a := range pb.Op.Data {
-			if v := math.Abs(pb.Alpha * a); v > math.MaxFloat32 {
-				return fmt.Errorf("α·A has |%g| beyond the float32 range", v)
-			}
+	for _, a := range pb.Op.Data { // checked in the precision the kernel folds α·A in
+		v := math.Abs(pb.Alpha * a)
+		if math.IsInf(v, 0) {
+			return fmt.Errorf("α·A overflows float64 (α = %g, |a| = %g)", pb.Alpha, math.Abs(a))
+		}
+		if pb.DType == kernel.F32 && v > math.MaxFloat32 {
+			return fmt.Errorf("α·A has |%g| beyond the float32 range", v)
 		}
 	}
+	return nil
+}
+
+// checkVariant reports why v does not fit the problem's shape.
+func (pb Problem) checkVariant(v Variant) error {
 	if v.Width == 2 && (pb.LDB <= 0 || pb.LDC <= 0 || pb.LDB%2 != 0 || pb.LDC%2 != 0) {
 		return fmt.Errorf("variant %s needs ldb and ldc baked in and even (aligned vector access)", v.Name())
 	}
@@ -60,6 +95,13 @@ func (pb Problem) Check(v Variant) error {
 		return fmt.Errorf("variant %s needs %d bytes of shared memory (limit %d)", v.Name(), s, MaxSharedBytes)
 	}
 	return nil
+}
+
+func (pb Problem) maxNNZ() int {
+	if pb.MaxNNZ > 0 {
+		return pb.MaxNNZ
+	}
+	return DefaultMaxNNZ
 }
 
 func (v Variant) sharedBytes(pb Problem) int {

@@ -5,7 +5,6 @@
 package dense
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -44,7 +43,7 @@ func Read(path string) (*operator.Operator, error) { return operator.ReadFile(pa
 // becomes the operator's Source, its base name without extension the Name.
 func Parse(r io.Reader, file string) (*operator.Operator, error) {
 	file = operator.SourceName(file)
-	br := bufio.NewReader(r)
+	br := operator.TextReader(r)
 	var (
 		data      []float64
 		rows      int

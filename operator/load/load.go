@@ -113,7 +113,12 @@ func dir(root string) ([]*operator.Operator, error) {
 		}
 		switch strings.ToLower(filepath.Ext(p)) {
 		case extMTX, extNPY:
-			files = append(files, p)
+			// Regular files only (a symbolic link counts as what it
+			// names): a pipe would block the scan, a device or socket
+			// is no operator.
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				files = append(files, p)
+			}
 		}
 		return nil
 	})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/bespoke-hpc/bespoke/operator"
 )
 
 // lineReader yields the content lines of a MatrixMarket file, skipping the
@@ -17,7 +19,7 @@ type lineReader struct {
 }
 
 func newLineReader(r io.Reader, file string) *lineReader {
-	return &lineReader{br: bufio.NewReader(r), file: file}
+	return &lineReader{br: operator.TextReader(r), file: file}
 }
 
 // raw returns the next physical line without its terminator. ok is false at

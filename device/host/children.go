@@ -1,0 +1,103 @@
+package host
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+)
+
+// Compilers run in process groups of their own, so that an interrupt can
+// kill a compiler together with everything it started (cc1, as, ld) and
+// leave nothing running; a compiler also dies with bespoke where the
+// kernel allows (Pdeathsig).
+
+// ErrAborted is the error of a compilation stopped by Abort, or started
+// after it.
+var ErrAborted = errors.New("host: compilation stopped: bespoke is ending")
+
+var children struct {
+	sync.Mutex
+	pids    map[int]bool
+	files   map[string]int // temporary files of compilations in progress (a count per path)
+	aborted bool
+}
+
+// Abort kills every compiler running, removes the temporary files of the
+// compilations it stops, and makes later compilations fail at once with
+// ErrAborted. It is for a process that is ending (an interrupt): the
+// goroutines that started the compilations may not get to clean up.
+func Abort() {
+	children.Lock()
+	defer children.Unlock()
+	children.aborted = true
+	for pid := range children.pids {
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	for f := range children.files {
+		os.Remove(f)
+	}
+}
+
+// temporary records files a compilation writes until the returned function
+// is called, so that Abort can remove them.
+func temporary(paths ...string) (done func()) {
+	children.Lock()
+	defer children.Unlock()
+	if children.files == nil {
+		children.files = map[string]int{}
+	}
+	for _, p := range paths {
+		children.files[p]++
+	}
+	return func() {
+		children.Lock()
+		defer children.Unlock()
+		for _, p := range paths {
+			if children.files[p]--; children.files[p] <= 0 {
+				delete(children.files, p)
+			}
+		}
+	}
+}
+
+// Aborted reports whether Abort was called.
+func Aborted() bool {
+	children.Lock()
+	defer children.Unlock()
+	return children.aborted
+}
+
+// run runs cmd in a process group of its own and returns its combined
+// output; the group is killed if the compilation is aborted.
+func run(cmd *exec.Cmd) ([]byte, error) {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = procAttr()
+	children.Lock()
+	if children.aborted {
+		children.Unlock()
+		return nil, ErrAborted
+	}
+	if err := cmd.Start(); err != nil {
+		children.Unlock()
+		return nil, err
+	}
+	pid := cmd.Process.Pid
+	if children.pids == nil {
+		children.pids = map[int]bool{}
+	}
+	children.pids[pid] = true
+	children.Unlock()
+	err := cmd.Wait()
+	children.Lock()
+	delete(children.pids, pid)
+	aborted := children.aborted
+	children.Unlock()
+	if err != nil && aborted {
+		return out.Bytes(), ErrAborted
+	}
+	return out.Bytes(), err
+}

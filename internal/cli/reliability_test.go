@@ -1,0 +1,300 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bespoke-hpc/bespoke/fr"
+	"github.com/bespoke-hpc/bespoke/internal/testenv"
+	"github.com/bespoke-hpc/bespoke/operator/mtx"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// binary builds bespoke once for the tests that run it as a user would:
+// in a process of its own, whose time and memory can be measured and which
+// can be sent signals.
+func binary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bespoke-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "bespoke")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/bespoke")
+		cmd.Dir = testenv.RepoRoot(t)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// result is one run of the binary.
+type result struct {
+	code     int
+	stdout   string
+	stderr   string
+	took     time.Duration
+	maxRSSKB int64
+}
+
+func runBinary(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSSKB = ru.Maxrss
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// writeFile writes a test input and returns its path.
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// denseMTX is an n×n MatrixMarket array with no zero.
+func denseMTX(n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%%%%MatrixMarket matrix array real general\n%d %d\n", n, n)
+	for i := 0; i < n*n; i++ {
+		fmt.Fprintf(&b, "%d.5\n", i%7+1)
+	}
+	return b.String()
+}
+
+// Each case that once ran out of memory or time, checked nothing and
+// succeeded, or printed a stack trace, now gives a one-line error (or a
+// right result) within 5 s and 1 GB (issue 12).
+func TestBoundedFailures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	env := []string{"BESPOKE_CACHE_DIR=" + filepath.Join(dir, "cache")}
+	m0 := writeFile(t, dir, "m0.mtx", "%%MatrixMarket matrix coordinate real general\n3 2 4\n1 1 1.5\n2 2 -2\n3 1 0.25\n3 2 1\n")
+	wide := writeFile(t, dir, "wide.mtx", "%%MatrixMarket matrix coordinate real general\n1 67108864 1\n1 1 1.0\n")
+	huge := writeFile(t, dir, "huge.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1e308\n2 2 1.0\n")
+	d500 := writeFile(t, dir, "d500.mtx", denseMTX(500))
+	d2000 := writeFile(t, dir, "d2000.mtx", denseMTX(2000))
+	bom := writeFile(t, dir, "bom.mtx", "\uFEFF%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n")
+	out := filepath.Join(dir, "out")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string // in the one line on stderr; "" for a success
+	}{
+		{"negative n", []string{"bench", m0, "--backend", "c", "--n", "-5"}, ExitUsage, "--n -5"},
+		{"1×67108864 operator", []string{"verify", wide, "--backend", "c"}, ExitFailure, "at most 65536 rows and columns"},
+		{"two billion columns", []string{"verify", m0, "--backend", "c", "--n", "2000000000"}, ExitFailure, "--max-memory"},
+		{"dense 2000×2000 source", []string{"gen", d2000, "--backend", "c", "-o", out}, ExitFailure, "--max-nnz"},
+		{"dense 500×500 verify", []string{"verify", d500, "--backend", "c", "--dtype", "f64"}, ExitFailure, "--max-nnz"},
+		{"hex p15", []string{"ops", "--element", "hex", "--order", "15", "-o", out}, ExitUsage, "1 ≤ p ≤ 10"},
+		{"beta nan", []string{"verify", m0, "--backend", "c", "--beta", "nan"}, ExitUsage, "finite"},
+		{"beta inf", []string{"verify", m0, "--backend", "c", "--beta", "inf"}, ExitUsage, "finite"},
+		{"beta empty", []string{"verify", m0, "--backend", "c", "--beta", ""}, ExitUsage, "--beta"},
+		{"dtype comma", []string{"verify", m0, "--backend", "c", "--dtype", ","}, ExitUsage, "--dtype"},
+		{"bench beta nan", []string{"bench", m0, "--backend", "c", "--beta", "nan", "--json", out + ".json"}, ExitUsage, "finite"},
+		{"overflowing literal", []string{"gen", huge, "--alpha", "10", "--backend", "c"}, ExitFailure, "overflows float64"},
+		{"comment in the name", []string{"gen", m0, "--name", "*/ evil /*"}, ExitUsage, "not an identifier"},
+		{"reps 0", []string{"bench", m0, "--backend", "c", "--reps", "0"}, ExitUsage, "--reps"},
+		{"negative working set", []string{"bench", m0, "--backend", "c", "--working-set", "-1"}, ExitUsage, "--working-set"},
+		{"device under C", []string{"bench", m0, "--backend", "c", "--device", "3"}, ExitUsage, "--device"},
+		{"-o is --meta", []string{"gen", m0, "-o", out, "--meta", out}, ExitUsage, "same file"},
+		{"no variant applies", []string{"verify", m0, "--backend", "c", "--variant", "cstream-ksplit/x512-y2-c64"}, ExitFailure, "nothing was verified"},
+		{"byte-order mark", []string{"stats", bom}, ExitOK, ""},
+		{"one column", []string{"bench", m0, "--backend", "c", "--n", "1", "--reps", "3", "--variant", "cstream", "-q"}, ExitOK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBinary(t, env, tc.args...)
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d; stderr %q", r.code, tc.code, r.stderr)
+			}
+			if tc.msg != "" && (strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "bespoke: ") || !strings.Contains(r.stderr, tc.msg)) {
+				t.Errorf("stderr %q: want one line starting with bespoke: and containing %q", r.stderr, tc.msg)
+			}
+			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic") {
+				t.Errorf("stack trace on stderr: %.300q", r.stderr)
+			}
+			if r.took > 5*time.Second || r.maxRSSKB > 1<<20 {
+				t.Errorf("took %v and %d MB (limits 5 s, 1 GB)", r.took.Round(time.Millisecond), r.maxRSSKB>>10)
+			}
+		})
+	}
+	if _, err := os.Stat(out + ".json"); err == nil {
+		t.Error("a refused bench left a JSON file")
+	}
+}
+
+// group lists the live (not zombie) processes of a process group.
+func group(pgid int) []string {
+	var live []string
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		var state string
+		var ppid, pgrp int
+		if _, err := fmt.Sscanf(s[i+2:], "%s %d %d", &state, &ppid, &pgrp); err == nil && pgrp == pgid && state != "Z" {
+			live = append(live, s[:i+1]+" "+state)
+		}
+	}
+	return live
+}
+
+// children lists the processes whose parent is pid.
+func children(pid int) []int {
+	var kids []int
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces: cut at the last ')'.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		var state string
+		var ppid, self int
+		fmt.Sscanf(s, "%d", &self)
+		if _, err := fmt.Sscanf(s[i+2:], "%s %d", &state, &ppid); err == nil && ppid == pid {
+			kids = append(kids, self)
+		}
+	}
+	return kids
+}
+
+// An interrupt while the C compiler runs stops bespoke within 5 s and
+// leaves no compiler process (it runs in a process group of its own, which
+// bespoke kills) and no temporary file behind (issue 12).
+func TestInterruptKillsCompilers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	dir := t.TempDir()
+	// hex p6's m132 (343×1029, 7,203 non-zeros): gcc takes tens of seconds.
+	el, err := fr.Element("hex", 6, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := el.Operator("m132")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "m132.mtx")
+	if err := mtx.WriteFile(file, op); err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(dir, "cache")
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		for _, cmdName := range []string{"verify", "bench"} {
+			t.Run(cmdName+"/"+sig.String(), func(t *testing.T) {
+				args := []string{cmdName, file, "--backend", "c", "--dtype", "f64", "--variant", "cstream,bstream"}
+				if cmdName == "bench" {
+					args = append(args, "-q", "--json", filepath.Join(dir, "out.json"))
+				}
+				cmd := exec.Command(binary(t), args...)
+				cmd.Env = append(os.Environ(), "BESPOKE_CACHE_DIR="+cacheDir)
+				var errb bytes.Buffer
+				cmd.Stderr = &errb
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer cmd.Process.Kill()
+				// Wait for a compilation that lasts (not the compiler's
+				// version probes at start, nor the helper kernels).
+				var compilers []int
+				for deadline := time.Now().Add(60 * time.Second); len(compilers) == 0; {
+					if time.Now().After(deadline) {
+						t.Fatal("no long compilation within 60 s")
+					}
+					first := children(cmd.Process.Pid)
+					time.Sleep(time.Second)
+					for _, pid := range children(cmd.Process.Pid) {
+						if slices.Contains(first, pid) {
+							compilers = append(compilers, pid)
+						}
+					}
+				}
+				start := time.Now()
+				cmd.Process.Signal(sig)
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				select {
+				case <-done:
+				case <-time.After(5 * time.Second):
+					t.Fatalf("still running 5 s after %v; stderr %q", sig, errb.String())
+				}
+				took := time.Since(start)
+				if cmd.ProcessState.ExitCode() == 0 {
+					t.Errorf("exit 0 after an interrupt")
+				}
+				// Killed processes take a moment to die; zombies waiting
+				// for init to reap them run nothing.
+				for _, pid := range compilers {
+					for time.Since(start) < 5*time.Second && len(group(pid)) > 0 {
+						time.Sleep(10 * time.Millisecond)
+					}
+					if live := group(pid); len(live) > 0 {
+						t.Errorf("compiler group %d still running 5 s after %v: %v", pid, sig, live)
+					}
+				}
+				left, _ := filepath.Glob(filepath.Join(cacheDir, "c", "*.tmp"))
+				srcs, _ := filepath.Glob(filepath.Join(cacheDir, "c", "*.c"))
+				if len(left)+len(srcs) > 0 {
+					t.Errorf("left behind: %v %v", left, srcs)
+				}
+				t.Logf("stopped in %v: %s", took.Round(time.Millisecond), strings.TrimSpace(errb.String()))
+			})
+		}
+	}
+}
