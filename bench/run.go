@@ -18,11 +18,11 @@ type Report struct {
 	// Units is the least size timed; with MinLaunchBytes it was raised
 	// per problem until one launch moved MinLaunchBytes, up to MaxUnits
 	// (see Result.Units).
-	Units          int      `json:"units"`
-	MinLaunchBytes int64    `json:"min_launch_bytes,omitempty"`
-	MaxUnits       int      `json:"max_units,omitempty"`
-	Date           string   `json:"date"`
-	Commit         string   `json:"commit,omitempty"`
+	Units          int    `json:"units"`
+	MinLaunchBytes int64  `json:"min_launch_bytes,omitempty"`
+	MaxUnits       int    `json:"max_units,omitempty"`
+	Date           string `json:"date"`
+	Commit         string `json:"commit,omitempty"`
 	// RoofGBs is the copy roof: the best of the copy kernel's medians
 	// measured through the run (RoofSamples, GB/s: one before the
 	// first problem, then one before each), which every % of the roof is
