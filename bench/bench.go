@@ -221,7 +221,7 @@ func (r *Runner) Roof() (float64, Timing, error) { return r.roof(r.cfg.Reps) }
 func (r *Runner) roof(reps int) (float64, Timing, error) {
 	w := int64(r.dt.Bytes())
 	n := r.cfg.WorkingSet / 2 / w
-	n -= n % 2
+	n -= n % (2 * roofStripes)
 	x, err := r.dev.Alloc(n * w)
 	if err != nil {
 		return 0, Timing{}, err

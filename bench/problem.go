@@ -18,7 +18,7 @@ type Candidate struct {
 	Kind      string           `json:"kind"` // "bespoke" or "baseline"
 	Timing    Timing           `json:"timing"`
 	GBs       float64          `json:"gbs"`  // ideal bytes / median time
-	RoofFrac  float64          `json:"roof"` // GBs / copy roof
+	RoofFrac  float64          `json:"roof"` // GBs / the run's roof
 	MaxRelErr float64          `json:"max_rel_err"`
 	Verified  bool             `json:"verified"`
 	Resources device.Resources `json:"resources"`

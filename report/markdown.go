@@ -14,7 +14,7 @@ import (
 // tables, the form docs/performance.md keeps. Columns for facts (nnz, β)
 // and baselines appear only when some problem has them.
 func WriteMarkdown(w io.Writer, rep *bench.Report) error {
-	fmt.Fprintf(w, "Device: %s (%s, %s). dtype %s, size %s, copy roof %s measured in the same run. Date %s, commit %s.\n\n",
+	fmt.Fprintf(w, "Device: %s (%s, %s). dtype %s, size %s, streaming roof %s measured in the same run. Date %s, commit %s.\n\n",
 		rep.Device.Name, rep.Device.Backend, rep.Device.Platform, rep.DType, units(rep), roofSpread(rep), rep.Date, rep.Commit)
 	sums := Summaries(rep)
 	bls := baselineNames(rep)

@@ -38,7 +38,7 @@ const (
 //     in the GiMMiK paper;
 //   - speedup-cusparse-vs-size.svg: the speedup over the fastest verified
 //     cuSPARSE algorithm against m·k;
-//   - roof.svg: % of the copy roof of the best bespoke candidate, cuBLAS
+//   - roof.svg: % of the streaming roof of the best bespoke candidate, cuBLAS
 //     and the best cuSPARSE algorithm per operator, in report order.
 //
 // A chart with no data is not written (and a stale copy from an earlier
@@ -318,7 +318,7 @@ func roofPlot(rep *bench.Report) (*plot.Plot, vg.Length, vg.Length) {
 	}
 
 	p := plot.New()
-	p.Title.Text = title(rep, "Fraction of the copy roof")
+	p.Title.Text = title(rep, "Fraction of the streaming roof")
 	if rep.RoofGBs > 0 {
 		p.Title.Text += fmt.Sprintf(", roof %.0f GB/s", rep.RoofGBs)
 	}

@@ -182,7 +182,7 @@ func roofSpread(rep *bench.Report) string {
 
 // WriteTable writes a readable table: one line per candidate.
 func WriteTable(w io.Writer, rep *bench.Report) error {
-	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  copy roof: %s  date: %s  commit: %s\n\n",
+	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  roof: %s  date: %s  commit: %s\n\n",
 		rep.Device.Name, rep.Device.Backend, rep.DType, units(rep), roofSpread(rep), rep.Date, rep.Commit)
 	var facts []string
 	title := "problem\tshape\tsize"

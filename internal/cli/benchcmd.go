@@ -36,13 +36,14 @@ func benchCmd() *cobra.Command {
 	var o benchOptions
 	c := &cobra.Command{
 		Use:   "bench [FILE|DIR...]",
-		Short: "Verify and time every candidate kernel against the copy roof (and cuBLAS/cuSPARSE on CUDA)",
-		Long: `bench times every candidate kernel for each operator on one device: data stay on
-the device, B/C sets are rotated so each timed launch touches --working-set
-bytes, and the median of --reps launches is reported after --warmup launches.
-Each candidate is first verified against a float64 reference on sampled
-columns. The roof is a copy kernel over the same working set, timed in the same
-run: % roof = (ideal bytes / copy bandwidth) / time.
+		Short: "Verify and time every candidate kernel against the memory roof (and cuBLAS/cuSPARSE on CUDA)",
+		Long: `bench times every candidate kernel for each problem on one device: data stay on
+the device, copies of the arrays are rotated so each timed launch touches
+--working-set bytes, and the median of --reps launches is reported after
+--warmup launches. Each candidate is first verified against a float64 reference
+at sampled outputs. The roof is the best bandwidth of two streaming kernels (a
+copy and an in-place update) over the same working set, measured before every
+problem in the same run: % roof = (ideal bytes / roof bandwidth) / time.
 
 With no operator files it runs the built-in suite (` + DefaultSuite + `: PyFR's hex p3
 operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
