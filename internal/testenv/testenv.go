@@ -3,6 +3,13 @@
 package testenv
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -31,18 +38,93 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
-// PyFRMats returns ../shared/pyfr-mats beside the repository, or skips the
-// test naming the path it tried. BESPOKE_PYFR_MATS overrides the path.
+// pyfrArchive holds the 120 PyFR operators the tests use (p1–p6 of quad,
+// hex, tri and tet; m0, m3, m6, m132, m460), as PyFR dumped them: the
+// repository carries its test data.
+const pyfrArchive = "testdata/pyfr-mats.tar.gz"
+
+// PyFRMats returns a folder of the PyFR operators (p3/hex/m6-sp.mtx …):
+// BESPOKE_PYFR_MATS when set, else the repository's archive unpacked once
+// into a folder under os.TempDir() named by the archive's digest (shared by
+// the test processes of one run, and later runs).
 func PyFRMats(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("BESPOKE_PYFR_MATS")
-	if dir == "" {
-		dir = filepath.Join(RepoRoot(t), "..", "shared", "pyfr-mats")
+	if dir := os.Getenv("BESPOKE_PYFR_MATS"); dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			t.Fatalf("BESPOKE_PYFR_MATS=%s is no folder", dir)
+		}
+		return dir
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Skipf("PyFR operator matrices not found at %s (set BESPOKE_PYFR_MATS)", dir)
+	dir, err := unpack(filepath.Join(RepoRoot(t), pyfrArchive))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
 	}
 	return dir
+}
+
+// unpack extracts a .tar.gz into os.TempDir()/bespoke-testdata-<digest>
+// (through a temporary folder renamed into place, so that concurrent test
+// processes never see half an archive) and returns the folder it holds.
+func unpack(archive string) (string, error) {
+	data, err := os.ReadFile(archive)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	root := filepath.Join(os.TempDir(), "bespoke-testdata-"+hex.EncodeToString(sum[:8]))
+	dir := filepath.Join(root, "pyfr-mats")
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(os.TempDir(), "bespoke-testdata-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", archive, err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", archive, err)
+		}
+		name := filepath.Clean(h.Name)
+		if strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
+			return "", fmt.Errorf("%s: entry %q leaves the folder", archive, h.Name)
+		}
+		p := filepath.Join(tmp, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return "", err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return "", err
+			}
+			b, err := io.ReadAll(io.LimitReader(tr, 16<<20))
+			if err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(p, b, 0o444); err != nil {
+				return "", err
+			}
+		}
+	}
+	if err := os.Rename(tmp, root); err != nil {
+		// Another process unpacked it first.
+		if st, err2 := os.Stat(dir); err2 == nil && st.IsDir() {
+			return dir, nil
+		}
+		return "", err
+	}
+	return dir, nil
 }
 
 // Unavailable skips the test because backend cannot be used, unless

@@ -95,7 +95,58 @@ func Paths(args []string) ([]*operator.Operator, error) {
 		}
 		ops = append(ops, dirOps...)
 	}
+	uniqueNames(ops)
 	return ops, nil
+}
+
+// uniqueNames lengthens names that clash — operators of different paths
+// named alike relative to their own arguments (p3/hex/m0 and p6/hex/m0 given
+// as the folders p3 and p6 are both "hex/m0") — with the leading folders of
+// their paths, one at a time, until every name is its shortest
+// distinguishing suffix.
+func uniqueNames(ops []*operator.Operator) {
+	parts := make([][]string, len(ops)) // path components, last first, stem included
+	depth := make([]int, len(ops))      // components the name uses
+	for i, op := range ops {
+		abs, err := filepath.Abs(op.Source)
+		if err != nil {
+			abs = op.Source
+		}
+		comps := strings.Split(filepath.ToSlash(abs), "/")
+		comps[len(comps)-1] = stem(comps[len(comps)-1])
+		for l, r := 0, len(comps)-1; l < r; l, r = l+1, r-1 {
+			comps[l], comps[r] = comps[r], comps[l]
+		}
+		parts[i] = comps
+		depth[i] = strings.Count(op.Name, "/") + 1
+	}
+	name := func(i int) string {
+		d := min(depth[i], len(parts[i]))
+		c := append([]string(nil), parts[i][:d]...)
+		for l, r := 0, len(c)-1; l < r; l, r = l+1, r-1 {
+			c[l], c[r] = c[r], c[l]
+		}
+		return strings.Join(c, "/")
+	}
+	for changed := true; changed; {
+		changed = false
+		seen := map[string][]int{}
+		for i, op := range ops {
+			seen[op.Name] = append(seen[op.Name], i)
+		}
+		for _, idx := range seen {
+			if len(idx) < 2 {
+				continue
+			}
+			for _, i := range idx {
+				if depth[i] < len(parts[i]) {
+					depth[i]++
+					ops[i].Name = name(i)
+					changed = true
+				}
+			}
+		}
+	}
 }
 
 // dir reads the operator files under root.

@@ -169,3 +169,28 @@ func TestPyFRBeta(t *testing.T) {
 		})
 	}
 }
+
+// Operators of several arguments named alike get the shortest suffixes of
+// their paths that tell them apart; the others keep their names.
+func TestUniqueNames(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel string) {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.0\n"), 0o644)
+	}
+	for _, rel := range []string{"p3/hex/m0-sp.mtx", "p6/hex/m0-sp.mtx", "p6/hex/m6-sp.mtx", "a/x/m0-sp.mtx"} {
+		write(rel)
+	}
+	ops, err := Paths([]string{filepath.Join(root, "p3"), filepath.Join(root, "p6"), filepath.Join(root, "a/x/m0-sp.mtx")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, op := range ops {
+		names = append(names, op.Name)
+	}
+	if got, want := strings.Join(names, " "), "p3/hex/m0 p6/hex/m0 hex/m6 m0"; got != want {
+		t.Errorf("names %q, want %q", got, want)
+	}
+}
