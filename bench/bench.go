@@ -12,6 +12,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/tune"
 )
 
 // Config says what to time and how.
@@ -40,6 +41,18 @@ type Config struct {
 	// Stop, when closed, ends the run after the problem in progress; the
 	// report then holds the problems done so far (Report.Interrupted).
 	Stop <-chan struct{}
+	// Store, when set, keeps each problem's measurement and choice
+	// (under tune.Key of its instance on the device): a problem found
+	// there is reported from it, with no candidate built or timed, unless
+	// Retune; a run restricted to some Variants neither reuses nor
+	// records. Leave it nil for a run without the usual baselines.
+	Store  *tune.Store
+	Retune bool
+	// Commit is recorded with the choices stored.
+	Commit string
+	// BuildWorkers bounds the compilations in flight ahead of timing (0:
+	// all CPUs, or all but two on a GPU, whose timing runs beside them).
+	BuildWorkers int
 }
 
 // Baseline is a library implementation timed beside the generated kernels.
@@ -259,13 +272,18 @@ func (r *Runner) roof(reps int) (float64, Timing, error) {
 
 // Units is the size a problem is timed at: Config.Units, raised to make one
 // launch move MinLaunchBytes (at most MaxUnits), in whole multiples of 1024.
-func (r *Runner) Units(p family.Problem) int {
-	n := r.cfg.Units
-	if r.cfg.MinLaunchBytes <= 0 {
+func (r *Runner) Units(p family.Problem) int { return units(r.cfg, p) }
+
+// Units is the size Run times p at with cfg.
+func Units(cfg Config, p family.Problem) int { return units(cfg, p) }
+
+func units(cfg Config, p family.Problem) int {
+	n := cfg.Units
+	if cfg.MinLaunchBytes <= 0 {
 		return n
 	}
 	per := p.UnitBytes()
-	want := (r.cfg.MinLaunchBytes + per - 1) / max(per, 1)
+	want := (cfg.MinLaunchBytes + per - 1) / max(per, 1)
 	want = (want + 1023) / 1024 * 1024
-	return int(max(int64(n), min(want, int64(max(r.cfg.MaxUnits, n)))))
+	return int(max(int64(n), min(want, int64(max(cfg.MaxUnits, n)))))
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -23,6 +24,11 @@ type Candidate struct {
 	Verified  bool             `json:"verified"`
 	Resources device.Resources `json:"resources"`
 	Err       string           `json:"error,omitempty"`
+	// Screen is the median of the screening launches; Screened: timed
+	// there only, too slow to be timed in full (Timing, GBs and RoofFrac
+	// are then from the screening).
+	Screen   time.Duration `json:"screen_ns,omitempty"`
+	Screened bool          `json:"screened,omitempty"`
 }
 
 // Result is everything measured for one problem.
@@ -41,13 +47,67 @@ type Result struct {
 	// Partial: a stop came while the problem was being measured; the
 	// candidates listed are those finished.
 	Partial bool `json:"partial,omitempty"`
+	// RoofGBs is the roof the fractions are against: the run's, or, for
+	// a result from the tuning store, the run's that measured it.
+	RoofGBs float64 `json:"roof_gbs,omitempty"`
+	// Choice is the winner and why it won.
+	Choice *Choice `json:"choice,omitempty"`
+	// Cached: the result comes from the tuning store (Config.Store); no
+	// candidate was built or timed in this run.
+	Cached bool `json:"cached,omitempty"`
 }
 
-// Best returns the fastest verified candidate of the given kind ("" for any).
+// Choice is the candidate a problem's measurement chose.
+type Choice struct {
+	Winner string        `json:"winner"`
+	Kind   string        `json:"kind"`
+	Median time.Duration `json:"median_ns"`
+	// Why says what it was chosen over: how many candidates were
+	// verified and timed, and its margin over the next best.
+	Why string `json:"why"`
+}
+
+// choose picks the fastest verified candidate or baseline.
+func (o *Result) choose() {
+	best := o.Best("")
+	if best == nil {
+		o.Choice = nil
+		return
+	}
+	timed, baselines := 0, 0
+	var next *Candidate
+	for i := range o.Candidates {
+		c := &o.Candidates[i]
+		if !c.Verified || c.Screened || c.Timing.Median <= 0 {
+			continue
+		}
+		timed++
+		if c.Kind == "baseline" {
+			baselines++
+		}
+		if c != best && (next == nil || c.Timing.Median < next.Timing.Median) {
+			next = c
+		}
+	}
+	screened := 0
+	for _, c := range o.Candidates {
+		if c.Screened {
+			screened++
+		}
+	}
+	why := fmt.Sprintf("fastest of %d verified and timed in full (%d baselines); %d more were over %.0f %% slower in the screening", timed, baselines, screened, 100*(screenKeep-1))
+	if next != nil {
+		why += fmt.Sprintf("; %.1f %% faster than %s", 100*(float64(next.Timing.Median)/float64(best.Timing.Median)-1), next.Name)
+	}
+	o.Choice = &Choice{Winner: best.Name, Kind: best.Kind, Median: best.Timing.Median, Why: why}
+}
+
+// Best returns the fastest verified candidate of the given kind ("" for
+// any) among those timed in full.
 func (o *Result) Best(kind string) *Candidate {
 	ts := make([]tune.Timed, len(o.Candidates))
 	for i, c := range o.Candidates {
-		if c.Verified && (kind == "" || c.Kind == kind) {
+		if c.Verified && !c.Screened && (kind == "" || c.Kind == kind) {
 			ts[i] = tune.Timed{Name: c.Name, Median: c.Timing.Median.Seconds()}
 		}
 	}
@@ -68,30 +128,58 @@ func (o *Result) Find(name string) *Candidate {
 }
 
 // prepared is a problem ready to time: its instance at the bench's size,
-// its workload and candidate kernels.
+// its workload and candidate kernels — or its result from the tuning store.
 type prepared struct {
 	problem family.Problem
 	inst    family.Instance
 	work    *family.Workload
 	units   int
+	key     string // tuning key ("" when the run neither reuses nor records)
+	cached  *Result
 	ks      []*kernel.Kernel
 	failed  []Candidate // candidates whose kernels could not be built
 	err     error
 }
 
-// prepare sizes a problem and builds its candidates' kernels.
-func (r *Runner) prepare(p family.Problem) *prepared {
-	pr := &prepared{problem: p, units: r.Units(p)}
+// plan sizes a problem and looks its result up in the tuning store.
+func plan(dev device.Device, cfg Config, p family.Problem) *prepared {
+	pr := &prepared{problem: p, units: units(cfg, p)}
 	if pr.inst, pr.err = p.Timed(pr.units); pr.err != nil {
 		return pr
 	}
-	if pr.work, pr.err = pr.inst.Workload(); pr.err != nil {
+	// A run restricted to some variants chooses among them only: it
+	// neither reuses nor records a choice. (A run without the vendor
+	// libraries is left out by its caller, which alone knows.)
+	if cfg.Store == nil || len(cfg.Variants) > 0 {
 		return pr
+	}
+	pr.key = tune.Key(pr.inst, dev)
+	if cfg.Retune {
+		return pr
+	}
+	if rec, ok := cfg.Store.Get(pr.key); ok {
+		var res Result
+		if err := json.Unmarshal(rec.Result, &res); err == nil && res.Choice != nil && res.Choice.Winner == rec.Winner {
+			res.Cached, res.Name = true, p.Name()
+			pr.cached = &res
+		}
+	}
+	return pr
+}
+
+// prepare builds the candidates' kernels of a planned problem (none for
+// one whose result is stored).
+func (r *Runner) prepare(pr *prepared) {
+	if pr.err != nil || pr.cached != nil {
+		return
+	}
+	if pr.work, pr.err = pr.inst.Workload(); pr.err != nil {
+		return
 	}
 	cs, err := tune.Candidates(pr.inst, r.dev, r.cfg.Variants)
 	if err != nil {
 		pr.err = err
-		return pr
+		return
 	}
 	for _, c := range cs {
 		k, err := pr.inst.Build(c)
@@ -101,7 +189,6 @@ func (r *Runner) prepare(p family.Problem) *prepared {
 		}
 		pr.ks = append(pr.ks, k)
 	}
-	return pr
 }
 
 // MaxSets bounds the rotated copies of a workload: a tiny problem (one
@@ -165,8 +252,27 @@ func (r *Runner) measure(pr *prepared) Result {
 			res.Partial = true
 			return true
 		default:
-			return false
 		}
+		return false
+	}
+	// Every candidate is verified and screened (screenReps launches)
+	// first; only those within screenKeep of the best screened time are
+	// timed in full. The rest keep their screening time (Screened).
+	type entry struct {
+		idx    int // in res.Candidates
+		launch func(set) error
+	}
+	var entries []entry
+	try := func(c Candidate, launch func(set) error, err error) {
+		if err == nil {
+			err = r.screen(&c, sets, check, launch)
+		}
+		if err != nil {
+			c.Err = err.Error()
+		} else {
+			entries = append(entries, entry{len(res.Candidates), launch})
+		}
+		res.Candidates = append(res.Candidates, c)
 	}
 	for _, k := range pr.ks {
 		if stopped() {
@@ -175,18 +281,16 @@ func (r *Runner) measure(pr *prepared) Result {
 		cfg.Progress(fmt.Sprintf("%s: %s", res.Name, k.Variant))
 		c := Candidate{Name: k.Variant, Kind: "bespoke"}
 		prog, dk, err := build.One(r.dev, k)
+		if err != nil && stopped() { // the compilation was stopped, not failed
+			return res
+		}
+		var run func(set) error
 		if err == nil {
 			defer prog.Close()
 			c.Resources = dk.Resources()
-			err = r.measureOne(&c, &res, sets, check, func(s set) error { return launch(dk, k, w, s) })
+			run = func(s set) error { return launch(dk, k, w, s) }
 		}
-		if err != nil {
-			if stopped() { // the compilation was stopped, not failed
-				return res
-			}
-			c.Err = err.Error()
-		}
-		res.Candidates = append(res.Candidates, c)
+		try(c, run, err)
 	}
 	for _, bl := range cfg.Baselines {
 		if stopped() {
@@ -197,29 +301,47 @@ func (r *Runner) measure(pr *prepared) Result {
 			continue
 		}
 		cfg.Progress(fmt.Sprintf("%s: %s", res.Name, bl.Name()))
-		c := Candidate{Name: bl.Name(), Kind: "baseline"}
-		if err == nil {
-			err = r.measureOne(&c, &res, sets, check, func(s set) error { return run(s) })
+		try(Candidate{Name: bl.Name(), Kind: "baseline"}, func(s set) error { return run(s) }, err)
+	}
+	best := time.Duration(math.MaxInt64)
+	for _, e := range entries {
+		best = min(best, res.Candidates[e.idx].Timing.Median)
+	}
+	for _, e := range entries {
+		c := &res.Candidates[e.idx]
+		if float64(c.Timing.Median) > screenKeep*float64(best) {
+			c.Screened = true
+			continue
 		}
+		if stopped() {
+			return res
+		}
+		cfg.Progress(fmt.Sprintf("%s: %s (timing)", res.Name, c.Name))
+		t, err := r.time(len(sets), func(i int) error { return e.launch(sets[i]) })
 		if err != nil {
-			c.Err = err.Error()
+			c.Err, c.Verified = err.Error(), false
+			continue
 		}
-		res.Candidates = append(res.Candidates, c)
+		c.Timing = t
+		c.GBs = float64(res.IdealBytes) / t.Median.Seconds() / 1e9
 	}
 	return res
 }
 
-// launch runs kernel k on one set of the workload's arrays.
-func launch(dk device.Kernel, k *kernel.Kernel, w *family.Workload, s set) error {
-	l, args, err := device.Bind(k, w.Values, s)
-	if err != nil {
-		return err
-	}
-	return dk.Launch(l, args...)
-}
+// Screening: a candidate is first timed over one pass of the sets (at least
+// screenReps launches, after one warm-up); only those within screenKeep of the fastest screened time are
+// timed over Config.Reps. The margin is wide against the spread of
+// launches (the H100's roof measurements of one run spanned 2.7 %, this
+// VM's tens of percent); every candidate's screening time is reported
+// (Candidate.Screen), so that runs show how the full timings ranked the
+// candidates the screening kept.
+const (
+	screenReps = 3
+	screenKeep = 1.3
+)
 
-// measureOne verifies launch on set 0, then times it over all sets.
-func (r *Runner) measureOne(c *Candidate, res *Result, sets []set, check *checker, launch func(set) error) error {
+// screen verifies launch on set 0, then times a few launches.
+func (r *Runner) screen(c *Candidate, sets []set, check *checker, launch func(set) error) error {
 	relErr, err := check.run(sets[0], launch)
 	c.MaxRelErr = relErr
 	if err != nil {
@@ -229,13 +351,27 @@ func (r *Runner) measureOne(c *Candidate, res *Result, sets []set, check *checke
 		return fmt.Errorf("wrong result: max relative error %.3g", relErr)
 	}
 	c.Verified = true
+	// One pass over every set, so the screening sees the working set and
+	// not a few sets that a large cache holds.
+	saved := r.cfg
+	r.cfg.Warmup, r.cfg.Reps = 1, max(screenReps, len(sets))
 	t, err := r.time(len(sets), func(i int) error { return launch(sets[i]) })
+	r.cfg = saved
 	if err != nil {
 		return err
 	}
-	c.Timing = t
-	c.GBs = float64(res.IdealBytes) / t.Median.Seconds() / 1e9
+	c.Timing, c.Screen = t, t.Median
+	c.GBs = float64(check.w.IdealBytes) / t.Median.Seconds() / 1e9
 	return nil
+}
+
+// launch runs kernel k on one set of the workload's arrays.
+func launch(dk device.Kernel, k *kernel.Kernel, w *family.Workload, s set) error {
+	l, args, err := device.Bind(k, w.Values, s)
+	if err != nil {
+		return err
+	}
+	return dk.Launch(l, args...)
 }
 
 // set is one copy of a workload's arrays, by name.
@@ -261,7 +397,7 @@ func tables(w *family.Workload) map[string]int {
 	return t
 }
 
-// allocSets allocates count copies of the arrays, filling real inputs from
+// allocSets allocates count copies of the arrays, filling real arrays from
 // their tables and uploading integer arrays.
 func (r *Runner) allocSets(w *family.Workload, count int) ([]set, error) {
 	tab := tables(w)
@@ -289,7 +425,10 @@ func (r *Runner) allocSets(w *family.Workload, count int) ([]set, error) {
 					return nil, fmt.Errorf("array %s holds %d values, not %d", a.Name, len(a.Reals), a.Len)
 				}
 				err = b.Upload(r.dt.Encode(a.Reals))
-			case a.Role != family.Output:
+			default:
+				// Outputs are filled too: a page first written inside a
+				// timed launch would charge the host's page faults to
+				// whichever candidate touched it first.
 				err = r.fillFrom(tab[a.Name], b, a.Len)
 			}
 			if err != nil {

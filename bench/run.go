@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/tune"
 )
 
 // Report is one bench run.
@@ -38,7 +40,9 @@ type Report struct {
 }
 
 // Run measures the roof, then every problem, on one device. The problems
-// must share one precision. When Config.Stop closes, Run returns at the
+// must share one precision. A problem whose measurement the tuning store
+// holds (Config.Store) is reported from it; when every one is, nothing is
+// built, timed or measured. When Config.Stop closes, Run returns at the
 // next candidate with what it measured (Report.Interrupted, the problem in
 // progress Partial) without waiting for compilations still running: the
 // device must then stay open until the process ends.
@@ -52,13 +56,30 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 			return nil, fmt.Errorf("bench: %s is %s and %s is %s: one run times one precision", problems[0].Name(), dt, p.Name(), p.DType())
 		}
 	}
+	cfg.defaults()
+	rep := &Report{Device: dev.Info(), DType: dt.String(), Units: cfg.Units, Problems: []Result{},
+		MinLaunchBytes: cfg.MinLaunchBytes, MaxUnits: cfg.MaxUnits, Date: time.Now().UTC().Format("2006-01-02")}
+	planned := make([]*prepared, len(problems))
+	fresh := 0
+	for i, p := range problems {
+		planned[i] = plan(dev, cfg, p)
+		if planned[i].cached == nil {
+			fresh++
+		}
+	}
+	if fresh == 0 { // every result is stored: nothing to build or time
+		for _, pr := range planned {
+			rep.Problems = append(rep.Problems, *pr.cached)
+			rep.RoofGBs = max(rep.RoofGBs, pr.cached.RoofGBs)
+		}
+		rep.RoofMethod = "every result from the tuning store (each with the roof of the run that measured it)"
+		return rep, nil
+	}
 	r, err := NewRunner(dev, dt, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	rep := &Report{Device: dev.Info(), DType: dt.String(), Units: r.cfg.Units, Problems: []Result{},
-		MinLaunchBytes: r.cfg.MinLaunchBytes, MaxUnits: r.cfg.MaxUnits, Date: time.Now().UTC().Format("2006-01-02")}
 	// The roof is measured before the first problem and again before
 	// each (fewer launches); the best is kept. A shared machine's
 	// bandwidth drifts: on a 2-core VM one measurement gave 15.7 GB/s
@@ -78,8 +99,8 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 	if err := roof(r.cfg.Reps); err != nil {
 		return nil, err
 	}
-	rep.RoofMethod = fmt.Sprintf("the faster of a copy y[i] = x[i] and an update y[i] += x[i], each streaming four parts of x and y at once, over %d MiB (bytes read + written), median of %d launches, best of the measurements before each problem",
-		r.cfg.WorkingSet>>20, r.cfg.Reps)
+	rep.RoofMethod = fmt.Sprintf("the faster of a copy y[i] = x[i] and an update y[i] += x[i], each streaming four parts of x and y at once, over %d MiB (bytes read + written), median of %d launches before the first problem and %d before each later one, the best of these",
+		r.cfg.WorkingSet>>20, r.cfg.Reps, roofReps)
 	r.cfg.Progress("compiling")
 	// On a GPU the timing loop runs while later problems compile, on all
 	// but two host cores; a CPU device times on the cores the compilers
@@ -89,13 +110,15 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 	if overlap {
 		workers = max(workers-2, 1)
 	}
-	prepared := make([]*prepared, len(problems))
+	if w := r.cfg.BuildWorkers; w > 0 {
+		workers = w
+	}
 	slow := func(i int, k *kernel.Kernel, took time.Duration) {
 		r.cfg.Notes(fmt.Sprintf("%s: %s compiled in %.1f s", problems[i].Name(), k.Variant, took.Seconds()))
 	}
 	ready, wait := build.Ahead(dev, len(problems), func(i int) []*kernel.Kernel {
-		prepared[i] = r.prepare(problems[i])
-		return prepared[i].ks
+		r.prepare(planned[i])
+		return planned[i].ks
 	}, workers, stop, slow)
 	defer func() {
 		close(stop)
@@ -111,6 +134,7 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 			}
 		}
 	}
+	measured := false
 	for i := range problems {
 		select {
 		case <-ready[i]:
@@ -120,16 +144,22 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 		select {
 		case <-r.cfg.Stop:
 			rep.Interrupted = true
-			rep.scale()
-			return rep, nil
 		default:
 		}
-		if i > 0 {
+		if rep.Interrupted {
+			break
+		}
+		if pr := planned[i]; pr.cached != nil {
+			rep.Problems = append(rep.Problems, *pr.cached)
+			continue
+		}
+		if measured {
 			if err := roof(roofReps); err != nil {
 				return nil, err
 			}
 		}
-		res := r.measure(prepared[i])
+		measured = true
+		res := r.measure(planned[i])
 		rep.Problems = append(rep.Problems, res)
 		if res.Partial {
 			rep.Interrupted = true
@@ -137,17 +167,48 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 		}
 	}
 	rep.scale()
+	rep.record(planned, cfg)
 	return rep, nil
 }
 
-// roofReps is how many launches each re-measurement of the roof times.
-const roofReps = 30
+// record stores the fresh, complete measurements in the tuning store.
+func (rep *Report) record(planned []*prepared, cfg Config) {
+	if cfg.Store == nil {
+		return
+	}
+	for i := range rep.Problems {
+		res, pr := &rep.Problems[i], planned[i]
+		if res.Cached || res.Partial || res.Err != "" || res.Choice == nil || pr.key == "" {
+			continue
+		}
+		data, err := json.Marshal(res)
+		if err != nil {
+			continue
+		}
+		err = cfg.Store.Put(&tune.Record{Key: pr.key, Problem: res.Name, Device: rep.Device.Name, Date: rep.Date,
+			Commit: cfg.Commit, Winner: res.Choice.Winner, Kind: res.Choice.Kind, Result: data})
+		if err != nil {
+			cfg.Notes(fmt.Sprintf("%s: the choice was not stored: %v", res.Name, err))
+		}
+	}
+}
 
-// scale expresses every time against the best roof of the run.
+// roofReps is how many launches each re-measurement of the roof times: few,
+// as the best of all the measurements is the roof (on a 2-core VM thirty
+// launches of each kernel over 900 MiB took a third of the main job).
+const roofReps = 10
+
+// scale expresses every time measured in this run against its best roof,
+// and chooses each problem's winner.
 func (rep *Report) scale() {
 	rep.Device.CopyGBs = rep.RoofGBs
 	for i := range rep.Problems {
 		o := &rep.Problems[i]
+		if o.Cached {
+			continue
+		}
+		o.RoofGBs = rep.RoofGBs
+		o.choose()
 		o.RoofTime = time.Duration(float64(o.IdealBytes) / (rep.RoofGBs * 1e9) * float64(time.Second))
 		for j := range o.Candidates {
 			if c := &o.Candidates[j]; c.Timing.Median > 0 {

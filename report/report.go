@@ -224,6 +224,38 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 	return WriteSummary(w, rep)
 }
 
+// WriteChoices writes each problem's choice: the winner, its time and
+// fraction of the roof, why it won, and whether it came from the tuning
+// store.
+func WriteChoices(w io.Writer, rep *bench.Report) error {
+	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  roof: %s  date: %s  commit: %s\n\n",
+		rep.Device.Name, rep.Device.Backend, rep.DType, units(rep), roofSpread(rep), rep.Date, rep.Commit)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "problem\tshape\tsize\tchoice\tkind\tmedian µs\t% roof\tfrom\twhy")
+	for i := range rep.Problems {
+		o := &rep.Problems[i]
+		from := "measured"
+		if o.Cached {
+			from = "store"
+		}
+		switch {
+		case o.Err != "":
+			fmt.Fprintf(tw, "%s\t%s\t%d\terror: %s\t\t\t\t%s\t\n", o.Name, o.Shape, o.Units, firstLine(o.Err), from)
+		case o.Choice == nil:
+			fmt.Fprintf(tw, "%s\t%s\t%d\tnone verified\t\t\t\t%s\t\n", o.Name, o.Shape, o.Units, from)
+		default:
+			c := o.Find(o.Choice.Winner)
+			frac := 0.0
+			if c != nil {
+				frac = c.RoofFrac
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.1f\t%s\t%s\n", o.Name, o.Shape, o.Units, o.Choice.Winner, o.Choice.Kind,
+				us(o.Choice.Median), 100*frac, from, o.Choice.Why)
+		}
+	}
+	return tw.Flush()
+}
+
 // WriteSummary writes the per-group geometric means and worst cases.
 func WriteSummary(w io.Writer, rep *bench.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -184,6 +184,9 @@ func (s *Store) Get(key string) ([]byte, bool) {
 	return payload, true
 }
 
+// Remove deletes a byte entry (a missing one is no error).
+func (s *Store) Remove(key string) { os.Remove(s.path(key, ".entry")) }
+
 // Put stores a byte entry atomically.
 func (s *Store) Put(key string, payload []byte) error {
 	return writeAtomic(s.path(key, ".entry"), append(s.header(payload), payload...))

@@ -19,6 +19,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/report"
+	"github.com/bespoke-hpc/bespoke/tune"
 )
 
 type benchOptions struct {
@@ -28,12 +29,19 @@ type benchOptions struct {
 	workingSet                             int64
 	jsonOut, csvOut, goOut, plotDir, mdOut string
 	maxMemory, workingSetFlag              string
-	noBaselines, quiet                     bool
+	noBaselines, quiet, retune, noStore    bool
 	commit                                 string
+	choices                                bool // tune: print the choices, not every candidate
 }
 
-func benchCmd() *cobra.Command {
-	var o benchOptions
+func benchCmd() *cobra.Command { return timingCmd(false) }
+
+func tuneCmd() *cobra.Command { return timingCmd(true) }
+
+// timingCmd is bench, or tune (choices): the same measurement, reported
+// candidate by candidate or as each problem's choice.
+func timingCmd(choices bool) *cobra.Command {
+	o := benchOptions{choices: choices}
 	c := &cobra.Command{
 		Use:   "bench [FILE|DIR...]",
 		Short: "Verify and time every candidate kernel against the memory roof (and cuBLAS/cuSPARSE on CUDA)",
@@ -92,6 +100,21 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	f.BoolVar(&o.noBaselines, "no-baselines", false, "skip cuBLAS/cuSPARSE")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	f.StringVar(&o.commit, "commit", "", "commit to record (default: git rev-parse of the working folder, if any)")
+	f.BoolVar(&o.retune, "retune", false, "measure problems whose choice the tuning store holds, and store the new one")
+	f.BoolVar(&o.noStore, "no-store", false, "neither reuse nor record choices in the tuning store")
+	if choices {
+		c.Use = "tune [FILE|DIR...]"
+		c.Short = "Choose each problem's fastest kernel (or vendor library) on a device, and remember the choice"
+		c.Long = `tune measures, for each problem, every candidate kernel and the vendor libraries
+(cuBLAS and cuSPARSE on CUDA) as bench does, and keeps the fastest verified one
+in the tuning store (the user cache folder, or BESPOKE_CACHE_DIR), keyed by the
+problem's content and size class, the device, its driver and compiler, and
+bespoke's generation of kernels. A problem already there is not measured again
+(--retune measures it anew); gen --best writes the chosen kernel.`
+		c.Example = `  bespoke tune ../shared/pyfr-mats --backend cuda --dtype f64
+  bespoke tune --suite hex:p1-6 --retune --json choices.json
+  bespoke gen ../shared/pyfr-mats/p3/hex/m6-sp.mtx --best --backend cuda`
+	}
 	return c
 }
 
@@ -165,6 +188,13 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 	if o.variants != "" && len(cfg.Variants) == 0 {
 		return usagef("--variant %q names no variant", o.variants)
 	}
+	if !o.noStore && !o.noBaselines { // a race without the vendor libraries chooses nothing to keep
+		cfg.Store, cfg.Retune = tune.Open(), o.retune
+	}
+	cfg.Commit = o.commit
+	if cfg.Commit == "" {
+		cfg.Commit = gitCommit()
+	}
 	if !o.noBaselines && o.family == familySparse {
 		rivals, closeAll := baseline.ForGEMM(dev, func(s string) { fmt.Fprintln(stderr, "bespoke: warning:", s) })
 		defer closeAll()
@@ -204,10 +234,7 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 	if err != nil {
 		return err
 	}
-	rep.Commit = o.commit
-	if rep.Commit == "" {
-		rep.Commit = gitCommit()
-	}
+	rep.Commit = cfg.Commit
 	if err := writeOutputs(stdout, rep, o); err != nil {
 		return err
 	}
@@ -236,7 +263,11 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 
 func writeOutputs(stdout io.Writer, rep *bench.Report, o benchOptions) error {
 	if o.jsonOut != "-" {
-		if err := report.WriteTable(stdout, rep); err != nil {
+		table := report.WriteTable
+		if o.choices {
+			table = report.WriteChoices
+		}
+		if err := table(stdout, rep); err != nil {
 			return err
 		}
 	}

@@ -8,15 +8,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bespoke-hpc/bespoke/bench"
 	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/tune"
 )
 
 type genOptions struct {
 	problemFlags
 	backend, variant, out, meta, name string
 	n, ldb, ldc                       int
-	list                              bool
+	list, best                        bool
+	device                            string
 }
 
 func genCmd() *cobra.Command {
@@ -42,6 +45,8 @@ func genCmd() *cobra.Command {
 	f.StringVar(&o.meta, "meta", "", "JSON file for the launch metadata")
 	f.StringVar(&o.name, "name", "", "entry point name (default: derived from the variant and problem)")
 	f.BoolVar(&o.list, "list", false, "list the variants that apply to the problem and exit")
+	f.BoolVar(&o.best, "best", false, "the variant bespoke tune chose for the problem on the --backend's device (with --n: at that size)")
+	f.StringVar(&o.device, "device", "", "with --best: device within the backend (CUDA ordinal; OpenCL P:D or name)")
 	for _, name := range []string{"n", "ldb", "ldc"} {
 		o.owner[name] = familySparse
 	}
@@ -90,7 +95,13 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 	if o.out != "" && o.meta != "" && sameFile(o.out, o.meta) {
 		return usagef("-o and --meta name the same file %s", o.out)
 	}
-	c, err := in.Variant(o.variant)
+	variant := o.variant
+	if o.best {
+		if variant, err = o.tunedVariant(ps[0]); err != nil {
+			return err
+		}
+	}
+	c, err := in.Variant(variant)
 	if err != nil {
 		return usageError{err}
 	}
@@ -136,4 +147,32 @@ func sameFile(a, b string) bool {
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && aa == bb
+}
+
+// tunedVariant is the choice the tuning store holds for the problem on the
+// --backend's device, at the size bench times it (or --n).
+func (o genOptions) tunedVariant(p family.Problem) (string, error) {
+	dev, err := openDevice(o.backend, o.device)
+	if err != nil {
+		return "", err
+	}
+	defer dev.Close()
+	var cfg bench.Config
+	cfg.Units, cfg.MinLaunchBytes, cfg.MaxUnits = o.benchSizes(dev.Info().GPU)
+	if o.n > 0 {
+		cfg.Units, cfg.MinLaunchBytes = o.n, 0
+	}
+	units := bench.Units(cfg, p)
+	in, err := p.Timed(units)
+	if err != nil {
+		return "", err
+	}
+	rec, ok := tune.Open().Get(tune.Key(in, dev))
+	switch {
+	case !ok:
+		return "", fmt.Errorf("%s: no choice for %s at size %d in the tuning store (run bespoke tune first)", p.Label(), dev.Info().Name, units)
+	case rec.Kind != "bespoke":
+		return "", fmt.Errorf("%s: the choice on %s is %s, a vendor library: no kernel to write", p.Label(), dev.Info().Name, rec.Winner)
+	}
+	return rec.Winner, nil
 }

@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"baseline":          {"device", "device/cuda", "internal/dl", "kernel/family", "kernel/sparse"},
 	"build":             {"device", "emit", "kernel"},
 	"verify":            {"build", "device", "emit", "kernel", "kernel/family", "kernel/interp"},
-	"tune":              {"device", "emit", "kernel/family"},
+	"tune":              {"device", "emit", "internal/cache", "kernel/family"},
 	"bench":             {"build", "device", "kernel", "kernel/family", "tune"},
 	"report":            {"bench", "device"},
 	"conformance": {"device", "internal/testenv", "kernel", "kernel/contract", "kernel/family", "kernel/interp",

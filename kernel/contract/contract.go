@@ -27,6 +27,7 @@ package contract
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"regexp"
 	"strconv"
@@ -301,6 +302,12 @@ func (in *Instance) Data(rng *rand.Rand) (*family.Data, error) {
 		Values: map[string]int64{Elements: int64(in.E)},
 		Tol:    in.tol(),
 	}, nil
+}
+
+// TuneKey is Q, the axis, D's content, the precision and the power of two
+// the batch falls below.
+func (in *Instance) TuneKey() string {
+	return fmt.Sprintf("contract|q=%d|%s|D=%s|%s|E<2^%d", in.Q, in.Axis, digest(in.D), in.Prec, bits.Len(uint(in.E)))
 }
 
 // DataBytes is x, y and y's reference for E+1 elements, and D, in float64.

@@ -73,6 +73,11 @@ type Instance interface {
 	DataBytes() int64
 	// Workload describes the instance for timing.
 	Workload() (*Workload, error)
+	// TuneKey names what the choice of a candidate depends on, so that
+	// a tuning result found for one instance serves every instance with
+	// the same key (the operator's content and precision, α and β
+	// classes, the size's order of magnitude, alignment …).
+	TuneKey() string
 }
 
 // Choose returns the candidates to try for an instance on t: those named in

@@ -1,8 +1,11 @@
 package sparse
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -273,6 +276,21 @@ func (in *Instance) Data(rng *rand.Rand) (*family.Data, error) {
 		Values: in.values(),
 		Tol:    Tolerance(dt),
 	}, nil
+}
+
+// TuneKey is the operator's content, precision, α, β, what is baked in,
+// the power of two n falls below, and the leading dimensions' alignment
+// (modulo 512 elements, which decides cache-set conflicts).
+func (in *Instance) TuneKey() string {
+	pb := in.Problem
+	h := sha256.New()
+	var buf [8]byte
+	for _, x := range pb.Op.Data {
+		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(x))
+		h.Write(buf[:])
+	}
+	return fmt.Sprintf("sparse|%d×%d|%x|%s|α=%g|β=%g|baked=%v,%v,%v|n<2^%d|ld%%512=%d,%d", pb.Op.Rows, pb.Op.Cols, h.Sum(nil)[:12], pb.DType,
+		pb.Alpha, pb.Beta, pb.N > 0, pb.LDB > 0, pb.LDC > 0, bits.Len(uint(in.N)), in.LDB%512, in.LDC%512)
 }
 
 // DataBytes is B, C and the reference of C, in float64.

@@ -1,0 +1,74 @@
+package tune
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/internal/cache"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+)
+
+// Generation is part of every tuning key: raise it when the candidates a
+// family offers, or the code they print, change in a way that could change
+// a winner, so that older choices are not reused.
+const Generation = 1
+
+// Key names the choice for an instance on a device: the family's key of
+// the instance, the device (backend, name, platform and driver, architecture
+// and compiler, compute units) and bespoke's Generation.
+func Key(in family.Instance, dev device.Device) string {
+	i := dev.Info()
+	return cache.Key("tune", strconv.Itoa(Generation), in.TuneKey(), i.Backend, i.Name, i.Platform, i.Arch, strconv.Itoa(i.ComputeUnits))
+}
+
+// Record is a tuning result: the winner and the measurements that chose it.
+type Record struct {
+	Key     string `json:"key"`
+	Problem string `json:"problem"`
+	Device  string `json:"device"`
+	Date    string `json:"date"`
+	Commit  string `json:"commit,omitempty"`
+	// Winner is the fastest verified candidate (or baseline), Kind
+	// "bespoke" or "baseline".
+	Winner string `json:"winner"`
+	Kind   string `json:"kind"`
+	// Result is bench's whole measurement of the problem: every candidate
+	// with its timing, verification and resources.
+	Result json.RawMessage `json:"result"`
+}
+
+// Store keeps tuning results across runs in the "tune" kind of the cache
+// (so BESPOKE_CACHE_DIR and BESPOKE_NO_CACHE apply).
+type Store struct{ st *cache.Store }
+
+// Open returns the store.
+func Open() *Store { return &Store{st: cache.Open("tune")} }
+
+// Get returns the record for key, or false when there is none, or it is
+// damaged or not for this key (then it is removed and the choice redone).
+func (s *Store) Get(key string) (*Record, bool) {
+	data, ok := s.st.Get(key)
+	if !ok {
+		return nil, false
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil || r.Key != key || r.Winner == "" || len(r.Result) == 0 {
+		s.st.Remove(key)
+		return nil, false
+	}
+	return &r, true
+}
+
+// Put stores a record under its key.
+func (s *Store) Put(r *Record) error {
+	if r.Key == "" || r.Winner == "" {
+		return fmt.Errorf("tune: a record needs a key and a winner")
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return s.st.Put(r.Key, data)
+}
