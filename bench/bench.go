@@ -50,6 +50,17 @@ type Config struct {
 	Retune bool
 	// Commit is recorded with the choices stored.
 	Commit string
+	// Screen is the screening margin: candidates whose screening time is
+	// over Screen times the best are not timed in full (0: DefaultScreen;
+	// negative: every verified candidate is timed in full).
+	Screen float64
+	// Prune is the cost model's pruning factor: a candidate whose
+	// predicted time (tune.Estimate) is over Prune times the problem's
+	// best prediction is not built (0: the model's factor for the device,
+	// tune.Machine.Prune; negative: every candidate is built and timed, a
+	// full search that still records what the model would have kept at
+	// its factor). Runs restricted to Variants never prune.
+	Prune float64
 	// BuildWorkers bounds the compilations in flight ahead of timing (0:
 	// all CPUs, or all but two on a GPU, whose timing runs beside them).
 	BuildWorkers int
@@ -72,6 +83,9 @@ func (c *Config) defaults() {
 	c.Warmup = max(c.Warmup, 0)
 	if c.Reps <= 0 {
 		c.Reps = 30
+	}
+	if c.Screen == 0 {
+		c.Screen = DefaultScreen
 	}
 	if c.WorkingSet <= 0 {
 		c.WorkingSet = 1 << 30
@@ -97,7 +111,8 @@ type Runner struct {
 	dev      device.Device
 	cfg      Config
 	dt       kernel.DType
-	closeAux func() // the helper kernels' programs
+	roofGBs  float64 // the first roof measured, for the cost model
+	closeAux func()  // the helper kernels' programs
 	fill     device.Kernel
 	copyK    device.Kernel
 	updateK  device.Kernel

@@ -29,6 +29,10 @@ type Candidate struct {
 	// are then from the screening).
 	Screen   time.Duration `json:"screen_ns,omitempty"`
 	Screened bool          `json:"screened,omitempty"`
+	// Predicted is the cost model's estimate, made before compiling;
+	// Pruned: it was too slow there, so the candidate was not built.
+	Predicted *tune.Prediction `json:"predicted,omitempty"`
+	Pruned    bool             `json:"pruned,omitempty"`
 }
 
 // Result is everything measured for one problem.
@@ -89,13 +93,22 @@ func (o *Result) choose() {
 			next = c
 		}
 	}
-	screened := 0
+	screened, pruned := 0, 0
 	for _, c := range o.Candidates {
 		if c.Screened {
 			screened++
 		}
+		if c.Pruned {
+			pruned++
+		}
 	}
-	why := fmt.Sprintf("fastest of %d verified and timed in full (%d baselines); %d more were over %.0f %% slower in the screening", timed, baselines, screened, 100*(screenKeep-1))
+	why := fmt.Sprintf("fastest of %d verified and timed in full (%d baselines)", timed, baselines)
+	if screened > 0 {
+		why += fmt.Sprintf("; %d more were slower in the screening by over the margin", screened)
+	}
+	if pruned > 0 {
+		why += fmt.Sprintf(", %d not built (the cost model predicted them slow)", pruned)
+	}
 	if next != nil {
 		why += fmt.Sprintf("; %.1f %% faster than %s", 100*(float64(next.Timing.Median)/float64(best.Timing.Median)-1), next.Name)
 	}
@@ -137,7 +150,8 @@ type prepared struct {
 	key     string // tuning key ("" when the run neither reuses nor records)
 	cached  *Result
 	ks      []*kernel.Kernel
-	failed  []Candidate // candidates whose kernels could not be built
+	failed  []Candidate                // candidates whose kernels could not be built, or pruned
+	predict map[string]tune.Prediction // by variant
 	err     error
 }
 
@@ -189,6 +203,43 @@ func (r *Runner) prepare(pr *prepared) {
 		}
 		pr.ks = append(pr.ks, k)
 	}
+	r.prune(pr)
+}
+
+// prune predicts every kernel's time and, unless the run is a full search
+// or restricted to named variants, drops those the model rules out.
+func (r *Runner) prune(pr *prepared) {
+	if len(pr.ks) == 0 {
+		return
+	}
+	m := tune.MachineOf(r.dev.Info(), r.roofGBs)
+	ps := make([]tune.Prediction, len(pr.ks))
+	for i, k := range pr.ks {
+		p, err := tune.Estimate(m, r.dev.Dialect(), k, pr.work.Values, pr.work.IdealBytes)
+		if err != nil { // no prediction: never pruned
+			p = tune.Prediction{Bound: "unknown: " + err.Error()}
+		}
+		ps[i] = p
+	}
+	factor := r.cfg.Prune
+	if !(factor > 0) {
+		factor = m.Prune
+	}
+	keep := tune.Prune(ps, factor)
+	prune := r.cfg.Prune >= 0 && len(r.cfg.Variants) == 0
+	pr.predict = map[string]tune.Prediction{}
+	var kept []*kernel.Kernel
+	for i, k := range pr.ks {
+		ps[i].Keep = keep[i]
+		pr.predict[k.Variant] = ps[i]
+		if prune && !ps[i].Keep {
+			p := ps[i]
+			pr.failed = append(pr.failed, Candidate{Name: k.Variant, Kind: "bespoke", Pruned: true, Predicted: &p})
+			continue
+		}
+		kept = append(kept, k)
+	}
+	pr.ks = kept
 }
 
 // MaxSets bounds the rotated copies of a workload: a tiny problem (one
@@ -256,7 +307,7 @@ func (r *Runner) measure(pr *prepared) Result {
 		return false
 	}
 	// Every candidate is verified and screened (screenReps launches)
-	// first; only those within screenKeep of the best screened time are
+	// first; only those within Config.Screen of the best screened time are
 	// timed in full. The rest keep their screening time (Screened).
 	type entry struct {
 		idx    int // in res.Candidates
@@ -280,6 +331,9 @@ func (r *Runner) measure(pr *prepared) Result {
 		}
 		cfg.Progress(fmt.Sprintf("%s: %s", res.Name, k.Variant))
 		c := Candidate{Name: k.Variant, Kind: "bespoke"}
+		if p, ok := pr.predict[k.Variant]; ok {
+			c.Predicted = &p
+		}
 		prog, dk, err := build.One(r.dev, k)
 		if err != nil && stopped() { // the compilation was stopped, not failed
 			return res
@@ -309,7 +363,7 @@ func (r *Runner) measure(pr *prepared) Result {
 	}
 	for _, e := range entries {
 		c := &res.Candidates[e.idx]
-		if float64(c.Timing.Median) > screenKeep*float64(best) {
+		if keep := r.cfg.Screen; keep > 0 && float64(c.Timing.Median) > keep*float64(best) {
 			c.Screened = true
 			continue
 		}
@@ -329,15 +383,16 @@ func (r *Runner) measure(pr *prepared) Result {
 }
 
 // Screening: a candidate is first timed over one pass of the sets (at least
-// screenReps launches, after one warm-up); only those within screenKeep of the fastest screened time are
-// timed over Config.Reps. The margin is wide against the spread of
+// screenReps launches, after one warm-up); only those within Config.Screen
+// (DefaultScreen) of the fastest screened time are timed over Config.Reps.
+// The margin is wide against the spread of
 // launches (the H100's roof measurements of one run spanned 2.7 %, this
 // VM's tens of percent); every candidate's screening time is reported
 // (Candidate.Screen), so that runs show how the full timings ranked the
 // candidates the screening kept.
 const (
-	screenReps = 3
-	screenKeep = 1.3
+	screenReps    = 3
+	DefaultScreen = 1.3
 )
 
 // screen verifies launch on set 0, then times a few launches.

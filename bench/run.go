@@ -99,6 +99,7 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 	if err := roof(r.cfg.Reps); err != nil {
 		return nil, err
 	}
+	r.roofGBs = rep.RoofGBs
 	rep.RoofMethod = fmt.Sprintf("the faster of a copy y[i] = x[i] and an update y[i] += x[i], each streaming four parts of x and y at once, over %d MiB (bytes read + written), median of %d launches before the first problem and %d before each later one, the best of these",
 		r.cfg.WorkingSet>>20, r.cfg.Reps, roofReps)
 	r.cfg.Progress("compiling")

@@ -16,10 +16,10 @@ const SlowBuild = 10 * time.Second
 // Ahead compiles groups of kernels into dev's cache (see Cache) on workers
 // goroutines, group after group, so that the caller can take up group i
 // once ready[i] is closed while later groups compile. kernels(i) makes
-// group i's kernels; it is called in order, on one goroutine. Closing stop
-// ends the work early (later groups are never made); wait returns once
-// every compile in progress has finished, and the device must stay open
-// until then. slow, when set, hears about compiles over SlowBuild (with
+// group i's kernels (compiled largest first); it is called in order, on
+// one goroutine. Closing stop ends the work early (later groups are never
+// made); wait returns once every compile in progress has finished, and the
+// device must stay open until then. slow, when set, hears about compiles over SlowBuild (with
 // the kernel's group), from any worker.
 func Ahead(dev device.Device, groups int, kernels func(i int) []*kernel.Kernel, workers int, stop <-chan struct{}, slow func(group int, k *kernel.Kernel, took time.Duration)) (ready []chan struct{}, wait func()) {
 	type job struct {
@@ -57,7 +57,10 @@ func Ahead(dev device.Device, groups int, kernels func(i int) []*kernel.Kernel, 
 		defer wg.Done()
 		defer close(jobs)
 		for i := 0; i < groups; i++ {
-			ks := slices.Clip(kernels(i))
+			// The largest first, so that a group's last compile does
+			// not start late and hold up its timing.
+			ks := slices.Clone(kernels(i))
+			slices.SortStableFunc(ks, func(a, b *kernel.Kernel) int { return kernel.Size(b.Body) - kernel.Size(a.Body) })
 			if len(ks) == 0 {
 				close(ready[i])
 				continue

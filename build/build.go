@@ -38,17 +38,25 @@ const (
 // there are CPUs (each may take a gigabyte of memory on a large kernel).
 var slots = make(chan struct{}, runtime.GOMAXPROCS(0))
 
-// serialSlots holds, for each device that builds one program at a time, a
-// slot taken before a global one: builds queued behind such a device must
-// not hold the global slots that another device's compilers could use
-// (PoCL and gcc side by side had used 1.2 of 2 cores).
-var serialSlots sync.Map // device.Device → chan struct{}
+// deviceSlots holds, for each device that limits its builds (one at a
+// time on PoCL, a few on NVIDIA's OpenCL), slots taken before a global one:
+// builds queued behind such a device must not hold the global slots that
+// another device's compilers could use (PoCL and gcc side by side had used
+// 1.2 of 2 cores).
+var deviceSlots sync.Map // device.Device → chan struct{}
 
 func deviceSlot(dev device.Device) chan struct{} {
-	if s, ok := dev.(device.SerialBuilder); !ok || !s.SerialBuilds() {
+	n := 0
+	if l, ok := dev.(device.BuildLimiter); ok {
+		n = l.MaxBuilds()
+	}
+	if s, ok := dev.(device.SerialBuilder); ok && s.SerialBuilds() {
+		n = 1
+	}
+	if n <= 0 {
 		return nil
 	}
-	ch, _ := serialSlots.LoadOrStore(dev, make(chan struct{}, 1))
+	ch, _ := deviceSlots.LoadOrStore(dev, make(chan struct{}, n))
 	return ch.(chan struct{})
 }
 

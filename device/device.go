@@ -77,6 +77,11 @@ type Program interface {
 // within a process (PoCL compiles under a lock).
 type SerialBuilder interface{ SerialBuilds() bool }
 
+// BuildLimiter is implemented by devices whose driver compiles badly with
+// many builds at once: MaxBuilds is the most worth running together in a
+// process (0: no limit of the device's own).
+type BuildLimiter interface{ MaxBuilds() int }
+
 // Compiler is implemented by devices that can compile a source into their
 // on-disk cache without loading it, so that builds can run beside timed
 // launches without touching the device context.

@@ -512,3 +512,20 @@ func (p *printer) gpuKernel() {
 	p.depth--
 	p.line("}")
 }
+
+// Lowered returns k as dialect d runs it: after the dialect's lowering (C:
+// the work-group loops of kernel/pass.HostLoops), or k itself.
+func Lowered(d Dialect, k *kernel.Kernel) (*kernel.Kernel, error) {
+	sp, ok := spellings[d]
+	if !ok {
+		return nil, fmt.Errorf("emit: unknown dialect %q (want %s)", d, dialectList())
+	}
+	if sp.lower == nil {
+		return k, nil
+	}
+	lk, err := sp.lower(k)
+	if err != nil {
+		return nil, fmt.Errorf("emit: %w", err)
+	}
+	return lk, nil
+}

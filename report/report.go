@@ -2,7 +2,7 @@
 // tools take: tables, JSON, CSV, the Go benchmark format, Markdown (as
 // docs/performance.md keeps it) and SVG charts.
 //
-// It may import bench and device, but no backend and no family: what it
+// It may import bench, device and tune, but no backend and no family: what it
 // knows of a family is the facts its workload names (m, k, nnz, β …).
 package report
 
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/bench"
+	"github.com/bespoke-hpc/bespoke/tune"
 )
 
 // Group is the element type in a PyFR-style name ("p3/hex/m6" → "hex"),
@@ -208,9 +209,16 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 			if best != nil && c.Name == best.Name {
 				name = "*" + name
 			}
+			if c.Pruned {
+				fmt.Fprintf(tw, "%s\t%s\tnot built: the model predicts %s µs\t\t\t\t\t\n", head, name, predictedUS(c.Predicted))
+				continue
+			}
 			if c.Err != "" {
 				fmt.Fprintf(tw, "%s\t%s\tfailed: %s\t\t\t\t\t\n", head, name, firstLine(c.Err))
 				continue
+			}
+			if c.Screened {
+				name += " (screened)"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.1f\t%.1e\t%d\t\n", head, name,
 				us(c.Timing.Median), c.GBs, 100*c.RoofFrac, c.MaxRelErr, c.Resources.Registers)
@@ -221,7 +229,98 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	return WriteSummary(w, rep)
+	if err := WriteSummary(w, rep); err != nil {
+		return err
+	}
+	if m := CheckModel(rep); m.Candidates > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, m)
+	}
+	return nil
+}
+
+// predictedUS is a prediction's time in µs, or "?".
+func predictedUS(p *tune.Prediction) string {
+	if p == nil || !(p.Seconds > 0) {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f (%s)", p.Seconds*1e6, p.Bound)
+}
+
+// ModelCheck is how the cost model's pruning fared in a run.
+type ModelCheck struct {
+	// Candidates predicted, and of those Pruned (not built) or, in full
+	// searches, WouldPrune.
+	Candidates, Pruned, WouldPrune int
+	// Full searches (no candidate pruned) where the kept candidates held
+	// the fastest bespoke candidate (WinnerKept), or one within 1 % of
+	// it (Within1).
+	Searches, WinnerKept, Within1 int
+	// Worst is the largest ratio of the fastest kept candidate's time to
+	// the fastest's, at WorstName.
+	Worst     float64
+	WorstName string
+}
+
+// CheckModel counts, over a report, what the cost model pruned or would
+// have pruned, and in full searches whether the winner survived.
+func CheckModel(rep *bench.Report) ModelCheck {
+	m := ModelCheck{Worst: 1}
+	for i := range rep.Problems {
+		o := &rep.Problems[i]
+		if o.Cached {
+			continue
+		}
+		full := true
+		best, bestKept := math.Inf(1), math.Inf(1)
+		for _, c := range o.Candidates {
+			if c.Predicted == nil {
+				continue
+			}
+			m.Candidates++
+			if c.Pruned {
+				m.Pruned++
+				full = false
+				continue
+			}
+			if !c.Predicted.Keep {
+				m.WouldPrune++
+			}
+			if c.Verified && c.Timing.Median > 0 {
+				t := float64(c.Timing.Median)
+				best = min(best, t)
+				if c.Predicted.Keep {
+					bestKept = min(bestKept, t)
+				}
+			}
+		}
+		if !full || math.IsInf(best, 1) {
+			continue
+		}
+		m.Searches++
+		if bestKept == best {
+			m.WinnerKept++
+		}
+		if bestKept <= 1.01*best {
+			m.Within1++
+		}
+		if r := bestKept / best; r > m.Worst {
+			m.Worst, m.WorstName = r, o.Name
+		}
+	}
+	return m
+}
+
+// String is the check in a sentence.
+func (m ModelCheck) String() string {
+	s := fmt.Sprintf("cost model: predicted %d candidates, did not build %d", m.Candidates, m.Pruned)
+	if m.Searches > 0 {
+		s += fmt.Sprintf("; in %d full searches it would have skipped %d, and the candidates it kept held the winner in %d and one within 1 %% of it in %d", m.Searches, m.WouldPrune, m.WinnerKept, m.Within1)
+		if m.Worst > 1 {
+			s += fmt.Sprintf(" (worst: %.1f %% slower, %s)", 100*(m.Worst-1), m.WorstName)
+		}
+	}
+	return s
 }
 
 // WriteChoices writes each problem's choice: the winner, its time and
@@ -279,7 +378,8 @@ func WriteSummary(w io.Writer, rep *bench.Report) error {
 func WriteCSV(w io.Writer, rep *bench.Report) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"device", "dtype", "size", "problem", "shape", "m", "k", "nnz", "k_used", "density", "beta", "candidate", "kind",
-		"median_us", "min_us", "gbs", "roof_frac", "max_rel_err", "verified", "registers", "spill_bytes", "error"})
+		"median_us", "min_us", "gbs", "roof_frac", "max_rel_err", "verified", "registers", "spill_bytes", "error",
+		"screened", "predicted_us", "model_bound", "model_keep", "pruned"})
 	for i := range rep.Problems {
 		o := &rep.Problems[i]
 		for _, c := range o.Candidates {
@@ -287,11 +387,26 @@ func WriteCSV(w io.Writer, rep *bench.Report) error {
 				fact(o, "nnz"), fact(o, "k_used"), fact(o, "density"), fact(o, "beta"), c.Name, c.Kind,
 				us(c.Timing.Median), us(c.Timing.Min), fmt.Sprintf("%.2f", c.GBs), fmt.Sprintf("%.4f", c.RoofFrac),
 				fmt.Sprintf("%.3g", c.MaxRelErr), strconv.FormatBool(c.Verified), strconv.Itoa(c.Resources.Registers),
-				strconv.Itoa(c.Resources.SpillBytes), c.Err})
+				strconv.Itoa(c.Resources.SpillBytes), c.Err, strconv.FormatBool(c.Screened), predicted(c.Predicted, "us"),
+				predicted(c.Predicted, "bound"), predicted(c.Predicted, "keep"), strconv.FormatBool(c.Pruned)})
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// predicted is one field of a prediction for the CSV ("" without one).
+func predicted(p *tune.Prediction, field string) string {
+	if p == nil {
+		return ""
+	}
+	switch field {
+	case "us":
+		return fmt.Sprintf("%.2f", p.Seconds*1e6)
+	case "bound":
+		return p.Bound
+	}
+	return strconv.FormatBool(p.Keep)
 }
 
 // WriteGoBench writes the Go benchmark format, one line per verified

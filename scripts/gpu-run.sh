@@ -7,7 +7,8 @@
 #   scripts/gpu-run.sh OUTDIR [STEP...]
 #
 # STEP: info tests conformance nvcc bench-f64 bench-f32 bench-opencl-f64
-# bench-contract-f64 bench-contract-f32 sigterm verify-c verify-opencl. sigterm
+# bench-contract-f64 bench-contract-f32 sigterm verify-c verify-opencl
+# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts. sigterm
 # sends SIGTERM to a CUDA bench 20 s into it, while NVRTC compiles the p6
 # operators into an empty cache, and checks that it wrote its JSON (marked
 # interrupted) and exited within 5 s. The verify steps run `bespoke verify` over every
@@ -101,6 +102,53 @@ sigterm)
   grep -c "non-Go code" "$out/sigterm.log" && status=1
   python3 -c "import sys; sys.exit(0 if $took <= 5 and $rc != 0 else 1)" || status=1
   rm -rf "$cache" ;;
+tune-f64|tune-f32)
+  # bespoke tune over the 120 operators from an empty cache (no tuning
+  # store, no CUBINs), then again warm: the second run must time nothing.
+  dt=${s#tune-}
+  cache=$(mktemp -d)
+  BESPOKE_CACHE_DIR=$cache step "$s-cold" "${BESPOKE_TUNE_LIMIT:-330}" bin/bespoke tune "$mats" --backend cuda --dtype "$dt" --commit "$(cat .gpu/commit)" \
+    --json "$out/$s-cold.json" --csv "$out/$s-cold.csv" --markdown "$out/$s-cold.md"
+  BESPOKE_CACHE_DIR=$cache step "$s-warm" 60 bin/bespoke tune "$mats" --backend cuda --dtype "$dt" --json "$out/$s-warm.json"
+  tail -n 12 "$out/$s-cold.log"; tail -n 3 "$out/$s-warm.log"
+  rm -rf "$cache" ;;
+full-f64|full-f32)
+  # A full search: every candidate built, verified and timed in full, no
+  # tuning store; what the cost model would have pruned is recorded.
+  dt=${s#full-}
+  step "$s" "$limit" bin/bespoke bench "$mats" --backend cuda --dtype "$dt" --prune 0 --screen 0 --no-store -q --commit "$(cat .gpu/commit)" \
+    --json "$out/$s.json" --csv "$out/$s.csv"
+  tail -n 14 "$out/$s.log" ;;
+opencl-hex)
+  # NVIDIA OpenCL, hex p1-p6 in fp64: cold (empty cache), warm (tuning
+  # store), and --retune (every program from the binary cache).
+  cache=$(mktemp -d)
+  hex=$(for p in 1 2 3 4 5 6; do echo "$mats/p$p/hex"; done)
+  BESPOKE_CACHE_DIR=$cache step opencl-hex-cold "${BESPOKE_OPENCL_LIMIT:-330}" bin/bespoke bench $hex --backend opencl --device nvidia --dtype f64 -q \
+    --commit "$(cat .gpu/commit)" --json "$out/opencl-hex-cold.json" --csv "$out/opencl-hex-cold.csv"
+  BESPOKE_CACHE_DIR=$cache step opencl-hex-warm 60 bin/bespoke bench $hex --backend opencl --device nvidia --dtype f64 -q --json "$out/opencl-hex-warm.json"
+  BESPOKE_CACHE_DIR=$cache step opencl-hex-retune 200 bin/bespoke bench $hex --backend opencl --device nvidia --dtype f64 -q --retune --json "$out/opencl-hex-retune.json"
+  tail -n 12 "$out/opencl-hex-cold.log"; tail -n 3 "$out/opencl-hex-warm.log" "$out/opencl-hex-retune.log"
+  rm -rf "$cache" ;;
+opencl-opts)
+  # How NVIDIA's OpenCL compiler options change build time and speed on
+  # the largest hex kernels: one build each in parallel (own caches), then
+  # each timed again alone from its binary cache.
+  vs=${BESPOKE_OPTS_VARIANTS:-bstream-msplit/x32-y16,cstream-msplit/x32-y12-g}
+  ops="$mats/p6/hex/m132-sp.mtx $mats/p6/hex/m460-sp.mtx"
+  i=0
+  for o in "" "-cl-nv-opt-level=0" "-cl-nv-opt-level=1" "-cl-opt-disable"; do
+    i=$((i+1)); mkdir -p "$out/opts$i"; echo "$o" > "$out/opts$i/options"
+    ( t0=$(date +%s.%N); BESPOKE_CACHE_DIR=$out/opts$i/cache BESPOKE_OPENCL_OPTIONS="$o" timeout "${BESPOKE_OPTS_LIMIT:-240}" bin/bespoke bench $ops --backend opencl --device nvidia \
+        --dtype f64 --variant "$vs" -q --reps 5 --json "$out/opts$i/cold.json" > "$out/opts$i/cold.log" 2>&1; echo "rc $? after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" >> "$out/opts$i/cold.log" ) &
+  done
+  wait
+  for j in 1 2 3 4; do
+    BESPOKE_CACHE_DIR=$out/opts$j/cache BESPOKE_OPENCL_OPTIONS="$(cat "$out/opts$j/options")" step "opts$j-warm" 120 bin/bespoke bench $ops --backend opencl --device nvidia \
+      --dtype f64 --variant "$vs" -q --json "$out/opts$j/warm.json"
+    echo "options '$(cat "$out/opts$j/options")': cold $(tail -n 1 "$out/opts$j/cold.log")"; grep -E "m132|m460" "$out/opts$j-warm.log" | head -4
+    rm -rf "$out/opts$j/cache"
+  done ;;
 verify-c|verify-opencl)
   be=${s#verify-}
   step "$s" "${BESPOKE_VERIFY_LIMIT:-560}" nice -n 10 bin/bespoke verify "$mats" --backend "$be" --device "${BESPOKE_VERIFY_DEVICE:-}" --jobs "${BESPOKE_VERIFY_JOBS:-6}"

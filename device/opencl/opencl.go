@@ -4,7 +4,7 @@
 // OpenCL gets an error value, not a link failure.
 //
 // Programs are built from OpenCL C 1.2 source (emit.OpenCL) with the options
-// "-cl-std=CL1.2" and no fast-math flags. Built binaries are kept in
+// "-cl-std=CL1.2" (plus $BESPOKE_OPENCL_OPTIONS) and no fast-math flags. Built binaries are kept in
 // $BESPOKE_CACHE_DIR/opencl (default os.UserCacheDir()/bespoke/opencl),
 // keyed by the sha256 of platform, device, driver version, options and
 // source, and reused when the driver accepts them back;
@@ -25,8 +25,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/bespoke-hpc/bespoke/internal/cache"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +35,7 @@ import (
 
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/emit"
+	"github.com/bespoke-hpc/bespoke/internal/cache"
 	"github.com/bespoke-hpc/bespoke/internal/dl"
 )
 
@@ -170,7 +171,7 @@ func Open(selector string) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{platform: e.platform, dev: e.device, info: e.info, driver: e.driver, platformVersion: e.platformVersion, options: BuildOptions}
+	d := &Device{platform: e.platform, dev: e.device, info: e.info, driver: e.driver, platformVersion: e.platformVersion, options: baseOptions()}
 	var a dl.Arena
 	defer a.Free()
 	var code int32
@@ -276,12 +277,43 @@ func (d *Device) ownCache() bool { return isPoCL(d.info.Platform) }
 // process (PoCL), so that callers do not tie up threads waiting on it.
 func (d *Device) SerialBuilds() bool { return isPoCL(d.info.Platform) }
 
+// NVIDIABuilds is how many programs bespoke builds at once on NVIDIA's
+// OpenCL: its compiler took 30–87 s per large kernel with a build per core
+// running (H100 host, 16 cores), so a few at a time keep the first
+// problems' kernels ready early. BESPOKE_OPENCL_BUILDS overrides it.
+const NVIDIABuilds = 4
+
+// MaxBuilds is 1 on PoCL (its builds take a process-wide lock),
+// NVIDIABuilds (or $BESPOKE_OPENCL_BUILDS) on NVIDIA's platform, else 0.
+func (d *Device) MaxBuilds() int {
+	if n, err := strconv.Atoi(os.Getenv("BESPOKE_OPENCL_BUILDS")); err == nil && n > 0 {
+		return n
+	}
+	switch {
+	case isPoCL(d.info.Platform):
+		return 1
+	case strings.Contains(strings.ToUpper(d.info.Platform), "NVIDIA"):
+		return NVIDIABuilds
+	}
+	return 0
+}
+
+// OptionsEnv names extra clBuildProgram options appended to BuildOptions
+// for every program (e.g. NVIDIA's "-cl-nv-opt-level=1"); they are part
+// of the binary cache's key.
+const OptionsEnv = "BESPOKE_OPENCL_OPTIONS"
+
 // SetExtraOptions appends opts to BuildOptions for the programs built
-// after it (e.g. "-cl-opt-disable"); "" restores BuildOptions.
+// after it (e.g. "-cl-opt-disable"); "" restores the usual options.
 func (d *Device) SetExtraOptions(opts string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.options = strings.TrimSpace(BuildOptions + " " + opts)
+	d.options = strings.TrimSpace(baseOptions() + " " + opts)
+}
+
+// baseOptions is BuildOptions plus $BESPOKE_OPENCL_OPTIONS.
+func baseOptions() string {
+	return strings.TrimSpace(BuildOptions + " " + os.Getenv(OptionsEnv))
 }
 
 func (d *Device) buildOptions() string {

@@ -3,9 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +33,8 @@ type benchOptions struct {
 	maxMemory, workingSetFlag              string
 	noBaselines, quiet, retune, noStore    bool
 	commit                                 string
+	pruneFlag                              string
+	prune, screen                          float64
 	choices                                bool // tune: print the choices, not every candidate
 }
 
@@ -102,6 +106,8 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	f.StringVar(&o.commit, "commit", "", "commit to record (default: git rev-parse of the working folder, if any)")
 	f.BoolVar(&o.retune, "retune", false, "measure problems whose choice the tuning store holds, and store the new one")
 	f.BoolVar(&o.noStore, "no-store", false, "neither reuse nor record choices in the tuning store")
+	f.Float64Var(&o.screen, "screen", bench.DefaultScreen, "time in full only the candidates whose screening time is within this factor of the best (0: time every candidate in full)")
+	f.StringVar(&o.pruneFlag, "prune", "auto", "do not build candidates the cost model predicts over this factor slower than its best prediction (auto: 1.2 on GPUs, 2 on CPUs; 0: build and time all, a full search)")
 	if choices {
 		c.Use = "tune [FILE|DIR...]"
 		c.Short = "Choose each problem's fastest kernel (or vendor library) on a device, and remember the choice"
@@ -127,6 +133,22 @@ func (o *benchOptions) validate() error {
 		return usagef("--reps %d: want at least 1 timed launch", o.reps)
 	case o.warmup < 0:
 		return usagef("--warmup %d: want 0 or more", o.warmup)
+	case math.IsNaN(o.screen) || math.IsInf(o.screen, 0) || o.screen < 0 || (o.screen > 0 && o.screen < 1):
+		return usagef("--screen %g: want 0 (no screening) or a factor of at least 1", o.screen)
+	}
+	switch o.pruneFlag {
+	case "auto", "":
+		o.prune = 0 // the model's factor for the device
+	default:
+		f, err := strconv.ParseFloat(o.pruneFlag, 64)
+		switch {
+		case err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || (f > 0 && f < 1):
+			return usagef("--prune %q: want auto, 0 (no pruning) or a factor of at least 1", o.pruneFlag)
+		case f == 0:
+			o.prune = -1 // a full search
+		default:
+			o.prune = f
+		}
 	}
 	if o.workingSetFlag != "" {
 		ws, err := parseBytes("--working-set", o.workingSetFlag)
@@ -190,6 +212,10 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 	}
 	if !o.noStore && !o.noBaselines { // a race without the vendor libraries chooses nothing to keep
 		cfg.Store, cfg.Retune = tune.Open(), o.retune
+	}
+	cfg.Prune, cfg.Screen = o.prune, o.screen
+	if o.screen == 0 {
+		cfg.Screen = -1 // every candidate timed in full
 	}
 	cfg.Commit = o.commit
 	if cfg.Commit == "" {

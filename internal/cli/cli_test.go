@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,5 +97,60 @@ func TestSuite(t *testing.T) {
 	}
 	if ops, err := Suite("hex:p1-2,quad:p3"); err != nil || len(ops) != 15 {
 		t.Errorf("hex:p1-2,quad:p3 gave %d operators, %v", len(ops), err)
+	}
+}
+
+// tune stores a choice that a second tune reuses with nothing timed and
+// that gen --best writes; with the store damaged, gen --best says so.
+func TestTuneThenGenBest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles and times kernels")
+	}
+	dir := t.TempDir()
+	t.Setenv("BESPOKE_CACHE_DIR", filepath.Join(dir, "cache"))
+	t.Setenv("BESPOKE_NO_CACHE", "")
+	op := filepath.Join(dir, "a.mtx")
+	os.WriteFile(op, []byte("%%MatrixMarket matrix coordinate real general\n3 2 4\n1 1 1.5\n2 2 -2\n3 1 0.25\n3 2 1\n"), 0o644)
+	sizes := []string{"--backend", "c", "--n", "4096", "--working-set", "1M", "--reps", "3"}
+	out1 := filepath.Join(dir, "first.json")
+	if code, _, stderr := run(t, append([]string{"tune", op, "-q", "--json", out1}, sizes...)...); code != ExitOK {
+		t.Fatalf("tune: exit %d: %s", code, stderr)
+	}
+	out2 := filepath.Join(dir, "second.json")
+	if code, _, stderr := run(t, append([]string{"tune", op, "-q", "--json", out2}, sizes...)...); code != ExitOK {
+		t.Fatalf("second tune: exit %d: %s", code, stderr)
+	}
+	type report struct {
+		Problems []struct {
+			Cached bool `json:"cached"`
+			Choice struct {
+				Winner string `json:"winner"`
+			} `json:"choice"`
+		} `json:"problems"`
+	}
+	read := func(path string) report {
+		var r report
+		data, err := os.ReadFile(path)
+		if err != nil || json.Unmarshal(data, &r) != nil || len(r.Problems) != 1 {
+			t.Fatalf("%s: %v %.200q", path, err, data)
+		}
+		return r
+	}
+	first, second := read(out1), read(out2)
+	winner := first.Problems[0].Choice.Winner
+	if first.Problems[0].Cached || !second.Problems[0].Cached || second.Problems[0].Choice.Winner != winner || winner == "" {
+		t.Fatalf("first %+v, second %+v: want the second from the store", first, second)
+	}
+	best := []string{"gen", op, "--best", "--backend", "c", "--n", "4096"}
+	code, src, stderr := run(t, best...)
+	if code != ExitOK || !strings.Contains(src, "("+winner+")") {
+		t.Fatalf("gen --best: exit %d, stderr %q; want the source of %s", code, stderr, winner)
+	}
+	entries, _ := filepath.Glob(filepath.Join(dir, "cache", "tune", "*.entry"))
+	for _, e := range entries {
+		os.WriteFile(e, []byte("damaged"), 0o644)
+	}
+	if code, _, stderr := run(t, best...); code != ExitFailure || !strings.Contains(stderr, "run bespoke tune first") {
+		t.Fatalf("gen --best on a damaged store: exit %d, %q", code, stderr)
 	}
 }

@@ -31,10 +31,14 @@ func FuzzGenFlags(f *testing.F) {
 		args := []string{"gen"}
 		fields := strings.Fields(flags)
 		for _, a := range fields {
-			if a == "-o" || a == "--output" || a == "--meta" {
-				return // would write files wherever the fuzzer says
+			// -o, --output and --meta would write files wherever the
+			// fuzzer says, also as -ofile, -qo file or --output=file.
+			short := strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--")
+			if short && strings.Contains(a, "o") || strings.HasPrefix(a, "--output") || strings.HasPrefix(a, "--meta") {
+				return
 			}
 		}
+		t.Chdir(t.TempDir()) // and anything else lands in a folder of its own
 		if !strings.Contains(flags, "contract") {
 			args = append(args, op)
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -292,6 +293,19 @@ func TestInterruptKillsCompilers(t *testing.T) {
 				srcs, _ := filepath.Glob(filepath.Join(cacheDir, "c", "*.c"))
 				if len(left)+len(srcs) > 0 {
 					t.Errorf("left behind: %v %v", left, srcs)
+				}
+				if cmdName == "bench" {
+					// What finished (here: nothing) is written as a
+					// report marked interrupted.
+					data, err := os.ReadFile(filepath.Join(dir, "out.json"))
+					var rep struct {
+						Interrupted bool              `json:"interrupted"`
+						Problems    []json.RawMessage `json:"problems"`
+					}
+					if err != nil || json.Unmarshal(data, &rep) != nil || !rep.Interrupted || rep.Problems == nil {
+						t.Errorf("the interrupted bench's JSON: %v, %.200q", err, data)
+					}
+					os.Remove(filepath.Join(dir, "out.json"))
 				}
 				t.Logf("stopped in %v: %s", took.Round(time.Millisecond), strings.TrimSpace(errb.String()))
 			})

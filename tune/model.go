@@ -1,0 +1,190 @@
+package tune
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/emit"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/cost"
+)
+
+// The cost model predicts a candidate's time from its static counts
+// (kernel/cost) before it is compiled, so that candidates that cannot come
+// near the predicted best are never built. It is a roofline with three
+// roofs and a spill term:
+//
+//   - DRAM: the ideal bytes at the run's measured roof;
+//   - on-chip: every global and shared access (including those a cache
+//     serves, as in kernels that split a column's rows among threads that
+//     each re-read B) at CacheFactor times the roof;
+//   - issue: every operation, load and store of every thread at IssueRate;
+//   - spills: the values over the register budget are stored and reloaded
+//     through the on-chip path, SpillWeight times over (a spill sits in a
+//     thread's dependent chain, so it costs more than its bytes).
+//
+// The constants were fitted on the H100 (fp64 and fp32, 120 PyFR
+// operators, every candidate timed: commit 9063020) and on this project's
+// 2-core CPU VM (C backend); docs/performance.md records how often the
+// pruned list still held the winner of a full search.
+type Machine struct {
+	GPU         bool
+	RoofGBs     float64 // DRAM bandwidth: the run's measured roof
+	CacheFactor float64 // on-chip bandwidth over RoofGBs
+	IssueRate   float64 // lane operations per second, the whole device
+	// Registers is the 32-bit registers a thread holds before spilling
+	// (on a CPU: vector registers × lanes of a 32-bit value, per lane).
+	Registers   int
+	SpillWeight float64
+	// Prune is the factor over the best prediction beyond which a
+	// candidate is not built (the model's margin on this kind of device).
+	Prune float64
+}
+
+// GPU model constants (see Machine).
+const (
+	gpuCacheFactor  = 3
+	gpuIssuePerCU   = 1.5e11 // lane operations per second per multiprocessor
+	gpuRegisters    = 255
+	gpuRegsBase     = 16 // addresses, indices and loop state
+	gpuSpillWeight  = 16
+	gpuRegisterFile = 65536
+	// On the H100 data the model was fitted on, every problem's fastest
+	// candidate was within 1.2× of its predicted best, and 12–15 % of the
+	// candidates were not.
+	gpuPrune = 1.2
+)
+
+// CPU model constants (see Machine): the C backend's kernels, after the
+// work-group lowering, vectorised across a block's threads. Fitted on the
+// 2-core VM (C backend, fp64, 25 operators of p2 quad and tri, p3 hex and
+// tet and p5 hex, all 184 candidates timed): the spill term did not help
+// (compilers keep a vector loop's values in cache, not registers), and a
+// margin of 2 kept every winner while skipping half the candidates (all
+// the split variants, which run 2–10× slower there).
+const (
+	cpuCacheFactor  = 3
+	cpuIssuePerCore = 3.2e10 // lane operations per second per core
+	cpuRegisters    = 256
+	cpuSpillWeight  = 4
+	cpuPrune        = 2
+)
+
+// MachineOf describes dev for the model, with the roof measured in the run
+// (GB/s; when 0, the device's recorded copy bandwidth or a guess).
+func MachineOf(info device.Info, roofGBs float64) Machine {
+	if roofGBs <= 0 {
+		roofGBs = info.CopyGBs
+	}
+	cu := float64(max(info.ComputeUnits, 1))
+	if info.GPU {
+		if roofGBs <= 0 {
+			roofGBs = 1000
+		}
+		return Machine{GPU: true, RoofGBs: roofGBs, CacheFactor: gpuCacheFactor, IssueRate: cu * gpuIssuePerCU,
+			Registers: gpuRegisters, SpillWeight: gpuSpillWeight, Prune: gpuPrune}
+	}
+	if roofGBs <= 0 {
+		roofGBs = 20
+	}
+	return Machine{RoofGBs: roofGBs, CacheFactor: cpuCacheFactor, IssueRate: cu * cpuIssuePerCore,
+		Registers: cpuRegisters, SpillWeight: cpuSpillWeight, Prune: cpuPrune}
+}
+
+// Prediction is the model's estimate for one candidate.
+type Prediction struct {
+	Seconds float64 `json:"seconds"`
+	// Bound names the roof that set the time: "dram", "cache", "issue";
+	// "+spill" when spills were added.
+	Bound string `json:"bound"`
+	// Registers is the predicted 32-bit registers a thread needs (GPU)
+	// or values live per lane (CPU).
+	Registers int `json:"registers"`
+	// Keep: within the pruning factor of the problem's best prediction
+	// (set by the caller; a full search records it too, to measure how
+	// often pruning would have lost the winner).
+	Keep bool `json:"keep"`
+}
+
+// Predict estimates the time of a launch of kernel k (as its family built
+// it) from the counts c of the kernel as the device runs it, for a launch
+// that moves ideal bytes at least.
+func Predict(m Machine, k *kernel.Kernel, c cost.Counts, ideal int64) Prediction {
+	bw := m.RoofGBs * 1e9
+	eb := float64(k.DType.Bytes())
+	times := []struct {
+		t    float64
+		name string
+	}{
+		{float64(ideal) / bw, "dram"},
+		{(c.LoadBytes + c.StoreBytes + c.Shared*eb) / (bw * m.CacheFactor), "cache"},
+		{(c.RealOps + c.IntOps + c.Loads + c.Stores + c.Shared) / m.IssueRate, "issue"},
+	}
+	best := times[0]
+	for _, t := range times[1:] {
+		if t.t > best.t {
+			best = t
+		}
+	}
+	p := Prediction{Seconds: best.t, Bound: best.name}
+	words := int(math.Ceil(eb / 4))
+	budget := m.Registers
+	if m.GPU {
+		p.Registers = c.LiveReals*words + gpuRegsBase
+		if mb := k.Hints.MinBlocksPerUnit; mb > 0 {
+			budget = min(budget, gpuRegisterFile/(mb*max(k.Launch.Threads(), 1)))
+		}
+	} else {
+		// A vector register holds one value of every lane.
+		p.Registers = c.LiveReals
+	}
+	if over := p.Registers - budget; over > 0 {
+		var spilled float64
+		if m.GPU {
+			spilled = float64(over) * 4 * float64(c.Threads)
+		} else {
+			spilled = float64(over) * eb * float64(c.Threads) * float64(k.Launch.Threads())
+		}
+		p.Seconds += m.SpillWeight * 2 * spilled / (bw * m.CacheFactor)
+		p.Bound += "+spill"
+	}
+	return p
+}
+
+// Prune reports which predictions to keep: those within factor of the
+// fastest, and any without a time (factor ≤ 0 or NaN keeps all).
+func Prune(ps []Prediction, factor float64) []bool {
+	keep := make([]bool, len(ps))
+	best := math.Inf(1)
+	for _, p := range ps {
+		if p.Seconds > 0 {
+			best = min(best, p.Seconds)
+		}
+	}
+	for i, p := range ps {
+		keep[i] = !(factor > 0) || !(p.Seconds > 0) || p.Seconds <= factor*best
+	}
+	return keep
+}
+
+
+// Describe is a prediction for reports.
+func (p Prediction) Describe() string {
+	return fmt.Sprintf("%.3g s (%s, %d registers)", p.Seconds, p.Bound, p.Registers)
+}
+
+// Estimate predicts kernel k's time on a device of dialect d described by
+// m, at the given sizes, for a launch that moves ideal bytes at least: the
+// counts are those of k as the dialect runs it (emit.Lowered).
+func Estimate(m Machine, d emit.Dialect, k *kernel.Kernel, sizes map[string]int64, ideal int64) (Prediction, error) {
+	run, err := emit.Lowered(d, k)
+	if err != nil {
+		return Prediction{}, err
+	}
+	c, err := cost.Count(run, sizes)
+	if err != nil {
+		return Prediction{}, err
+	}
+	return Predict(m, k, c, ideal), nil
+}
