@@ -168,7 +168,6 @@ func Prune(ps []Prediction, factor float64) []bool {
 	return keep
 }
 
-
 // Describe is a prediction for reports.
 func (p Prediction) Describe() string {
 	return fmt.Sprintf("%.3g s (%s, %d registers)", p.Seconds, p.Bound, p.Registers)
