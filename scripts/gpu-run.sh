@@ -30,8 +30,10 @@ steps=${*:-info tests conformance nvcc bench-f64 bench-f32}
 mats=$PWD/.gpu/pyfr-mats
 export BESPOKE_PYFR_MATS=$mats
 final=$out
-out=$(mktemp -d)
-mkdir -p "$final"
+# Logs and reports are written under OUTDIR/work as the steps run, so a
+# run cut short still leaves what it finished.
+out=$final/work
+mkdir -p "$out"
 limit=${BESPOKE_STEP_LIMIT:-1200}
 status=0
 step() { # step NAME SECONDS COMMAND...

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -277,14 +278,17 @@ func (d *Device) ownCache() bool { return isPoCL(d.info.Platform) }
 // process (PoCL), so that callers do not tie up threads waiting on it.
 func (d *Device) SerialBuilds() bool { return isPoCL(d.info.Platform) }
 
-// NVIDIABuilds is how many programs bespoke builds at once on NVIDIA's
-// OpenCL: its compiler took 30–87 s per large kernel with a build per core
-// running (H100 host, 16 cores), so a few at a time keep the first
-// problems' kernels ready early. BESPOKE_OPENCL_BUILDS overrides it.
-const NVIDIABuilds = 4
+// NVIDIA's OpenCL compiler needs about a minute for a large unrolled
+// kernel (p6 hex m132, 7,056 non-zeros: 62–72 s with sixteen builds
+// running at once on the H100 host's 16 cores, whatever the ptxas
+// optimisation level; NVRTC builds it in seconds), and its builds run in
+// parallel. bespoke builds on all but two host cores there (the timing
+// loop runs beside them), largest kernels of each problem first.
+func nvidiaBuilds() int { return max(runtime.NumCPU()-2, 1) }
 
-// MaxBuilds is 1 on PoCL (its builds take a process-wide lock),
-// NVIDIABuilds (or $BESPOKE_OPENCL_BUILDS) on NVIDIA's platform, else 0.
+// MaxBuilds is 1 on PoCL (its builds take a process-wide lock), all but
+// two host cores on NVIDIA's platform, else 0 (no limit but the
+// builder's); $BESPOKE_OPENCL_BUILDS overrides it.
 func (d *Device) MaxBuilds() int {
 	if n, err := strconv.Atoi(os.Getenv("BESPOKE_OPENCL_BUILDS")); err == nil && n > 0 {
 		return n
@@ -293,7 +297,7 @@ func (d *Device) MaxBuilds() int {
 	case isPoCL(d.info.Platform):
 		return 1
 	case strings.Contains(strings.ToUpper(d.info.Platform), "NVIDIA"):
-		return NVIDIABuilds
+		return nvidiaBuilds()
 	}
 	return 0
 }

@@ -45,7 +45,7 @@ func genCmd() *cobra.Command {
 	f.StringVar(&o.meta, "meta", "", "JSON file for the launch metadata")
 	f.StringVar(&o.name, "name", "", "entry point name (default: derived from the variant and problem)")
 	f.BoolVar(&o.list, "list", false, "list the variants that apply to the problem and exit")
-	f.BoolVar(&o.best, "best", false, "the variant bespoke tune chose for the problem on the --backend's device (with --n: at that size)")
+	f.BoolVar(&o.best, "best", false, "the kernel bespoke tune chose for the problem on the --backend's device, as measured: n (the bench's size, or --n), ldb and ldc baked in")
 	f.StringVar(&o.device, "device", "", "with --best: device within the backend (CUDA ordinal; OpenCL P:D or name)")
 	for _, name := range []string{"n", "ldb", "ldc"} {
 		o.owner[name] = familySparse
@@ -96,8 +96,14 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 		return usagef("-o and --meta name the same file %s", o.out)
 	}
 	variant := o.variant
+	if o.best && (o.ldb > 0 || o.ldc > 0) {
+		return usagef("--best writes the kernel tune chose, as it was measured (n, ldb and ldc baked in): --ldb and --ldc do not apply")
+	}
 	if o.best {
-		if variant, err = o.tunedVariant(ps[0]); err != nil {
+		// The kernel that was measured: at the size tuned (n, ldb and
+		// ldc baked in as the bench had them, which variants such as
+		// -w2 need).
+		if variant, in, err = o.tunedVariant(ps[0]); err != nil {
 			return err
 		}
 	}
@@ -151,10 +157,10 @@ func sameFile(a, b string) bool {
 
 // tunedVariant is the choice the tuning store holds for the problem on the
 // --backend's device, at the size bench times it (or --n).
-func (o genOptions) tunedVariant(p family.Problem) (string, error) {
+func (o genOptions) tunedVariant(p family.Problem) (string, family.Instance, error) {
 	dev, err := openDevice(o.backend, o.device)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer dev.Close()
 	var cfg bench.Config
@@ -165,14 +171,14 @@ func (o genOptions) tunedVariant(p family.Problem) (string, error) {
 	units := bench.Units(cfg, p)
 	in, err := p.Timed(units)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	rec, ok := tune.Open().Get(tune.Key(in, dev))
 	switch {
 	case !ok:
-		return "", fmt.Errorf("%s: no choice for %s at size %d in the tuning store (run bespoke tune first)", p.Label(), dev.Info().Name, units)
+		return "", nil, fmt.Errorf("%s: no choice for %s at size %d in the tuning store (run bespoke tune first)", p.Label(), dev.Info().Name, units)
 	case rec.Kind != "bespoke":
-		return "", fmt.Errorf("%s: the choice on %s is %s, a vendor library: no kernel to write", p.Label(), dev.Info().Name, rec.Winner)
+		return "", nil, fmt.Errorf("%s: the choice on %s is %s, a vendor library: no kernel to write", p.Label(), dev.Info().Name, rec.Winner)
 	}
-	return rec.Winner, nil
+	return rec.Winner, in, nil
 }
