@@ -8,7 +8,7 @@
 #
 # STEP: info tests conformance nvcc bench-f64 bench-f32 bench-opencl-f64
 # bench-contract-f64 bench-contract-f32 sigterm verify-c verify-opencl
-# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts. sigterm
+# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab. sigterm
 # sends SIGTERM to a CUDA bench 20 s into it, while NVRTC compiles the p6
 # operators into an empty cache, and checks that it wrote its JSON (marked
 # interrupted) and exited within 5 s. The verify steps run `bespoke verify` over every
@@ -129,7 +129,7 @@ opencl-hex)
   BESPOKE_CACHE_DIR=$cache step opencl-hex-cold "${BESPOKE_OPENCL_LIMIT:-330}" bin/bespoke bench $hex --backend opencl --device nvidia --dtype f64 -q \
     --commit "$(cat .gpu/commit)" --json "$out/opencl-hex-cold.json" --csv "$out/opencl-hex-cold.csv"
   BESPOKE_CACHE_DIR=$cache step opencl-hex-warm 60 bin/bespoke bench $hex --backend opencl --device nvidia --dtype f64 -q --json "$out/opencl-hex-warm.json"
-  BESPOKE_CACHE_DIR=$cache step opencl-hex-retune 200 bin/bespoke bench $hex --backend opencl --device nvidia --dtype f64 -q --retune --json "$out/opencl-hex-retune.json"
+  BESPOKE_CACHE_DIR=$cache step opencl-hex-retune "${BESPOKE_RETUNE_LIMIT:-200}" bin/bespoke bench $hex --backend opencl --device nvidia --dtype f64 -q --retune --json "$out/opencl-hex-retune.json"
   tail -n 12 "$out/opencl-hex-cold.log"; tail -n 3 "$out/opencl-hex-warm.log" "$out/opencl-hex-retune.log"
   rm -rf "$cache" ;;
 opencl-opts)
@@ -151,6 +151,17 @@ opencl-opts)
     echo "options '$(cat "$out/opts$j/options")': cold $(tail -n 1 "$out/opts$j/cold.log")"; grep -E "m132|m460" "$out/opts$j-warm.log" | head -4
     rm -rf "$out/opts$j/cache"
   done ;;
+ab)
+  # Side-by-side re-timing of pairs of candidates, one bench per line of
+  # .gpu/ab.txt ("DTYPE OPERATOR VARIANT VARIANT N", e.g. a tuned choice
+  # and the best of a full search that disagreed with it).
+  mkdir -p "$out/ab"; i=0
+  while read -r dt op v1 v2 n; do
+    i=$((i+1))
+    timeout 60 bin/bespoke bench "$mats/$op-sp.mtx" --backend cuda --dtype "$dt" --variant "$v1,$v2" --n "$n" --no-store --no-baselines -q --reps 100 \
+      --json "$out/ab/$i.json" > "$out/ab/$i.log" 2>&1 || status=1
+  done < .gpu/ab.txt
+  echo "ab: $i pairs" ;;
 verify-c|verify-opencl)
   be=${s#verify-}
   step "$s" "${BESPOKE_VERIFY_LIMIT:-560}" nice -n 10 bin/bespoke verify "$mats" --backend "$be" --device "${BESPOKE_VERIFY_DEVICE:-}" --jobs "${BESPOKE_VERIFY_JOBS:-6}"
