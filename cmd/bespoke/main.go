@@ -8,4 +8,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/internal/cli"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	cli.UseChildBuilds()
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+}

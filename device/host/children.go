@@ -41,9 +41,9 @@ func Abort() {
 	}
 }
 
-// temporary records files a compilation writes until the returned function
+// Temporary records files a compilation writes until the returned function
 // is called, so that Abort can remove them.
-func temporary(paths ...string) (done func()) {
+func Temporary(paths ...string) (done func()) {
 	children.Lock()
 	defer children.Unlock()
 	if children.files == nil {
@@ -70,9 +70,11 @@ func Aborted() bool {
 	return children.aborted
 }
 
-// run runs cmd in a process group of its own and returns its combined
-// output; the group is killed if the compilation is aborted.
-func run(cmd *exec.Cmd) ([]byte, error) {
+// Run runs cmd in a process group of its own and returns its combined
+// output; the group is killed if the compilation is aborted. Any compiler
+// process bespoke starts (gcc, an OpenCL build in a child bespoke) runs
+// through it.
+func Run(cmd *exec.Cmd) ([]byte, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = procAttr()

@@ -274,7 +274,7 @@ func (d *Device) compile(st *cache.Store, key string, src emit.Source, out strin
 	if err != nil {
 		return fmt.Errorf("host: %w", err)
 	}
-	defer temporary(cfile, out)()
+	defer Temporary(cfile, out)()
 	dir := filepath.Dir(cfile)
 	// Relative names keep the compiler's messages short; cmd.Dir is dir.
 	// -lm after the source: kernels may call C's maths functions.
@@ -282,7 +282,7 @@ func (d *Device) compile(st *cache.Store, key string, src emit.Source, out strin
 	cmd := d.command(args...)
 	cmd.Dir = dir
 	d.compiles.Add(1)
-	log, err := run(cmd)
+	log, err := Run(cmd)
 	if errors.Is(err, ErrAborted) {
 		remove()
 		return err

@@ -51,6 +51,8 @@ var (
 	_ device.Program = (*Program)(nil)
 	_ device.Kernel  = (*Kernel)(nil)
 	_ device.Buffer  = (*Buffer)(nil)
+
+	_ device.Compiler = (*Device)(nil)
 )
 
 type entry struct {
@@ -263,6 +265,8 @@ type Device struct {
 	noMarkers   bool // marker profiling failed once: time with the host clock
 	binaryHits  int  // programs loaded from the binary cache (for tests)
 	sourceBuild int  // programs built from source (for tests)
+	// programs built by Builder in another process (for tests)
+	outOfProcess int
 }
 
 // Info describes the device.
@@ -536,6 +540,23 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 			}
 		}
 	}
+	if prog == 0 && useCache && Builder != nil && !d.SerialBuilds() {
+		// Out of process: the driver's locks here stay free for the
+		// timing loop, and an interrupt can kill the build.
+		bin, err := Builder(d.info.ID, d.buildOptions(), src.Text)
+		if err != nil {
+			if be := (*BuildError)(nil); errors.As(err, &be) {
+				be.Device, be.Entries = d.info.Name, src.Entries
+			}
+			return nil, err
+		}
+		if prog = d.fromBinary(bin); prog != 0 {
+			_ = st.Put(key, bin) // best effort
+			d.mu.Lock()
+			d.outOfProcess++
+			d.mu.Unlock()
+		}
+	}
 	if prog == 0 {
 		var err error
 		if prog, err = d.fromSource(src); err != nil {
@@ -558,6 +579,60 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 		}
 	}
 	return p, nil
+}
+
+// Builder, when set, compiles OpenCL C source for the device with the
+// given ID ("P:D", as Open takes it) and build options to a program binary
+// in another process (bespoke sets it to run itself: see CompileBinary),
+// returning a *BuildError for source the compiler rejects. Build uses it on
+// a binary-cache miss on every platform but PoCL (which caches builds
+// itself and builds one program at a time): NVIDIA's OpenCL held back the
+// timing loop's calls while its compiler ran in the same process (a bench
+// of hex p1–p6 timed nothing in 330 s), and only a process can be killed.
+var Builder func(id, options, text string) ([]byte, error)
+
+// Compile puts src's program binary in the cache without loading it here
+// (device.Compiler), through Builder; without one, or on PoCL, it builds
+// and releases the program.
+func (d *Device) Compile(src emit.Source) error {
+	st, key := cache.Open("opencl"), d.key(src.Text)
+	if cache.Disabled() || d.ownCache() || Builder == nil || cl.CreateProgramWithBinary == nil {
+		p, err := d.Build(src)
+		if err == nil {
+			p.Close()
+		}
+		return err
+	}
+	if _, ok := st.Get(key); ok {
+		return nil
+	}
+	bin, err := Builder(d.info.ID, d.buildOptions(), src.Text)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.outOfProcess++
+	d.mu.Unlock()
+	return st.Put(key, bin)
+}
+
+// CompileBinary builds text from source in this process with the given
+// options (in place of the device's) and returns the program binary: the
+// work of a Builder's child process.
+func (d *Device) CompileBinary(options, text string) ([]byte, error) {
+	d.mu.Lock()
+	d.options = options
+	d.mu.Unlock()
+	prog, err := d.fromSource(emit.Source{Dialect: emit.OpenCL, Text: text})
+	if err != nil {
+		return nil, err
+	}
+	defer cl.ReleaseProgram(prog)
+	bin := d.binary(prog)
+	if bin == nil {
+		return nil, fmt.Errorf("opencl: %s gave no program binary", d.info.Name)
+	}
+	return bin, nil
 }
 
 func (d *Device) fromSource(src emit.Source) (uintptr, error) {
