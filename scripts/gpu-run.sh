@@ -88,10 +88,12 @@ bench-contract-f64|bench-contract-f32)
   step "$s" "$limit" bin/bespoke bench --family contract --order 1-15 --axis x,y,z --backend cuda --dtype "$dt" --commit "$(cat .gpu/commit)" \
     --markdown "$out/$s.md" --json "$out/$s.json" --csv "$out/$s.csv"
   tail -n 10 "$out/$s.log" ;;
-sigterm)
+sigterm|sigterm-opencl)
+  # sigterm-opencl: the same through NVIDIA's OpenCL (builds in child processes).
+  be=cuda; [ $s = sigterm-opencl ] && be="opencl --device nvidia"
   cache=$(mktemp -d)
-  BESPOKE_CACHE_DIR=$cache bin/bespoke bench "$mats/p6/tet" "$mats/p6/hex" --backend cuda --dtype f64 -q \
-    --json "$out/sigterm.json" > "$out/sigterm.log" 2>&1 &
+  BESPOKE_CACHE_DIR=$cache bin/bespoke bench "$mats/p6/tet" "$mats/p6/hex" --backend $be --dtype f64 -q \
+    --json "$out/$s.json" > "$out/$s.log" 2>&1 &
   pid=$!
   sleep "${BESPOKE_SIGTERM_AFTER:-20}"
   t0=$(date +%s.%N)
@@ -99,9 +101,10 @@ sigterm)
   wait $pid; rc=$?
   t1=$(date +%s.%N)
   took=$(python3 -c "print(round($t1 - $t0, 2))")
-  ok=$(python3 -c "import json; r=json.load(open('$out/sigterm.json')); print('interrupted' if r.get('interrupted') else 'complete', len(r['problems']), 'problems')" 2>&1)
-  echo "sigterm: exit $rc after ${took} s; JSON: $ok" | tee "$out/sigterm-result.log"
-  grep -c "non-Go code" "$out/sigterm.log" && status=1
+  ok=$(python3 -c "import json; r=json.load(open('$out/$s.json')); print('interrupted' if r.get('interrupted') else 'complete', len(r['problems']), 'problems')" 2>&1)
+  echo "$s: exit $rc after ${took} s; JSON: $ok" | tee "$out/$s-result.log"
+  sleep 2; echo "$s: bespoke processes left: $(pgrep -c -f 'bin/bespoke' || true)"
+  grep -c "non-Go code" "$out/$s.log" && status=1
   python3 -c "import sys; sys.exit(0 if $took <= 5 and $rc != 0 else 1)" || status=1
   rm -rf "$cache" ;;
 tune-f64|tune-f32)
