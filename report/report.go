@@ -315,7 +315,7 @@ func CheckModel(rep *bench.Report) ModelCheck {
 func (m ModelCheck) String() string {
 	s := fmt.Sprintf("cost model: predicted %d candidates, did not build %d", m.Candidates, m.Pruned)
 	if m.Searches > 0 {
-		s += fmt.Sprintf("; in %d full searches it would have skipped %d, and the candidates it kept held the winner in %d and one within 1 %% of it in %d", m.Searches, m.WouldPrune, m.WinnerKept, m.Within1)
+		s += fmt.Sprintf("; in %d problems where every candidate was built it would have skipped %d, and the candidates it kept held the winner in %d and one within 1 %% of it in %d", m.Searches, m.WouldPrune, m.WinnerKept, m.Within1)
 		if m.Worst > 1 {
 			s += fmt.Sprintf(" (worst: %.1f %% slower, %s)", 100*(m.Worst-1), m.WorstName)
 		}
