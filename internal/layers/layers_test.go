@@ -25,6 +25,7 @@ var allowed = map[string][]string{
 	"operator/load":     {"operator", "operator/dense", "operator/mtx", "operator/npy"},
 	"poly":              {},
 	"fr":                {"operator", "poly"},
+	"fem":               {"poly"},
 	"kernel":            {},
 	"kernel/family":     {"kernel"},
 	"kernel/interp":     {"kernel"},

@@ -1,0 +1,184 @@
+package fem
+
+import (
+	"fmt"
+	"math"
+)
+
+// MaxElements bounds a mesh (and so every array sized by it).
+const MaxElements = 1 << 24
+
+// Mesh is the box [0,1]³ cut into NX×NY×NZ hexahedra, each the image of
+// the reference cube [-1,1]³ under the trilinear map of its eight
+// vertices. Interior vertices may be moved (Perturb) so that the elements
+// are not parallelepipeds; boundary vertices stay on the box's faces.
+type Mesh struct {
+	NX, NY, NZ int
+	Perturb    float64
+	// Vertices, (NX+1)(NY+1)(NZ+1) of them, x-fastest.
+	Vertices [][3]float64
+}
+
+// NewMesh makes the box mesh. perturb (0 ≤ perturb < 0.3) moves each
+// interior vertex by perturb·h·sin(πx)sin(πy)sin(πz)·(1, 0.8, 0.6) (h
+// the smallest element edge), a smooth map that keeps every Jacobian
+// positive (checked when the factors are computed).
+func NewMesh(nx, ny, nz int, perturb float64) (*Mesh, error) {
+	switch {
+	case nx < 1 || ny < 1 || nz < 1:
+		return nil, fmt.Errorf("fem: mesh %dx%dx%d: want at least one element along each axis", nx, ny, nz)
+	case int64(nx)*int64(ny)*int64(nz) > MaxElements:
+		return nil, fmt.Errorf("fem: mesh %dx%dx%d has more than %d elements", nx, ny, nz, MaxElements)
+	case !(perturb >= 0 && perturb < 0.3):
+		return nil, fmt.Errorf("fem: perturbation %g: want 0 ≤ s < 0.3 (of the element size)", perturb)
+	}
+	m := &Mesh{NX: nx, NY: ny, NZ: nz, Perturb: perturb}
+	h := 1 / float64(max(nx, ny, nz))
+	m.Vertices = make([][3]float64, (nx+1)*(ny+1)*(nz+1))
+	for k := 0; k <= nz; k++ {
+		for j := 0; j <= ny; j++ {
+			for i := 0; i <= nx; i++ {
+				x, y, z := float64(i)/float64(nx), float64(j)/float64(ny), float64(k)/float64(nz)
+				if i > 0 && i < nx && j > 0 && j < ny && k > 0 && k < nz {
+					d := perturb * h * math.Sin(math.Pi*x) * math.Sin(math.Pi*y) * math.Sin(math.Pi*z)
+					x, y, z = x+d, y+0.8*d, z+0.6*d
+				}
+				m.Vertices[(k*(ny+1)+j)*(nx+1)+i] = [3]float64{x, y, z}
+			}
+		}
+	}
+	return m, nil
+}
+
+// Elements is the number of hexahedra.
+func (m *Mesh) Elements() int { return m.NX * m.NY * m.NZ }
+
+// corners are element e's eight vertices, x-fastest: corner c = cx + 2cy + 4cz.
+func (m *Mesh) corners(e int) [8][3]float64 {
+	ex, ey, ez := e%m.NX, (e/m.NX)%m.NY, e/(m.NX*m.NY)
+	var c [8][3]float64
+	for v := range 8 {
+		i, j, k := ex+v&1, ey+v>>1&1, ez+v>>2
+		c[v] = m.Vertices[(k*(m.NY+1)+j)*(m.NX+1)+i]
+	}
+	return c
+}
+
+// jacobian is ∂x/∂(r,s,t) of element corners c at (r,s,t): column d the
+// derivative along reference direction d.
+func jacobian(c [8][3]float64, r, s, t float64) [3][3]float64 {
+	var J [3][3]float64
+	for v := range 8 {
+		sr, ss, st := float64(2*(v&1)-1), float64(2*(v>>1&1)-1), float64(2*(v>>2)-1)
+		dr := sr * (1 + ss*s) * (1 + st*t) / 8
+		ds := (1 + sr*r) * ss * (1 + st*t) / 8
+		dt := (1 + sr*r) * (1 + ss*s) * st / 8
+		for x := range 3 {
+			J[x][0] += c[v][x] * dr
+			J[x][1] += c[v][x] * ds
+			J[x][2] += c[v][x] * dt
+		}
+	}
+	return J
+}
+
+// position is element corners c's trilinear map at (r,s,t).
+func position(c [8][3]float64, r, s, t float64) [3]float64 {
+	var p [3]float64
+	for v := range 8 {
+		sr, ss, st := float64(2*(v&1)-1), float64(2*(v>>1&1)-1), float64(2*(v>>2)-1)
+		f := (1 + sr*r) * (1 + ss*s) * (1 + st*t) / 8
+		for x := range 3 {
+			p[x] += c[v][x] * f
+		}
+	}
+	return p
+}
+
+// Geometry computes the geometric factors of every element at b's
+// quadrature points, structure-of-arrays per element:
+// geo[(e·F + f)·Q³ + q], F = b.Factors(), q = (c·Q + b)·Q + a (x-fastest).
+// For the screened Poisson operators f = 0…5 are the entries rr, rs, rt,
+// ss, st, tt of w|J|·J⁻¹J⁻ᵀ and f = 6 is w|J|; for the mass operator f = 0
+// is w|J|. A non-positive Jacobian anywhere is an error.
+func (m *Mesh) Geometry(b *Basis) ([]float64, error) {
+	q, nf := b.Q(), b.Factors()
+	q3 := q * q * q
+	geo := make([]float64, m.Elements()*nf*q3)
+	for e := range m.Elements() {
+		c := m.corners(e)
+		base := e * nf * q3
+		for kc := range q {
+			for kb := range q {
+				for ka := range q {
+					J := jacobian(c, b.Points[ka], b.Points[kb], b.Points[kc])
+					det := J[0][0]*(J[1][1]*J[2][2]-J[1][2]*J[2][1]) - J[0][1]*(J[1][0]*J[2][2]-J[1][2]*J[2][0]) + J[0][2]*(J[1][0]*J[2][1]-J[1][1]*J[2][0])
+					if !(det > 0) {
+						return nil, fmt.Errorf("fem: element %d has Jacobian determinant %g ≤ 0 at a quadrature point (perturbation %g too large for this mesh)", e, det, m.Perturb)
+					}
+					wdet := b.PointWeights[ka] * b.PointWeights[kb] * b.PointWeights[kc] * det
+					node := (kc*q+kb)*q + ka
+					if nf == 1 {
+						geo[base+node] = wdet
+						continue
+					}
+					// Rows of J⁻¹ are the gradients of r, s, t: J⁻¹ = adj(J)/det.
+					var inv [3][3]float64
+					for a := range 3 {
+						for x := range 3 {
+							a1, a2 := (a+1)%3, (a+2)%3
+							x1, x2 := (x+1)%3, (x+2)%3
+							inv[a][x] = (J[x1][a1]*J[x2][a2] - J[x1][a2]*J[x2][a1]) / det
+						}
+					}
+					g := func(a, b int) float64 {
+						return wdet * (inv[a][0]*inv[b][0] + inv[a][1]*inv[b][1] + inv[a][2]*inv[b][2])
+					}
+					for f, v := range []float64{g(0, 0), g(0, 1), g(0, 2), g(1, 1), g(1, 2), g(2, 2), wdet} {
+						geo[base+f*q3+node] = v
+					}
+				}
+			}
+		}
+	}
+	return geo, nil
+}
+
+// NodePositions are the physical coordinates of every element's GLL
+// nodes of b, in E-vector order.
+func (m *Mesh) NodePositions(b *Basis) [][3]float64 {
+	p := b.P()
+	out := make([][3]float64, 0, m.Elements()*p*p*p)
+	for e := range m.Elements() {
+		c := m.corners(e)
+		for k := range p {
+			for j := range p {
+				for i := range p {
+					out = append(out, position(c, b.Nodes[i], b.Nodes[j], b.Nodes[k]))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// GlobalIndex numbers the nodes of the assembled problem of degree n: the
+// (NX·n+1)(NY·n+1)(NZ·n+1) nodes of the box, x-fastest; entry (e, node)
+// of the result, in E-vector order, is that node's global number, so that
+// nodes shared by neighbouring elements share a number.
+func (m *Mesh) GlobalIndex(n int) []int32 {
+	p := n + 1
+	gx, gy := m.NX*n+1, m.NY*n+1
+	out := make([]int32, 0, m.Elements()*p*p*p)
+	for e := range m.Elements() {
+		ex, ey, ez := e%m.NX, (e/m.NX)%m.NY, e/(m.NX*m.NY)
+		for k := range p {
+			for j := range p {
+				for i := range p {
+					out = append(out, int32(((ez*n+k)*gy+ey*n+j)*gx+ex*n+i))
+				}
+			}
+		}
+	}
+	return out
+}

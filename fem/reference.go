@@ -1,0 +1,149 @@
+package fem
+
+import "fmt"
+
+// Apply is the reference application of b's operator to the E-vector u
+// (E elements × (N+1)³ nodes) with the geometric factors geo (Geometry)
+// and screening λ (ignored by BK1): a plain float64 evaluation of the
+// formulas, one tensor direction at a time, with no attention to speed.
+func Apply(b *Basis, geo []float64, lambda float64, u []float64) ([]float64, error) {
+	p, q, nf := b.P(), b.Q(), b.Factors()
+	p3, q3 := p*p*p, q*q*q
+	if len(u)%p3 != 0 {
+		return nil, fmt.Errorf("fem: an E-vector of length %d is not a whole number of elements of %d nodes", len(u), p3)
+	}
+	ne := len(u) / p3
+	if len(geo) != ne*nf*q3 {
+		return nil, fmt.Errorf("fem: %d geometric factors for %d elements, want %d", len(geo), ne, ne*nf*q3)
+	}
+	v := make([]float64, len(u))
+	grad := [3][]float64{make([]float64, q3), make([]float64, q3), make([]float64, q3)}
+	val := make([]float64, q3)
+	out := make([]float64, p3)
+	for e := range ne {
+		ue, g := u[e*p3:(e+1)*p3], geo[e*nf*q3:(e+1)*nf*q3]
+		// Values at the quadrature points and, for the Laplacian, the
+		// reference gradient (derivative along one axis, values along
+		// the other two).
+		contract3(b.B, b.B, b.B, p, q, ue, val)
+		if b.Kernel.Stiffness() {
+			contract3(b.G, b.B, b.B, p, q, ue, grad[0])
+			contract3(b.B, b.G, b.B, p, q, ue, grad[1])
+			contract3(b.B, b.B, b.G, p, q, ue, grad[2])
+		}
+		wdet := g
+		if b.Kernel.Stiffness() {
+			wdet = g[6*q3:]
+		}
+		scale := 1.0
+		if b.Kernel.Stiffness() {
+			scale = lambda
+		}
+		for n := range q3 {
+			val[n] *= scale * wdet[n]
+			if b.Kernel.Stiffness() {
+				ur, us, ut := grad[0][n], grad[1][n], grad[2][n]
+				grr, grs, grt, gss, gst, gtt := g[n], g[q3+n], g[2*q3+n], g[3*q3+n], g[4*q3+n], g[5*q3+n]
+				grad[0][n] = grr*ur + grs*us + grt*ut
+				grad[1][n] = grs*ur + gss*us + gst*ut
+				grad[2][n] = grt*ur + gst*us + gtt*ut
+			}
+		}
+		ve := v[e*p3 : (e+1)*p3]
+		transpose3(b.B, b.B, b.B, p, q, val, ve)
+		if b.Kernel.Stiffness() {
+			transpose3(b.G, b.B, b.B, p, q, grad[0], out)
+			add(ve, out)
+			transpose3(b.B, b.G, b.B, p, q, grad[1], out)
+			add(ve, out)
+			transpose3(b.B, b.B, b.G, p, q, grad[2], out)
+			add(ve, out)
+		}
+	}
+	return v, nil
+}
+
+func add(dst, src []float64) {
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+// contract3 evaluates (Z ⊗ Y ⊗ X) u: u has p³ nodal values (x-fastest),
+// X, Y, Z are q×p matrices applied along x, y and z; out gets q³ values.
+func contract3(X, Y, Z [][]float64, p, q int, u, out []float64) {
+	t1 := make([]float64, p*p*q) // [k][j][a]
+	for k := range p {
+		for j := range p {
+			for a := range q {
+				s := 0.0
+				for i := range p {
+					s += X[a][i] * u[(k*p+j)*p+i]
+				}
+				t1[(k*p+j)*q+a] = s
+			}
+		}
+	}
+	t2 := make([]float64, p*q*q) // [k][b][a]
+	for k := range p {
+		for bb := range q {
+			for a := range q {
+				s := 0.0
+				for j := range p {
+					s += Y[bb][j] * t1[(k*p+j)*q+a]
+				}
+				t2[(k*q+bb)*q+a] = s
+			}
+		}
+	}
+	for c := range q {
+		for bb := range q {
+			for a := range q {
+				s := 0.0
+				for k := range p {
+					s += Z[c][k] * t2[(k*q+bb)*q+a]
+				}
+				out[(c*q+bb)*q+a] = s
+			}
+		}
+	}
+}
+
+// transpose3 evaluates (Zᵀ ⊗ Yᵀ ⊗ Xᵀ) w: w has q³ values, out gets p³.
+func transpose3(X, Y, Z [][]float64, p, q int, w, out []float64) {
+	t1 := make([]float64, q*q*p) // [c][b][i]
+	for c := range q {
+		for bb := range q {
+			for i := range p {
+				s := 0.0
+				for a := range q {
+					s += X[a][i] * w[(c*q+bb)*q+a]
+				}
+				t1[(c*q+bb)*p+i] = s
+			}
+		}
+	}
+	t2 := make([]float64, q*p*p) // [c][j][i]
+	for c := range q {
+		for j := range p {
+			for i := range p {
+				s := 0.0
+				for bb := range q {
+					s += Y[bb][j] * t1[(c*q+bb)*p+i]
+				}
+				t2[(c*p+j)*p+i] = s
+			}
+		}
+	}
+	for k := range p {
+		for j := range p {
+			for i := range p {
+				s := 0.0
+				for c := range q {
+					s += Z[c][k] * t2[(c*p+j)*p+i]
+				}
+				out[(k*p+j)*p+i] = s
+			}
+		}
+	}
+}
