@@ -1,0 +1,130 @@
+package tensor
+
+import (
+	"fmt"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+)
+
+var (
+	lx = kernel.Special{Kind: kernel.LocalID, Axis: 0}
+	ly = kernel.Special{Kind: kernel.LocalID, Axis: 1}
+	lz = kernel.Special{Kind: kernel.LocalID, Axis: 2}
+	gx = kernel.Special{Kind: kernel.GroupID, Axis: 0}
+)
+
+func v(name string) kernel.Var { return kernel.Var{Name: name} }
+func lit(i int) kernel.Int     { return kernel.Int{V: int64(i)} }
+func bin(op string, l, r kernel.Expr) kernel.Bin {
+	return kernel.Bin{Op: op, L: l, R: r}
+}
+func add(l, r kernel.Expr) kernel.Expr { return bin("+", l, r) }
+func mul(l, r kernel.Expr) kernel.Expr { return bin("*", l, r) }
+
+// sum is Σ_m term(m) for m < n, unrolled.
+func sum(n int, term func(m kernel.Expr) kernel.Expr) kernel.Expr {
+	s := term(lit(0))
+	for m := 1; m < n; m++ {
+		s = add(s, term(lit(m)))
+	}
+	return s
+}
+
+// buildBK5 is the slab kernel of BK5 (see the package comment): a block
+// of (N+1)×(N+1)×E threads, slab z of it on element gx·E + z.
+func buildBK5(p *Problem, vr Variant) *kernel.Kernel {
+	n, e := p.N+1, vr.PerBlock
+	n3 := n * n * n
+	lambda := p.Prec.Rounded(p.Lambda)
+	k := &kernel.Kernel{
+		Name:    fmt.Sprintf("bespoke_bk5_n%d_%s_e%d", p.N, p.Prec, e),
+		Variant: vr.Name(),
+		DType:   p.Prec,
+		Index64: true, // 7·(N+1)³ factors per element pass 2³¹ at a few million elements
+		Launch:  kernel.Launch{Block: [3]int{n, n, e}, Grid: [3]kernel.Axis{kernel.Over(Elements, e)}},
+		Doc: fmt.Sprintf("BK5, screened Poisson with GLL collocation, N = %d, λ = %g (%s): for each element e < elements,\n"+
+			"v_e = Dᵀ G_e D u_e + λ·(w|J|)_e ∘ u_e, D = [D_r; D_s; D_t] the GLL derivative along x, y, z;\n"+
+			"u, v: elements × %d³ nodes (x-fastest); geo: elements × 7 × %d³ (G_rr G_rs G_rt G_ss G_st G_tt w|J|)", p.N, p.Lambda, vr.Name(), n, n),
+		Meta: map[string]any{"kernel": string(p.Kernel), "order": p.N, "lambda": p.Lambda, "per_block": e},
+		Params: []kernel.Param{
+			{Name: Elements, Kind: kernel.ScalarParam, Type: kernel.Index, Doc: "elements in the batch"},
+			{Name: "u", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "input E-vector"},
+			{Name: "geo", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "geometric factors, 7 per node, SoA per element"},
+			{Name: "d", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "GLL derivative matrix, (N+1)² row-major"},
+			{Name: "v", Kind: kernel.BufferParam, Type: kernel.Real, Doc: "output E-vector"},
+		},
+		// Rows padded by one so that threads reading down a column of
+		// D or of a slab hit different banks.
+		Shared: []kernel.Shared{
+			{Name: "dsh", Type: kernel.Real, Dims: []int{n, n + 1}},
+			{Name: "su", Type: kernel.Real, Dims: []int{e, n, n + 1}},
+			{Name: "sv", Type: kernel.Real, Dims: []int{e, n, n + 1}},
+			{Name: "sw", Type: kernel.Real, Dims: []int{e, n, n + 1}},
+		},
+	}
+	live := v("live")
+	node := func(kk kernel.Expr) kernel.Expr { return add(mul(add(mul(kk, lit(n)), ly), lit(n)), lx) }
+	factor := func(f int, kk kernel.Expr) kernel.Expr {
+		return kernel.At("geo", add(v("gbase"), add(lit(f*n3), node(kk))))
+	}
+	body := []kernel.Stmt{
+		kernel.Decl{Type: kernel.Index, Name: "el", Init: add(mul(gx, lit(e)), lz)},
+		kernel.Decl{Type: kernel.Index, Name: "live", Init: bin("<", v("el"), v(Elements))},
+		kernel.Decl{Type: kernel.Index, Name: "base", Init: mul(v("el"), lit(n3))},
+		kernel.Decl{Type: kernel.Index, Name: "gbase", Init: mul(v("el"), lit(7*n3))},
+		kernel.If{Cond: bin("==", lz, lit(0)), Then: []kernel.Stmt{
+			kernel.Put("dsh", kernel.At("d", add(mul(ly, lit(n)), lx)), ly, lx)}},
+		kernel.Decl{Type: kernel.Real, Name: "ru", Dims: []int{n}},
+		kernel.Decl{Type: kernel.Real, Name: "rv", Dims: []int{n}},
+		kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
+			kernel.Put("ru", kernel.Lit{V: 0}, v("l")),
+			kernel.Put("rv", kernel.Lit{V: 0}, v("l")),
+		}},
+		kernel.If{Cond: live, Then: []kernel.Stmt{
+			kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
+				kernel.Put("ru", kernel.At("u", add(v("base"), node(v("l")))), v("l"))}},
+		}},
+		kernel.Barrier{}, // D staged
+	}
+	kk := v("k")
+	dsh := func(a, b kernel.Expr) kernel.Expr { return kernel.At("dsh", a, b) }
+	layer := []kernel.Stmt{
+		kernel.Put("su", kernel.At("ru", kk), lz, ly, lx),
+		kernel.Barrier{},
+		kernel.If{Cond: live, Then: []kernel.Stmt{
+			kernel.Decl{Type: kernel.Real, Name: "ur", Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(lx, m), kernel.At("su", lz, ly, m)) })},
+			kernel.Decl{Type: kernel.Real, Name: "us", Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(ly, m), kernel.At("su", lz, m, lx)) })},
+			kernel.Decl{Type: kernel.Real, Name: "ut", Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(kk, m), kernel.At("ru", m)) })},
+			kernel.Decl{Type: kernel.Real, Name: "grr", Init: factor(0, kk)},
+			kernel.Decl{Type: kernel.Real, Name: "grs", Init: factor(1, kk)},
+			kernel.Decl{Type: kernel.Real, Name: "grt", Init: factor(2, kk)},
+			kernel.Decl{Type: kernel.Real, Name: "gss", Init: factor(3, kk)},
+			kernel.Decl{Type: kernel.Real, Name: "gst", Init: factor(4, kk)},
+			kernel.Decl{Type: kernel.Real, Name: "gtt", Init: factor(5, kk)},
+			kernel.Decl{Type: kernel.Real, Name: "wj", Init: factor(6, kk)},
+			kernel.Put("sv", add(add(mul(v("grr"), v("ur")), mul(v("grs"), v("us"))), mul(v("grt"), v("ut"))), lz, ly, lx),
+			kernel.Put("sw", add(add(mul(v("grs"), v("ur")), mul(v("gss"), v("us"))), mul(v("gst"), v("ut"))), lz, ly, lx),
+			kernel.Decl{Type: kernel.Real, Name: "gt", Init: add(add(mul(v("grt"), v("ur")), mul(v("gst"), v("us"))), mul(v("gtt"), v("ut")))},
+			// λ·w|J|·u at the node, and Dᵀ along t straight into the
+			// pencil of results.
+			kernel.Put("rv", add(kernel.At("rv", kk), mul(mul(kernel.Lit{V: lambda}, v("wj")), kernel.At("ru", kk))), kk),
+			kernel.For{Var: "m", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
+				kernel.Put("rv", add(kernel.At("rv", v("m")), mul(dsh(kk, v("m")), v("gt"))), v("m"))}},
+		}},
+		kernel.Barrier{},
+		kernel.If{Cond: live, Then: []kernel.Stmt{
+			kernel.Put("rv", add(kernel.At("rv", kk),
+				add(sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(m, lx), kernel.At("sv", lz, ly, m)) }),
+					sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(m, ly), kernel.At("sw", lz, m, lx)) }))), kk),
+		}},
+	}
+	body = append(body,
+		kernel.For{Var: "k", From: lit(0), To: lit(n), Unroll: true, Body: layer},
+		kernel.If{Cond: live, Then: []kernel.Stmt{
+			kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
+				kernel.Put("v", kernel.At("rv", v("l")), add(v("base"), node(v("l"))))}},
+		}},
+	)
+	k.Body = body
+	return k
+}

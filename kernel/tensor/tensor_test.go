@@ -1,0 +1,104 @@
+package tensor_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/device/host"
+	"github.com/bespoke-hpc/bespoke/fem"
+	"github.com/bespoke-hpc/bespoke/internal/testenv"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/pass"
+	"github.com/bespoke-hpc/bespoke/kernel/tensor"
+	"github.com/bespoke-hpc/bespoke/verify"
+)
+
+// cases are every candidate of BK5 at the orders given, both precisions,
+// on a batch (7 elements) that does not fill the last block of the
+// several-element layouts; data on a real perturbed mesh, checked against
+// fem's float64 reference.
+func cases(t *testing.T, orders []int) []verify.Case {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(31, 32))
+	var out []verify.Case
+	for _, n := range orders {
+		for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+			p, err := tensor.New(fem.BK5, n, 0.7, dt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins, err := p.Checks(7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := verify.Cases(rng, ins, family.Target{GPU: true}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cs) == 0 {
+				t.Fatalf("N=%d: no candidates", n)
+			}
+			out = append(out, cs...)
+		}
+	}
+	return out
+}
+
+// In the interpreter, as written for a GPU and as lowered for the host.
+func TestInterpretBK5(t *testing.T) {
+	n := 0
+	for _, c := range cases(t, []int{1, 2, 3, 5}) {
+		for _, lowered := range []bool{false, true} {
+			if lowered {
+				h, err := pass.HostLoops(c.Kernel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Kernel = h
+			}
+			res, err := verify.Interpret(c)
+			if err != nil || !res.OK() {
+				t.Fatalf("%s %s (lowered %v): %+v, %v", c.Label, c.Kernel.Variant, lowered, res, err)
+			}
+			n++
+		}
+	}
+	t.Logf("%d kernels interpreted", n)
+}
+
+// Compiled by the C backend for N = 1…8.
+func TestHostBK5(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	cs := cases(t, []int{1, 2, 3, 4, 5, 6, 7, 8})
+	for i, o := range verify.RunBatch(dev, cs) {
+		if o.Err != nil || !o.Result.OK() {
+			t.Errorf("%s %s: %+v, %v", cs[i].Label, cs[i].Kernel.Variant, o.Result, o.Err)
+		}
+	}
+	t.Logf("%d kernels verified on %s", len(cs), dev.Info().Name)
+}
+
+func TestErrors(t *testing.T) {
+	if _, err := tensor.New(fem.BK1, 3, 0, kernel.F64); err == nil {
+		t.Error("BK1 has no kernels yet, but New accepted it")
+	}
+	if _, err := tensor.New(fem.BK5, 0, 0, kernel.F64); err == nil {
+		t.Error("order 0 accepted")
+	}
+	p, _ := tensor.New(fem.BK5, 3, 1, kernel.F64)
+	if _, err := p.Timed(0); err == nil {
+		t.Error("0 elements accepted")
+	}
+	in, _ := p.Timed(5)
+	if _, err := in.Variant("slab/x2"); err == nil {
+		t.Error("a bad variant name parsed")
+	}
+	if err := in.Check(tensor.Variant{Kind: "slab", PerBlock: 100}); err == nil {
+		t.Error("100 elements of 16 threads fit a block?")
+	}
+}
