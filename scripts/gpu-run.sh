@@ -8,7 +8,7 @@
 #
 # STEP: info tests conformance nvcc bench-f64 bench-f32 bench-opencl-f64
 # bench-contract-f64 bench-contract-f32 sigterm verify-c verify-opencl
-# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab. sigterm
+# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab fem. sigterm
 # sends SIGTERM to a CUDA bench 20 s into it, while NVRTC compiles the p6
 # operators into an empty cache, and checks that it wrote its JSON (marked
 # interrupted) and exited within 5 s. The verify steps run `bespoke verify` over every
@@ -154,6 +154,14 @@ opencl-opts)
     echo "options '$(cat "$out/opts$j/options")': cold $(tail -n 1 "$out/opts$j/cold.log")"; grep -E "m132|m460" "$out/opts$j-warm.log" | head -4
     rm -rf "$out/opts$j/cache"
   done ;;
+fem)
+  # The tensor-product family: BK5 verified on CUDA (N = 1-8, both
+  # precisions) and NVIDIA OpenCL (N = 1-4), then benched in fp64 for N = 1-15.
+  step fem-verify-cuda 200 bin/bespoke verify --family fem --order 1-8 --backend cuda
+  step fem-verify-opencl 200 bin/bespoke verify --family fem --order 1-4 --backend opencl --device nvidia
+  step fem-bench-f64 "${BESPOKE_FEM_LIMIT:-300}" bin/bespoke bench --family fem --order 1-15 --backend cuda --dtype f64 -q --commit "$(cat .gpu/commit)" \
+    --json "$out/fem-bench-f64.json" --csv "$out/fem-bench-f64.csv" --markdown "$out/fem-bench-f64.md"
+  tail -n 3 "$out/fem-verify-cuda.log" "$out/fem-verify-opencl.log"; tail -n 8 "$out/fem-bench-f64.log" ;;
 ab)
   # Side-by-side re-timing of pairs of candidates, one bench per line of
   # .gpu/ab.txt ("DTYPE OPERATOR VARIANT VARIANT N", e.g. a tuned choice

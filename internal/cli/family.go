@@ -8,10 +8,12 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/bespoke-hpc/bespoke/fem"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/contract"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/sparse"
+	"github.com/bespoke-hpc/bespoke/kernel/tensor"
 	"github.com/bespoke-hpc/bespoke/operator"
 	"github.com/bespoke-hpc/bespoke/operator/load"
 )
@@ -22,9 +24,10 @@ import (
 const (
 	familySparse   = "sparse"   // C ← α·A·B + β·C with a constant operator A
 	familyContract = "contract" // y ← D·x along one axis of a batch of Q³ arrays
+	familyFEM      = "fem"      // tensor-product FEM operators (BK5 so far), E-vector → E-vector
 )
 
-var familyNames = []string{familySparse, familyContract}
+var familyNames = []string{familySparse, familyContract, familyFEM}
 
 // problemFlags are the flags that say which problems a command works on.
 // Each family reads its own and rejects the others'.
@@ -37,15 +40,19 @@ type problemFlags struct {
 	suite, only, betas string
 	alpha              float64
 	maxNNZ             int
-	// contract
+	// contract, fem
 	orders, axes string
+	// fem
+	kernels string
+	lambda  float64
 }
 
 // register adds the flags; manyDTypes lets --dtype take a list.
 func (f *problemFlags) register(fs *pflag.FlagSet, manyDTypes bool, suite bool) {
 	f.set = fs
 	f.owner = map[string]string{"beta": familySparse, "alpha": familySparse, "suite": familySparse, "only": familySparse,
-		"max-nnz": familySparse, "order": familyContract, "axis": familyContract}
+		"max-nnz": familySparse, "order": familyContract + "," + familyFEM, "axis": familyContract,
+		"kernel": familyFEM, "lambda": familyFEM}
 	fs.StringVar(&f.family, "family", familySparse, "kernel family: "+strings.Join(familyNames, ", "))
 	if manyDTypes {
 		fs.StringVar(&f.dtypes, "dtype", "f32,f64", "precisions, comma-separated")
@@ -56,7 +63,9 @@ func (f *problemFlags) register(fs *pflag.FlagSet, manyDTypes bool, suite bool) 
 	}
 	fs.Float64Var(&f.alpha, "alpha", 1, "sparse: α, folded into the literals")
 	fs.IntVar(&f.maxNNZ, "max-nnz", sparse.DefaultMaxNNZ, "sparse: the most non-zeros a kernel unrolls")
-	fs.StringVar(&f.orders, "order", "3", "contract: polynomial orders N (Q = N+1 points per axis), e.g. 1-7 or 2,4")
+	fs.StringVar(&f.orders, "order", "3", "contract, fem: polynomial orders N (Q = N+1 points per axis), e.g. 1-7 or 2,4")
+	fs.StringVar(&f.kernels, "kernel", "bk5", "fem: operators, comma-separated (bk5: screened Poisson, GLL collocation)")
+	fs.Float64Var(&f.lambda, "lambda", 1, "fem: λ of the screened Poisson operator S + λM")
 	fs.StringVar(&f.axes, "axis", "x,y,z", "contract: axes to apply D along, comma-separated")
 	if suite {
 		fs.StringVar(&f.suite, "suite", "", "sparse: built-in operator sets, e.g. hex:p1-6,quad:p3 (default "+DefaultSuite+" when no files are given)")
@@ -80,7 +89,7 @@ func (f *problemFlags) dtypeList() ([]kernel.DType, error) {
 func (f *problemFlags) foreign() error {
 	var bad []string
 	f.set.Visit(func(fl *pflag.Flag) {
-		if fam, ok := f.owner[fl.Name]; ok && fam != f.family {
+		if fams, ok := f.owner[fl.Name]; ok && !contains(strings.Split(fams, ","), f.family) {
 			bad = append(bad, "--"+fl.Name)
 		}
 	})
@@ -114,8 +123,11 @@ func (f *problemFlags) problems(args []string) ([]family.Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.family == familyContract {
+	switch f.family {
+	case familyContract:
 		return f.contractProblems(args, dts)
+	case familyFEM:
+		return f.femProblems(args, dts)
 	}
 	ops, err := loadOperators(args, f.suite)
 	if err != nil {
@@ -181,6 +193,9 @@ func (f *problemFlags) genInstance(p family.Problem, n, ldb, ldc int) (family.In
 	if c, ok := p.(*contract.Problem); ok {
 		return c.Timed(1)
 	}
+	if t, ok := p.(*tensor.Problem); ok {
+		return t.Timed(1)
+	}
 	op, ok := p.(sparse.Operator)
 	if !ok {
 		return nil, fmt.Errorf("gen: no instance for %T", p)
@@ -210,18 +225,9 @@ func (f *problemFlags) contractProblems(args []string, dts []kernel.DType) ([]fa
 	if len(args) > 0 {
 		return nil, usagef("the contract family takes no files (got %s); choose it with --order and --axis", strings.Join(args, " "))
 	}
-	var orders []int
-	for _, part := range strings.Split(f.orders, ",") {
-		lo, hi, err := orderRange(strings.TrimSpace(part))
-		if err != nil {
-			return nil, usagef("--order %q: %v", f.orders, err)
-		}
-		if hi+1 > contract.MaxQ {
-			return nil, usagef("--order %q: at most %d (Q = N+1 ≤ %d points per axis)", f.orders, contract.MaxQ-1, contract.MaxQ)
-		}
-		for n := lo; n <= hi; n++ {
-			orders = append(orders, n)
-		}
+	orders, err := f.orderList(contract.MaxQ - 1)
+	if err != nil {
+		return nil, err
 	}
 	axes, err := parseList(f.axes, contract.ParseAxis)
 	if err != nil {
@@ -245,9 +251,62 @@ func (f *problemFlags) contractProblems(args []string, dts []kernel.DType) ([]fa
 	return ps, nil
 }
 
+// orderList parses --order, each order at most maxOrder.
+func (f *problemFlags) orderList(maxOrder int) ([]int, error) {
+	var orders []int
+	for _, part := range strings.Split(f.orders, ",") {
+		lo, hi, err := orderRange(strings.TrimSpace(part))
+		if err != nil {
+			return nil, usagef("--order %q: %v", f.orders, err)
+		}
+		if hi > maxOrder {
+			return nil, usagef("--order %q: at most %d", f.orders, maxOrder)
+		}
+		for n := lo; n <= hi; n++ {
+			orders = append(orders, n)
+		}
+	}
+	return orders, nil
+}
+
+// femProblems are the operators of each order and precision; the family
+// takes no files.
+func (f *problemFlags) femProblems(args []string, dts []kernel.DType) ([]family.Problem, error) {
+	if len(args) > 0 {
+		return nil, usagef("the fem family takes no files (got %s); choose it with --kernel and --order", strings.Join(args, " "))
+	}
+	orders, err := f.orderList(fem.MaxOrder)
+	if err != nil {
+		return nil, err
+	}
+	kernels, err := parseList(f.kernels, fem.ParseKernel)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if len(kernels) == 0 {
+		return nil, usagef("--kernel %q names no operator", f.kernels)
+	}
+	if err := finite("--lambda", f.lambda); err != nil {
+		return nil, err
+	}
+	var ps []family.Problem
+	for _, k := range kernels {
+		for _, n := range orders {
+			for _, dt := range dts {
+				p, err := tensor.New(k, n, f.lambda, dt)
+				if err != nil {
+					return nil, usageError{err}
+				}
+				ps = append(ps, p)
+			}
+		}
+	}
+	return ps, nil
+}
+
 // checkSize is the size verify checks at when --n is not given.
 func (f *problemFlags) checkSize() int {
-	if f.family == familyContract {
+	if f.family == familyContract || f.family == familyFEM {
 		return 37 // elements: a few blocks of every variant, none full at the end
 	}
 	return 1001 // columns: one past a multiple of every block
@@ -257,9 +316,9 @@ func (f *problemFlags) checkSize() int {
 // least, the launch bytes it is raised to reach, and the most.
 func (f *problemFlags) benchSizes(gpu bool) (units int, minBytes int64, maxUnits int) {
 	switch {
-	case f.family == familyContract && gpu:
+	case (f.family == familyContract || f.family == familyFEM) && gpu:
 		return 1024, 1 << 30, 1 << 24
-	case f.family == familyContract:
+	case f.family == familyContract || f.family == familyFEM:
 		return 1024, 256 << 20, 1 << 24
 	case gpu:
 		// Small operators get more columns, up to 2²³ (PyFR runs

@@ -48,8 +48,8 @@ var allowed = map[string][]string{
 	"report":            {"bench", "device", "tune"},
 	"conformance": {"device", "internal/testenv", "kernel", "kernel/contract", "kernel/family", "kernel/interp",
 		"kernel/kerneltest", "kernel/sparse", "operator", "operator/load", "verify"},
-	"internal/cli": {"baseline", "bench", "device", "device/cuda", "device/host", "device/opencl", "emit", "fr",
-		"internal/cache", "kernel", "kernel/contract", "kernel/family", "kernel/sparse", "operator", "operator/load",
+	"internal/cli": {"baseline", "bench", "device", "device/cuda", "device/host", "device/opencl", "emit", "fem", "fr",
+		"internal/cache", "kernel", "kernel/contract", "kernel/family", "kernel/sparse", "kernel/tensor", "operator", "operator/load",
 		"operator/mtx", "report", "tune", "verify"},
 	"cmd/bespoke": {"internal/cli"},
 }
