@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
 )
@@ -37,7 +38,7 @@ func buildBK5(p *Problem, vr Variant) *kernel.Kernel {
 	n3 := n * n * n
 	lambda := p.Prec.Rounded(p.Lambda)
 	k := &kernel.Kernel{
-		Name:    fmt.Sprintf("bespoke_bk5_n%d_%s_e%d", p.N, p.Prec, e),
+		Name:    fmt.Sprintf("bespoke_bk5_n%d_%s_%s_e%d", p.N, p.Prec, strings.ReplaceAll(vr.Kind, "-", "_"), e),
 		Variant: vr.Name(),
 		DType:   p.Prec,
 		Index64: true, // 7·(N+1)³ factors per element pass 2³¹ at a few million elements
@@ -88,41 +89,70 @@ func buildBK5(p *Problem, vr Variant) *kernel.Kernel {
 		}},
 		kernel.Barrier{}, // D staged
 	}
-	kk := v("k")
 	dsh := func(a, b kernel.Expr) kernel.Expr { return kernel.At("dsh", a, b) }
-	// The layer's seven factors are loaded, and the t-derivative formed
-	// from the pencil, before the barrier, so that the loads are in
-	// flight while the block waits (dead elements load nothing).
-	prefetch := func(name string, f int) kernel.Stmt {
-		return kernel.Decl{Type: kernel.Real, Name: name, Init: kernel.Select{Cond: live, Then: factor(f, kk), Else: kernel.Lit{V: 0}}}
+	var scatter func(dt func(m kernel.Expr) kernel.Expr, gt kernel.Expr) []kernel.Stmt
+	// layer is the work of layer kk: dt(m) is D[kk][m], sfx makes the
+	// layer's names its own where layers are written out one by one.
+	layer := func(kk kernel.Expr, dt func(m kernel.Expr) kernel.Expr, sfx string) []kernel.Stmt {
+		name := func(s string) string { return s + sfx }
+		nv := func(s string) kernel.Expr { return v(name(s)) }
+		// The layer's seven factors are loaded, and the t-derivative
+		// formed from the pencil, before the barrier, so that the loads
+		// are in flight while the block waits (dead elements load
+		// nothing).
+		prefetch := func(s string, f int) kernel.Stmt {
+			return kernel.Decl{Type: kernel.Real, Name: name(s), Init: kernel.Select{Cond: live, Then: factor(f, kk), Else: kernel.Lit{V: 0}}}
+		}
+		return []kernel.Stmt{
+			prefetch("grr", 0), prefetch("grs", 1), prefetch("grt", 2), prefetch("gss", 3),
+			prefetch("gst", 4), prefetch("gtt", 5), prefetch("wj", 6),
+			kernel.Put("su", kernel.At("ru", kk), lz, ly, lx),
+			kernel.Decl{Type: kernel.Real, Name: name("ut"), Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dt(m), kernel.At("ru", m)) })},
+			kernel.Barrier{},
+			kernel.If{Cond: live, Then: append([]kernel.Stmt{
+				kernel.Decl{Type: kernel.Real, Name: name("ur"), Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(lx, m), kernel.At("su", lz, ly, m)) })},
+				kernel.Decl{Type: kernel.Real, Name: name("us"), Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(ly, m), kernel.At("su", lz, m, lx)) })},
+				kernel.Put("sv", add(add(mul(nv("grr"), nv("ur")), mul(nv("grs"), nv("us"))), mul(nv("grt"), nv("ut"))), lz, ly, lx),
+				kernel.Put("sw", add(add(mul(nv("grs"), nv("ur")), mul(nv("gss"), nv("us"))), mul(nv("gst"), nv("ut"))), lz, ly, lx),
+				kernel.Decl{Type: kernel.Real, Name: name("gt"), Init: add(add(mul(nv("grt"), nv("ur")), mul(nv("gst"), nv("us"))), mul(nv("gtt"), nv("ut")))},
+				// λ·w|J|·u at the node, and Dᵀ along t straight into
+				// the pencil of results.
+				kernel.Put("rv", add(kernel.At("rv", kk), mul(mul(kernel.Lit{V: lambda}, nv("wj")), kernel.At("ru", kk))), kk),
+			}, scatter(dt, nv("gt"))...)},
+			kernel.Barrier{},
+			kernel.If{Cond: live, Then: []kernel.Stmt{
+				kernel.Put("rv", add(kernel.At("rv", kk),
+					add(sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(m, lx), kernel.At("sv", lz, ly, m)) }),
+						sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(m, ly), kernel.At("sw", lz, m, lx)) }))), kk),
+			}},
+		}
 	}
-	layer := []kernel.Stmt{
-		prefetch("grr", 0), prefetch("grs", 1), prefetch("grt", 2), prefetch("gss", 3),
-		prefetch("gst", 4), prefetch("gtt", 5), prefetch("wj", 6),
-		kernel.Put("su", kernel.At("ru", kk), lz, ly, lx),
-		kernel.Decl{Type: kernel.Real, Name: "ut", Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(kk, m), kernel.At("ru", m)) })},
-		kernel.Barrier{},
-		kernel.If{Cond: live, Then: []kernel.Stmt{
-			kernel.Decl{Type: kernel.Real, Name: "ur", Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(lx, m), kernel.At("su", lz, ly, m)) })},
-			kernel.Decl{Type: kernel.Real, Name: "us", Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(ly, m), kernel.At("su", lz, m, lx)) })},
-			kernel.Put("sv", add(add(mul(v("grr"), v("ur")), mul(v("grs"), v("us"))), mul(v("grt"), v("ut"))), lz, ly, lx),
-			kernel.Put("sw", add(add(mul(v("grs"), v("ur")), mul(v("gss"), v("us"))), mul(v("gst"), v("ut"))), lz, ly, lx),
-			kernel.Decl{Type: kernel.Real, Name: "gt", Init: add(add(mul(v("grt"), v("ur")), mul(v("gst"), v("us"))), mul(v("gtt"), v("ut")))},
-			// λ·w|J|·u at the node, and Dᵀ along t straight into the
-			// pencil of results.
-			kernel.Put("rv", add(kernel.At("rv", kk), mul(mul(kernel.Lit{V: lambda}, v("wj")), kernel.At("ru", kk))), kk),
-			kernel.For{Var: "m", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
-				kernel.Put("rv", add(kernel.At("rv", v("m")), mul(dsh(kk, v("m")), v("gt"))), v("m"))}},
-		}},
-		kernel.Barrier{},
-		kernel.If{Cond: live, Then: []kernel.Stmt{
-			kernel.Put("rv", add(kernel.At("rv", kk),
-				add(sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(m, lx), kernel.At("sv", lz, ly, m)) }),
-					sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(m, ly), kernel.At("sw", lz, m, lx)) }))), kk),
-		}},
+	// scatter adds D[kk][m]·gt to every result of the pencil.
+	scatter = func(dt func(m kernel.Expr) kernel.Expr, gt kernel.Expr) []kernel.Stmt {
+		var ss []kernel.Stmt
+		for m := range n {
+			ss = append(ss, kernel.Put("rv", add(kernel.At("rv", lit(m)), mul(dt(lit(m)), gt)), lit(m)))
+		}
+		return ss
+	}
+	if vr.Literal {
+		// Layers written out with D's row along t as literals: the
+		// t-derivative and its transpose then read no shared memory
+		// (a fifth of the slab's shared loads).
+		for kk := range n {
+			row := p.d[kk*n : (kk+1)*n]
+			dt := func(m kernel.Expr) kernel.Expr {
+				if c, ok := m.(kernel.Int); ok {
+					return kernel.Lit{V: p.Prec.Rounded(row[c.V])}
+				}
+				return kernel.At("dsh", lit(kk), m)
+			}
+			body = append(body, layer(lit(kk), dt, fmt.Sprintf("_%d", kk))...)
+		}
+	} else {
+		body = append(body, kernel.For{Var: "k", From: lit(0), To: lit(n), Unroll: true, Body: layer(v("k"), func(m kernel.Expr) kernel.Expr { return dsh(v("k"), m) }, "")})
 	}
 	body = append(body,
-		kernel.For{Var: "k", From: lit(0), To: lit(n), Unroll: true, Body: layer},
 		kernel.If{Cond: live, Then: []kernel.Stmt{
 			kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
 				kernel.Put("v", kernel.At("rv", v("l")), add(v("base"), node(v("l"))))}},

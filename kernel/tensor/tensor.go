@@ -115,44 +115,48 @@ var _ family.Instance = (*Instance)(nil)
 // Name is the problem and the batch.
 func (in *Instance) Name() string { return fmt.Sprintf("%s %s E=%d", in.Problem.Name(), in.Prec, in.E) }
 
-// Variant is a layout: Kind "slab", PerBlock elements per block.
+// Variant is a layout: Kind "slab" (a loop over layers, D from shared
+// memory) or "slab-lit" (layers written out, D's entries along t as
+// literals), PerBlock elements per block.
 type Variant struct {
 	Kind     string
 	PerBlock int
+	Literal  bool // Kind == "slab-lit"
 }
 
 // Name is e.g. "slab/e2".
 func (v Variant) Name() string { return fmt.Sprintf("%s/e%d", v.Kind, v.PerBlock) }
 
-var variantRE = regexp.MustCompile(`^(slab)(?:/e(\d+))?$`)
+var variantRE = regexp.MustCompile(`^(slab|slab-lit)(?:/e(\d+))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE)", s)
+		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE or slab-lit/eE)", s)
 	}
-	v := Variant{Kind: m[1], PerBlock: 1}
+	v := Variant{Kind: m[1], PerBlock: 1, Literal: m[1] == "slab-lit"}
 	if m[2] != "" {
 		v.PerBlock, _ = strconv.Atoi(m[2])
 	}
 	return v, nil
 }
 
-// Candidates are the slab with 1, 2, 4 and 8 elements per block, as many
-// as fit a block of 1024 threads with at least 32 threads an element's
-// worth of work would leave idle otherwise.
+// Candidates are both slabs with 1, 2, 4 and 8 elements per block, as
+// many as fit a block of 1024 threads and are needed to reach 256 threads.
 func (in *Instance) Candidates(family.Target) []family.Candidate {
 	var out []family.Candidate
-	for _, e := range []int{1, 2, 4, 8} {
-		v := Variant{Kind: "slab", PerBlock: e}
-		if in.check(v) != nil {
-			continue
+	for _, kind := range []string{"slab", "slab-lit"} {
+		for _, e := range []int{1, 2, 4, 8} {
+			v := Variant{Kind: kind, PerBlock: e, Literal: kind == "slab-lit"}
+			if in.check(v) != nil {
+				continue
+			}
+			if n := in.N + 1; e > 1 && n*n*(e/2) >= 256 {
+				continue // the block is full enough with fewer
+			}
+			out = append(out, v)
 		}
-		if n := in.N + 1; e > 1 && n*n*(e/2) >= 256 {
-			continue // the block is full enough with fewer
-		}
-		out = append(out, v)
 	}
 	return out
 }
@@ -172,7 +176,7 @@ func (in *Instance) Check(c family.Candidate) error {
 func (in *Instance) check(v Variant) error {
 	n := in.N + 1
 	switch {
-	case v.Kind != "slab":
+	case v.Kind != "slab" && v.Kind != "slab-lit" || v.Literal != (v.Kind == "slab-lit"):
 		return fmt.Errorf("tensor: unknown kind %q", v.Kind)
 	case v.PerBlock < 1 || n*n*v.PerBlock > kernel.MaxThreads:
 		return fmt.Errorf("tensor: %s: %d elements of %d×%d threads do not fit a block of %d", v.Name(), v.PerBlock, n, n, kernel.MaxThreads)
