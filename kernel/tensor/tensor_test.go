@@ -2,9 +2,11 @@ package tensor_test
 
 import (
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/device/host"
+	"github.com/bespoke-hpc/bespoke/device/opencl"
 	"github.com/bespoke-hpc/bespoke/fem"
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -14,16 +16,20 @@ import (
 	"github.com/bespoke-hpc/bespoke/verify"
 )
 
-// cases are every candidate of BK5 at the orders given, both precisions,
+// cases are every candidate of BK5 at the orders given, in fp64 and (up
+// to order f32Up) fp32,
 // on a batch (7 elements) that does not fill the last block of the
 // several-element layouts; data on a real perturbed mesh, checked against
 // fem's float64 reference.
-func cases(t *testing.T, orders []int) []verify.Case {
+func cases(t *testing.T, orders []int, f32Up int) []verify.Case {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(31, 32))
 	var out []verify.Case
 	for _, n := range orders {
 		for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+			if dt == kernel.F32 && n > f32Up {
+				continue
+			}
 			p, err := tensor.New(fem.BK5, n, 0.7, dt)
 			if err != nil {
 				t.Fatal(err)
@@ -48,7 +54,7 @@ func cases(t *testing.T, orders []int) []verify.Case {
 // In the interpreter, as written for a GPU and as lowered for the host.
 func TestInterpretBK5(t *testing.T) {
 	n := 0
-	for _, c := range cases(t, []int{1, 2, 3, 5}) {
+	for _, c := range cases(t, []int{1, 2, 3, 5}, 5) {
 		for _, lowered := range []bool{false, true} {
 			if lowered {
 				h, err := pass.HostLoops(c.Kernel)
@@ -67,14 +73,30 @@ func TestInterpretBK5(t *testing.T) {
 	t.Logf("%d kernels interpreted", n)
 }
 
-// Compiled by the C backend for N = 1…8.
+// Compiled by the C backend for N = 1…8 (fp32 to N = 3).
 func TestHostBK5(t *testing.T) {
 	dev, err := host.Open()
 	if err != nil {
 		testenv.Unavailable(t, "c", err)
 	}
 	defer dev.Close()
-	cs := cases(t, []int{1, 2, 3, 4, 5, 6, 7, 8})
+	cs := cases(t, []int{1, 2, 3, 4, 5, 6, 7, 8}, 3)
+	for i, o := range verify.RunBatch(dev, cs) {
+		if o.Err != nil || !o.Result.OK() {
+			t.Errorf("%s %s: %+v, %v", cs[i].Label, cs[i].Kernel.Variant, o.Result, o.Err)
+		}
+	}
+	t.Logf("%d kernels verified on %s", len(cs), dev.Info().Name)
+}
+
+// Built by OpenCL (PoCL in CI) for N = 1…4 in fp64 (fp32 to N = 2).
+func TestOpenCLBK5(t *testing.T) {
+	dev, err := opencl.Open(os.Getenv("BESPOKE_OPENCL_DEVICE"))
+	if err != nil {
+		testenv.Unavailable(t, "opencl", err)
+	}
+	defer dev.Close()
+	cs := cases(t, []int{1, 2, 3, 4}, 2)
 	for i, o := range verify.RunBatch(dev, cs) {
 		if o.Err != nil || !o.Result.OK() {
 			t.Errorf("%s %s: %+v, %v", cs[i].Label, cs[i].Kernel.Variant, o.Result, o.Err)
