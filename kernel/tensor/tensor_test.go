@@ -2,11 +2,9 @@ package tensor_test
 
 import (
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/device/host"
-	"github.com/bespoke-hpc/bespoke/device/opencl"
 	"github.com/bespoke-hpc/bespoke/fem"
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -81,22 +79,6 @@ func TestHostBK5(t *testing.T) {
 	}
 	defer dev.Close()
 	cs := cases(t, []int{1, 2, 3, 4, 5, 6, 7, 8}, 3)
-	for i, o := range verify.RunBatch(dev, cs) {
-		if o.Err != nil || !o.Result.OK() {
-			t.Errorf("%s %s: %+v, %v", cs[i].Label, cs[i].Kernel.Variant, o.Result, o.Err)
-		}
-	}
-	t.Logf("%d kernels verified on %s", len(cs), dev.Info().Name)
-}
-
-// Built by OpenCL (PoCL in CI) for N = 1…4 in fp64 (fp32 to N = 2).
-func TestOpenCLBK5(t *testing.T) {
-	dev, err := opencl.Open(os.Getenv("BESPOKE_OPENCL_DEVICE"))
-	if err != nil {
-		testenv.Unavailable(t, "opencl", err)
-	}
-	defer dev.Close()
-	cs := cases(t, []int{1, 2, 3, 4}, 2)
 	for i, o := range verify.RunBatch(dev, cs) {
 		if o.Err != nil || !o.Result.OK() {
 			t.Errorf("%s %s: %+v, %v", cs[i].Label, cs[i].Kernel.Variant, o.Result, o.Err)
