@@ -17,6 +17,7 @@ func Apply(b *Basis, geo []float64, lambda float64, u []float64) ([]float64, err
 		return nil, fmt.Errorf("fem: %d geometric factors for %d elements, want %d", len(geo), ne, ne*nf*q3)
 	}
 	v := make([]float64, len(u))
+	bt, gt := transpose(b.B), transpose(b.G)
 	grad := [3][]float64{make([]float64, q3), make([]float64, q3), make([]float64, q3)}
 	val := make([]float64, q3)
 	out := make([]float64, p3)
@@ -50,13 +51,13 @@ func Apply(b *Basis, geo []float64, lambda float64, u []float64) ([]float64, err
 			}
 		}
 		ve := v[e*p3 : (e+1)*p3]
-		transpose3(b.B, b.B, b.B, p, q, val, ve)
+		contract3(bt, bt, bt, q, p, val, ve)
 		if b.Kernel.Stiffness() {
-			transpose3(b.G, b.B, b.B, p, q, grad[0], out)
+			contract3(gt, bt, bt, q, p, grad[0], out)
 			add(ve, out)
-			transpose3(b.B, b.G, b.B, p, q, grad[1], out)
+			contract3(bt, gt, bt, q, p, grad[1], out)
 			add(ve, out)
-			transpose3(b.B, b.B, b.G, p, q, grad[2], out)
+			contract3(bt, bt, gt, q, p, grad[2], out)
 			add(ve, out)
 		}
 	}
@@ -69,8 +70,9 @@ func add(dst, src []float64) {
 	}
 }
 
-// contract3 evaluates (Z ⊗ Y ⊗ X) u: u has p³ nodal values (x-fastest),
-// X, Y, Z are q×p matrices applied along x, y and z; out gets q³ values.
+// contract3 evaluates (Z ⊗ Y ⊗ X) u: u has p³ values (x-fastest), X, Y,
+// Z are q×p matrices applied along x, y and z; out gets q³ values. With
+// transposed matrices (p and q swapped) it is the transposed operator.
 func contract3(X, Y, Z [][]float64, p, q int, u, out []float64) {
 	t1 := make([]float64, p*p*q) // [k][j][a]
 	for k := range p {
@@ -109,41 +111,14 @@ func contract3(X, Y, Z [][]float64, p, q int, u, out []float64) {
 	}
 }
 
-// transpose3 evaluates (Zᵀ ⊗ Yᵀ ⊗ Xᵀ) w: w has q³ values, out gets p³.
-func transpose3(X, Y, Z [][]float64, p, q int, w, out []float64) {
-	t1 := make([]float64, q*q*p) // [c][b][i]
-	for c := range q {
-		for bb := range q {
-			for i := range p {
-				s := 0.0
-				for a := range q {
-					s += X[a][i] * w[(c*q+bb)*q+a]
-				}
-				t1[(c*q+bb)*p+i] = s
-			}
+// transpose is mᵀ.
+func transpose(m [][]float64) [][]float64 {
+	t := make([][]float64, len(m[0]))
+	for i := range t {
+		t[i] = make([]float64, len(m))
+		for j := range m {
+			t[i][j] = m[j][i]
 		}
 	}
-	t2 := make([]float64, q*p*p) // [c][j][i]
-	for c := range q {
-		for j := range p {
-			for i := range p {
-				s := 0.0
-				for bb := range q {
-					s += Y[bb][j] * t1[(c*q+bb)*p+i]
-				}
-				t2[(c*p+j)*p+i] = s
-			}
-		}
-	}
-	for k := range p {
-		for j := range p {
-			for i := range p {
-				s := 0.0
-				for c := range q {
-					s += Z[c][k] * t2[(c*p+j)*p+i]
-				}
-				out[(k*p+j)*p+i] = s
-			}
-		}
-	}
+	return t
 }
