@@ -48,9 +48,9 @@ var allowed = map[string][]string{
 	"report":            {"bench", "device", "tune"},
 	"conformance": {"device", "fem", "internal/testenv", "kernel", "kernel/contract", "kernel/family", "kernel/interp",
 		"kernel/kerneltest", "kernel/sparse", "kernel/tensor", "operator", "operator/load", "verify"},
-	"internal/cli": {"baseline", "bench", "device", "device/cuda", "device/host", "device/opencl", "emit", "fem", "fr",
+	"internal/cli": {"baseline", "bench", "build", "device", "device/cuda", "device/host", "device/opencl", "emit", "fem", "fr",
 		"internal/cache", "kernel", "kernel/contract", "kernel/family", "kernel/sparse", "kernel/tensor", "operator", "operator/load",
-		"operator/mtx", "report", "tune", "verify"},
+		"operator/mtx", "operator/npy", "report", "tune", "verify"},
 	"cmd/bespoke": {"internal/cli"},
 }
 

@@ -40,57 +40,17 @@ func Read(path string) (*operator.Operator, error) { return operator.ReadFile(pa
 // the operator's Source, its base name without extension the Name. A 1-D
 // array of length k is read as a 1×k matrix.
 func Parse(r io.Reader, file string) (*operator.Operator, error) {
-	file = operator.SourceName(file)
-	fail := func(format string, args ...any) error {
-		return &SyntaxError{File: file, Msg: fmt.Sprintf(format, args...)}
-	}
-	h, err := readHeader(r, fail)
+	rows, cols, data, err := ParseMatrix(r, file)
 	if err != nil {
 		return nil, err
 	}
-	dt, ok := dtypes[h.descr]
-	if !ok {
-		if len(h.descr) > 0 && h.descr[0] == '>' {
-			if _, ok := dtypes["<"+h.descr[1:]]; ok {
-				return nil, fail("big-endian dtype %s is not supported (save with arr.astype('<%s'))", quote(h.descr), h.descr[1:])
-			}
-		}
-		return nil, fail("unsupported dtype %s (want <f8, <f4, <i4 or <i8)", quote(h.descr))
-	}
-	rows, cols, msg := matrixShape(h.shape)
-	if msg != "" {
-		return nil, fail("%s", msg)
-	}
-	need := int64(rows) * int64(cols) * int64(dt.size)
-	raw, err := io.ReadAll(io.LimitReader(r, need+1))
-	if err != nil {
-		return nil, fmt.Errorf("npy: reading %s: %w", file, err)
-	}
-	if int64(len(raw)) < need {
-		return nil, fail("truncated data: expected %d bytes of data, found %d", need, len(raw))
-	}
-	if int64(len(raw)) > need {
-		return nil, fail("expected %d bytes of data, found more (trailing bytes after the array)", need)
-	}
-	data := make([]float64, rows*cols)
+	file = operator.SourceName(file)
 	nz := false
-	for e := range data {
-		i, j := e/cols, e%cols
-		if h.fortran {
-			i, j = e%rows, e/rows
-		}
-		v, msg := dt.decode(raw[e*dt.size:])
-		if msg != "" {
-			return nil, fail("entry [%d, %d] %s", i, j, msg)
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fail("entry [%d, %d] is %v", i, j, v)
-		}
+	for _, v := range data {
 		nz = nz || v != 0
-		data[i*cols+j] = v
 	}
 	if !nz {
-		return nil, fail("all entries are zero (an all-zero operator needs no kernel)")
+		return nil, &SyntaxError{File: file, Msg: "all entries are zero (an all-zero operator needs no kernel)"}
 	}
 	base := filepath.Base(file)
 	op := &operator.Operator{
@@ -101,9 +61,72 @@ func Parse(r io.Reader, file string) (*operator.Operator, error) {
 		Data:   data,
 	}
 	if err := op.Validate(); err != nil {
-		return nil, fail("%v", err)
+		return nil, &SyntaxError{File: file, Msg: err.Error()}
 	}
 	return op, nil
+}
+
+// ReadMatrix reads the .npy file at path as a rows×cols float64 array
+// (any values but NaN and infinities; at most MaxEntries).
+func ReadMatrix(path string) (rows, cols int, data []float64, err error) {
+	_, err = operator.ReadFile(path, func(r io.Reader, file string) (*operator.Operator, error) {
+		rows, cols, data, err = ParseMatrix(r, file)
+		return nil, err
+	})
+	return rows, cols, data, err
+}
+
+// ParseMatrix reads a .npy array from r as a rows×cols float64 array (a
+// 1-D array of length k as 1×k).
+func ParseMatrix(r io.Reader, file string) (rows, cols int, data []float64, err error) {
+	file = operator.SourceName(file)
+	fail := func(format string, args ...any) error {
+		return &SyntaxError{File: file, Msg: fmt.Sprintf(format, args...)}
+	}
+	h, err := readHeader(r, fail)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	dt, ok := dtypes[h.descr]
+	if !ok {
+		if len(h.descr) > 0 && h.descr[0] == '>' {
+			if _, ok := dtypes["<"+h.descr[1:]]; ok {
+				return 0, 0, nil, fail("big-endian dtype %s is not supported (save with arr.astype('<%s'))", quote(h.descr), h.descr[1:])
+			}
+		}
+		return 0, 0, nil, fail("unsupported dtype %s (want <f8, <f4, <i4 or <i8)", quote(h.descr))
+	}
+	rows, cols, msg := matrixShape(h.shape)
+	if msg != "" {
+		return 0, 0, nil, fail("%s", msg)
+	}
+	need := int64(rows) * int64(cols) * int64(dt.size)
+	raw, err := io.ReadAll(io.LimitReader(r, need+1))
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("npy: reading %s: %w", file, err)
+	}
+	if int64(len(raw)) < need {
+		return 0, 0, nil, fail("truncated data: expected %d bytes of data, found %d", need, len(raw))
+	}
+	if int64(len(raw)) > need {
+		return 0, 0, nil, fail("expected %d bytes of data, found more (trailing bytes after the array)", need)
+	}
+	data = make([]float64, rows*cols)
+	for e := range data {
+		i, j := e/cols, e%cols
+		if h.fortran {
+			i, j = e%rows, e/rows
+		}
+		v, msg := dt.decode(raw[e*dt.size:])
+		if msg != "" {
+			return 0, 0, nil, fail("entry [%d, %d] %s", i, j, msg)
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, 0, nil, fail("entry [%d, %d] is %v", i, j, v)
+		}
+		data[i*cols+j] = v
+	}
+	return rows, cols, data, nil
 }
 
 // readHeader reads the magic, version, header length and header dictionary.

@@ -21,7 +21,19 @@ func Write(w io.Writer, op *operator.Operator) error {
 	if err := op.Validate(); err != nil {
 		return fmt.Errorf("npy: cannot write %q: %w", op.Name, err)
 	}
-	dict := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }", op.Rows, op.Cols)
+	if err := WriteMatrix(w, op.Rows, op.Cols, op.Data); err != nil {
+		return fmt.Errorf("npy: writing %q: %w", op.Name, err)
+	}
+	return nil
+}
+
+// WriteMatrix writes any rows×cols float64 array (an E-vector, say: zeros
+// and all) as Write does.
+func WriteMatrix(w io.Writer, rows, cols int, data []float64) error {
+	if rows < 1 || cols < 1 || len(data) != rows*cols {
+		return fmt.Errorf("npy: %d values for a %d×%d array", len(data), rows, cols)
+	}
+	dict := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }", rows, cols)
 	pad := headerAlign - (preambleLen+2+len(dict)+1)%headerAlign
 	if pad == headerAlign {
 		pad = 0
@@ -33,12 +45,9 @@ func Write(w io.Writer, op *operator.Operator) error {
 	binary.Write(bw, binary.LittleEndian, uint16(len(hdr)))
 	bw.WriteString(hdr)
 	var b [8]byte
-	for _, v := range op.Data {
+	for _, v := range data {
 		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
 		bw.Write(b[:])
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("npy: writing %q: %w", op.Name, err)
-	}
-	return nil
+	return bw.Flush()
 }

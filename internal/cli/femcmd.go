@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bespoke-hpc/bespoke/build"
+	"github.com/bespoke-hpc/bespoke/fem"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/tensor"
+	"github.com/bespoke-hpc/bespoke/operator/npy"
+	"github.com/bespoke-hpc/bespoke/verify"
+)
+
+type femApplyOptions struct {
+	kernel, mesh, backend, device, dtype, variant, in, out string
+	order                                                  int
+	perturb, lambda                                        float64
+}
+
+// femCmd is `bespoke fem`: the tensor-product operators outside the bench
+// (which serves them as --family fem).
+func femCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "fem",
+		Short: "Tensor-product FEM operators: apply one to an E-vector (bench, verify and gen take --family fem)",
+	}
+	c.AddCommand(femApplyCmd())
+	return c
+}
+
+func femApplyCmd() *cobra.Command {
+	var o femApplyOptions
+	c := &cobra.Command{
+		Use:   "apply",
+		Short: "Apply an operator to an E-vector read from .npy and write the result as .npy",
+		Long: `apply reads an E-vector — a float64 .npy of shape (E, (N+1)³), element e's GLL
+nodes of degree N numbered x-fastest, then y, then z — applies the operator on
+the box [0,1]³ cut into NX×NY×NZ hexahedra (numbered x-fastest, then y, then
+z; interior vertices moved by --perturb), with no boundary conditions, and
+writes the result in the same layout. --backend reference evaluates the
+float64 formulas in Go; a device backend runs bespoke's kernel (--variant, in
+--dtype, the result widened back to float64).`,
+		Example: `  bespoke fem apply --kernel bk5 --order 3 --mesh 8x8x8 --lambda 1 --backend cuda --in u.npy --out v.npy
+  bespoke fem apply --kernel bk1 --order 2 --mesh 4x4x4 --perturb 0.1 --backend reference --in u.npy --out v.npy`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runFEMApply(cmd.OutOrStdout(), o) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.kernel, "kernel", "bk5", "operator: bk1 (mass), bk3 (screened Poisson, Gauss points), bk5 (screened Poisson, GLL collocation)")
+	f.IntVar(&o.order, "order", 3, fmt.Sprintf("polynomial degree N (1..%d)", fem.MaxOrder))
+	f.StringVar(&o.mesh, "mesh", "", "elements along x, y and z, e.g. 8x8x8")
+	f.Float64Var(&o.perturb, "perturb", 0, "interior vertices moved by this fraction of the element size (0 ≤ s < 0.3)")
+	f.Float64Var(&o.lambda, "lambda", 0, "λ of the screened Poisson operators (bk1 ignores it)")
+	f.StringVar(&o.backend, "backend", "reference", "reference (float64 in Go), or a device backend: auto, cuda, opencl, c")
+	f.StringVar(&o.device, "device", "", "device within the backend (CUDA ordinal; OpenCL P:D or name)")
+	f.StringVar(&o.dtype, "dtype", "f64", "precision of a device run: f32 or f64")
+	f.StringVar(&o.variant, "variant", "slab-lit/e1", "kernel variant of a device run")
+	f.StringVar(&o.in, "in", "", "input E-vector (.npy)")
+	f.StringVar(&o.out, "out", "", "output E-vector (.npy)")
+	return c
+}
+
+var meshRE = regexp.MustCompile(`^(\d{1,6})x(\d{1,6})x(\d{1,6})$`)
+
+// maxGeometry bounds the geometric factors apply computes (float64s: 1 GiB).
+const maxGeometry = 1 << 27
+
+func runFEMApply(w io.Writer, o femApplyOptions) error {
+	k, err := fem.ParseKernel(o.kernel)
+	if err != nil {
+		return usageError{err}
+	}
+	m := meshRE.FindStringSubmatch(o.mesh)
+	if m == nil {
+		return usagef("--mesh %q: want NXxNYxNZ, e.g. 8x8x8", o.mesh)
+	}
+	var n [3]int
+	for i := range n {
+		if n[i], err = strconv.Atoi(m[i+1]); err != nil {
+			return usagef("--mesh %q: %v", o.mesh, err)
+		}
+	}
+	if err := finite("--lambda", o.lambda); err != nil {
+		return err
+	}
+	if o.in == "" || o.out == "" {
+		return usagef("apply needs --in and --out")
+	}
+	if sameFile(o.in, o.out) {
+		return usagef("--in and --out name the same file %s", o.in)
+	}
+	mesh, err := fem.NewMesh(n[0], n[1], n[2], o.perturb)
+	if err != nil {
+		return usageError{err}
+	}
+	b, err := fem.NewBasis(k, o.order)
+	if err != nil {
+		return usageError{err}
+	}
+	rows, cols, u, err := npy.ReadMatrix(o.in)
+	if err != nil {
+		return err
+	}
+	p3 := b.P() * b.P() * b.P()
+	if rows != mesh.Elements() || cols != p3 {
+		return fmt.Errorf("%s: shape (%d, %d), want (%d, %d): %d elements of (N+1)³ = %d nodes", o.in, rows, cols, mesh.Elements(), p3, mesh.Elements(), p3)
+	}
+	if q := int64(b.Q()); int64(mesh.Elements())*int64(b.Factors())*q*q*q > maxGeometry {
+		return fmt.Errorf("--mesh %s at N = %d needs %d MB of geometric factors (at most %d MB)", o.mesh, o.order,
+			int64(mesh.Elements())*int64(b.Factors())*q*q*q*8>>20, maxGeometry*8>>20)
+	}
+	geo, err := mesh.Geometry(b)
+	if err != nil {
+		return err
+	}
+	var v []float64
+	if o.backend == "reference" {
+		if o.variant != "slab-lit/e1" || o.dtype != "f64" || o.device != "" {
+			// Defaults are fine; anything set is meant for a device.
+			return usagef("--backend reference runs the float64 formulas: --variant, --dtype and --device do not apply")
+		}
+		v, err = fem.Apply(b, geo, o.lambda, u)
+	} else {
+		v, err = applyOnDevice(o, k, b, geo, u)
+	}
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(o.out)
+	if err != nil {
+		return err
+	}
+	if err := npy.WriteMatrix(f, rows, cols, v); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", o.out, err)
+	}
+	return f.Close()
+}
+
+// applyOnDevice runs the family's kernel once over the whole E-vector.
+func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float64) ([]float64, error) {
+	dt, err := kernel.ParseDType(o.dtype)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	p, err := tensor.New(k, o.order, o.lambda, dt)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%w (--backend reference evaluates every operator)", err)}
+	}
+	p3 := b.P() * b.P() * b.P()
+	ne := len(u) / p3
+	in, err := p.Timed(ne)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	c, err := in.Variant(o.variant)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if err := in.Check(c); err != nil {
+		return nil, usageError{err}
+	}
+	kern, err := in.Build(c)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := openDevice(o.backend, o.device)
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	prog, dk, err := build.One(dev, kern)
+	if err != nil {
+		return nil, err
+	}
+	defer prog.Close()
+	d := make([]float64, 0, b.P()*b.P())
+	for _, row := range b.G {
+		d = append(d, row...)
+	}
+	out := make([]float64, len(u))
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	data := &family.Data{
+		Arrays: map[string]*family.Array{
+			"u":   {Type: kernel.Real, Init: u},
+			"geo": {Type: kernel.Real, Init: geo},
+			"d":   {Type: kernel.Real, Init: d},
+			"v":   {Type: kernel.Real, Init: out, Want: out},
+		},
+		Values: map[string]int64{tensor.Elements: int64(ne)},
+	}
+	got, err := verify.Launch(dev, dk, kern, data)
+	if err != nil {
+		return nil, err
+	}
+	return got["v"], nil
+}

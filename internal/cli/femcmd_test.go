@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/device/host"
+	"github.com/bespoke-hpc/bespoke/internal/testenv"
+	"github.com/bespoke-hpc/bespoke/operator/npy"
+)
+
+func writeNPY(t *testing.T, path string, rows, cols int, data []float64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := npy.WriteMatrix(f, rows, cols, data); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// fem apply: the reference and the C kernel agree on a random E-vector of a
+// perturbed mesh; constants are in the Laplacian's null space; bad shapes
+// and meshes are one-line errors.
+func TestFEMApply(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("BESPOKE_CACHE_DIR", filepath.Join(dir, "cache"))
+	const order, elems = 3, 2 * 1 * 3
+	nodes := (order + 1) * (order + 1) * (order + 1)
+	rng := rand.New(rand.NewPCG(5, 6))
+	u := make([]float64, elems*nodes)
+	for i := range u {
+		u[i] = rng.Float64() - 0.5
+	}
+	in := filepath.Join(dir, "u.npy")
+	writeNPY(t, in, elems, nodes, u)
+	common := []string{"fem", "apply", "--kernel", "bk5", "--order", "3", "--mesh", "2x1x3", "--perturb", "0.2", "--lambda", "0.5", "--in", in}
+	read := func(path string) []float64 {
+		rows, cols, v, err := npy.ReadMatrix(path)
+		if err != nil || rows != elems || cols != nodes {
+			t.Fatalf("%s: %d×%d, %v", path, rows, cols, err)
+		}
+		return v
+	}
+	ref := filepath.Join(dir, "ref.npy")
+	if code, _, stderr := run(t, append(common, "--out", ref)...); code != ExitOK {
+		t.Fatalf("reference: exit %d: %s", code, stderr)
+	}
+	want := read(ref)
+	if _, err := host.Open(); err != nil {
+		testenv.Unavailable(t, "c", err)
+	} else {
+		got := filepath.Join(dir, "c.npy")
+		if code, _, stderr := run(t, append(common, "--backend", "c", "--out", got)...); code != ExitOK {
+			t.Fatalf("c: exit %d: %s", code, stderr)
+		}
+		scale, worst := 0.0, 0.0
+		for i, x := range read(got) {
+			scale = math.Max(scale, math.Abs(want[i]))
+			worst = math.Max(worst, math.Abs(x-want[i]))
+		}
+		if worst > 1e-12*scale || scale == 0 {
+			t.Errorf("C kernel against the reference: max error %.3g of %.3g", worst, scale)
+		}
+	}
+	// S·1 = 0 (λ = 0).
+	ones := make([]float64, elems*nodes)
+	for i := range ones {
+		ones[i] = 1
+	}
+	onesIn, onesOut := filepath.Join(dir, "ones.npy"), filepath.Join(dir, "s1.npy")
+	writeNPY(t, onesIn, elems, nodes, ones)
+	if code, _, stderr := run(t, "fem", "apply", "--order", "3", "--mesh", "2x1x3", "--perturb", "0.2", "--in", onesIn, "--out", onesOut); code != ExitOK {
+		t.Fatalf("ones: exit %d: %s", code, stderr)
+	}
+	for i, x := range read(onesOut) {
+		if math.Abs(x) > 1e-12 {
+			t.Fatalf("(S·1)[%d] = %g", i, x)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"shape", []string{"fem", "apply", "--order", "2", "--mesh", "2x1x3", "--in", in, "--out", ref}, ExitFailure, "want (6, 27)"},
+		{"mesh", []string{"fem", "apply", "--mesh", "2x1", "--in", in, "--out", ref}, ExitUsage, "NXxNYxNZ"},
+		{"same file", []string{"fem", "apply", "--mesh", "2x1x3", "--in", in, "--out", in}, ExitUsage, "same file"},
+		{"huge mesh", []string{"fem", "apply", "--mesh", "999999x999999x9", "--in", in, "--out", ref}, ExitUsage, "more than"},
+		{"bk1 on a device", []string{"fem", "apply", "--kernel", "bk1", "--mesh", "2x1x3", "--backend", "c", "--in", in, "--out", ref}, ExitUsage, "no kernels yet"},
+		{"missing input", []string{"fem", "apply", "--mesh", "2x1x3", "--in", filepath.Join(dir, "none.npy"), "--out", ref}, ExitFailure, "none.npy"},
+	} {
+		code, _, stderr := run(t, tc.args...)
+		if code != tc.code || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and one line with %q", tc.name, code, stderr, tc.code, tc.msg)
+		}
+	}
+}
