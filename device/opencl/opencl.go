@@ -544,13 +544,18 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 		// Out of process: the driver's locks here stay free for the
 		// timing loop, and an interrupt can kill the build.
 		bin, err := Builder(d.info.ID, d.buildOptions(), src.Text)
-		if err != nil {
-			if be := (*BuildError)(nil); errors.As(err, &be) {
-				be.Device, be.Entries = d.info.Name, src.Entries
-			}
-			return nil, err
+		if be := (*BuildError)(nil); errors.As(err, &be) {
+			be.Device, be.Entries = d.info.Name, src.Entries
 		}
-		if prog = d.fromBinary(bin); prog != 0 {
+		switch {
+		case errors.Is(err, ErrNoBuilder):
+			// The child could not build at all: build here.
+		case err != nil:
+			return nil, err
+		default:
+			prog = d.fromBinary(bin)
+		}
+		if prog != 0 {
 			_ = st.Put(key, bin) // best effort
 			d.mu.Lock()
 			d.outOfProcess++
@@ -591,6 +596,11 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 // of hex p1–p6 timed nothing in 330 s), and only a process can be killed.
 var Builder func(id, options, text string) ([]byte, error)
 
+// ErrNoBuilder, wrapped in a Builder's error, says that the build process
+// itself failed (it could not start or open the device), not the
+// compiler: Build then builds in process.
+var ErrNoBuilder = errors.New("opencl: the build process failed")
+
 // Compile puts src's program binary in the cache without loading it here
 // (device.Compiler), through Builder; without one, or on PoCL, it builds
 // and releases the program.
@@ -607,6 +617,13 @@ func (d *Device) Compile(src emit.Source) error {
 		return nil
 	}
 	bin, err := Builder(d.info.ID, d.buildOptions(), src.Text)
+	if errors.Is(err, ErrNoBuilder) {
+		p, err := d.Build(src)
+		if err == nil {
+			p.Close()
+		}
+		return err
+	}
 	if err != nil {
 		return err
 	}

@@ -50,8 +50,10 @@ func childBuild(exe, id, options, text string) ([]byte, error) {
 	switch {
 	case errors.As(err, &exit) && exit.ExitCode() == exitBuildFailed:
 		return nil, &opencl.BuildError{Err: errors.New("opencl: clBuildProgram: the compiler rejected the source"), Log: string(log)}
+	case errors.Is(err, host.ErrAborted):
+		return nil, err
 	case err != nil:
-		return nil, fmt.Errorf("opencl: the build process for device %s: %w: %s", id, err, firstLines(string(log), 5))
+		return nil, fmt.Errorf("%w (device %s): %v: %s", opencl.ErrNoBuilder, id, err, firstLines(string(log), 5))
 	}
 	return os.ReadFile(out)
 }
