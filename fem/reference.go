@@ -74,41 +74,38 @@ func add(dst, src []float64) {
 // Z are q×p matrices applied along x, y and z; out gets q³ values. With
 // transposed matrices (p and q swapped) it is the transposed operator.
 func contract3(X, Y, Z [][]float64, p, q int, u, out []float64) {
-	t1 := make([]float64, p*p*q) // [k][j][a]
-	for k := range p {
-		for j := range p {
-			for a := range q {
+	dims := [3]int{p, p, p}
+	a := u
+	for axis, m := range [][][]float64{X, Y, Z} {
+		a, dims = along(m, axis, dims, a)
+	}
+	copy(out, a[:q*q*q])
+}
+
+// along applies m (rows × dims[axis]) along one axis of a, an array of
+// dims[0]×dims[1]×dims[2] values, x-fastest; the result has rows values
+// along that axis.
+func along(m [][]float64, axis int, dims [3]int, a []float64) ([]float64, [3]int) {
+	od := dims
+	od[axis] = len(m)
+	stride := [3]int{1, dims[0], dims[0] * dims[1]}
+	ostride := [3]int{1, od[0], od[0] * od[1]}
+	out := make([]float64, od[0]*od[1]*od[2])
+	for z := range od[2] {
+		for y := range od[1] {
+			for x := range od[0] {
+				pos := [3]int{x, y, z}
+				row := m[pos[axis]]
+				base := x*stride[0] + y*stride[1] + z*stride[2] - pos[axis]*stride[axis]
 				s := 0.0
-				for i := range p {
-					s += X[a][i] * u[(k*p+j)*p+i]
+				for l, c := range row {
+					s += c * a[base+l*stride[axis]]
 				}
-				t1[(k*p+j)*q+a] = s
+				out[x*ostride[0]+y*ostride[1]+z*ostride[2]] = s
 			}
 		}
 	}
-	t2 := make([]float64, p*q*q) // [k][b][a]
-	for k := range p {
-		for bb := range q {
-			for a := range q {
-				s := 0.0
-				for j := range p {
-					s += Y[bb][j] * t1[(k*p+j)*q+a]
-				}
-				t2[(k*q+bb)*q+a] = s
-			}
-		}
-	}
-	for c := range q {
-		for bb := range q {
-			for a := range q {
-				s := 0.0
-				for k := range p {
-					s += Z[c][k] * t2[(k*q+bb)*q+a]
-				}
-				out[(c*q+bb)*q+a] = s
-			}
-		}
-	}
+	return out, od
 }
 
 // transpose is mᵀ.

@@ -232,6 +232,23 @@ func (For) isStmt()       {}
 func (Barrier) isStmt()   {}
 func (Comment) isStmt()   {}
 
+// Shorthand for kernels built in Go (every family's builder uses it).
+var (
+	LocalX = Special{Kind: LocalID, Axis: 0}
+	LocalY = Special{Kind: LocalID, Axis: 1}
+	LocalZ = Special{Kind: LocalID, Axis: 2}
+	GroupX = Special{Kind: GroupID, Axis: 0}
+)
+
+// Ref is a use of the variable name.
+func Ref(name string) Var { return Var{Name: name} }
+
+// Const is the integer constant i.
+func Const(i int) Int { return Int{V: int64(i)} }
+
+// Op is the binary operation l op r.
+func Op(op string, l, r Expr) Bin { return Bin{Op: op, L: l, R: r} }
+
 // At is a Load of Buf at the given indices.
 func At(buf string, index ...Expr) Load { return Load{Buf: buf, Index: index} }
 

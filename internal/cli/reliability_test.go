@@ -163,24 +163,43 @@ func TestBoundedFailures(t *testing.T) {
 	}
 }
 
-// group lists the live (not zombie) processes of a process group.
-func group(pgid int) []string {
-	var live []string
+// proc is one process as /proc/PID/stat gives it.
+type proc struct {
+	pid, ppid, pgrp int
+	state, name     string
+}
+
+// procs lists every process.
+func procs() []proc {
+	var out []proc
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, p := range stats {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue
 		}
+		// pid (comm) state ppid pgrp …; comm may hold spaces: cut at the last ')'.
 		s := string(b)
 		i := strings.LastIndexByte(s, ')')
 		if i < 0 {
 			continue
 		}
-		var state string
-		var ppid, pgrp int
-		if _, err := fmt.Sscanf(s[i+2:], "%s %d %d", &state, &ppid, &pgrp); err == nil && pgrp == pgid && state != "Z" {
-			live = append(live, s[:i+1]+" "+state)
+		var pr proc
+		fmt.Sscanf(s, "%d", &pr.pid)
+		if _, err := fmt.Sscanf(s[i+2:], "%s %d %d", &pr.state, &pr.ppid, &pr.pgrp); err == nil {
+			pr.name = s[:i+1]
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+// group lists the live (not zombie) processes of a process group.
+func group(pgid int) []string {
+	var live []string
+	for _, p := range procs() {
+		if p.pgrp == pgid && p.state != "Z" {
+			live = append(live, p.name+" "+p.state)
 		}
 	}
 	return live
@@ -189,23 +208,9 @@ func group(pgid int) []string {
 // children lists the processes whose parent is pid.
 func children(pid int) []int {
 	var kids []int
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …; comm may hold spaces: cut at the last ')'.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		var state string
-		var ppid, self int
-		fmt.Sscanf(s, "%d", &self)
-		if _, err := fmt.Sscanf(s[i+2:], "%s %d", &state, &ppid); err == nil && ppid == pid {
-			kids = append(kids, self)
+	for _, p := range procs() {
+		if p.ppid == pid {
+			kids = append(kids, p.pid)
 		}
 	}
 	return kids

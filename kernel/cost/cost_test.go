@@ -8,16 +8,11 @@ import (
 	"github.com/bespoke-hpc/bespoke/kernel/kerneltest"
 )
 
+// Shorthand (kernel's builders).
 var (
-	lx = kernel.Special{Kind: kernel.LocalID}
-	gx = kernel.Special{Kind: kernel.GroupID}
+	lx, gx    = kernel.LocalX, kernel.GroupX
+	v, i, bin = kernel.Ref, kernel.Const, kernel.Op
 )
-
-func v(n string) kernel.Var { return kernel.Var{Name: n} }
-func i(x int64) kernel.Int  { return kernel.Int{V: x} }
-func bin(op string, l, r kernel.Expr) kernel.Bin {
-	return kernel.Bin{Op: op, L: l, R: r}
-}
 
 // axpy is y[g] ← 2·x[g] + y[g] over n threads in blocks of 64, with the
 // given statements appended to its body.

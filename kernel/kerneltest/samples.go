@@ -6,18 +6,11 @@ package kerneltest
 
 import "github.com/bespoke-hpc/bespoke/kernel"
 
+// Shorthand (kernel's builders).
 var (
-	lx = kernel.Special{Kind: kernel.LocalID}
-	ly = kernel.Special{Kind: kernel.LocalID, Axis: 1}
-	lz = kernel.Special{Kind: kernel.LocalID, Axis: 2}
-	gx = kernel.Special{Kind: kernel.GroupID}
+	lx, ly, lz, gx = kernel.LocalX, kernel.LocalY, kernel.LocalZ, kernel.GroupX
+	v, i, bin      = kernel.Ref, kernel.Const, kernel.Op
 )
-
-func v(n string) kernel.Var { return kernel.Var{Name: n} }
-func i(x int64) kernel.Int  { return kernel.Int{V: x} }
-func bin(op string, l, r kernel.Expr) kernel.Bin {
-	return kernel.Bin{Op: op, L: l, R: r}
-}
 
 // Slab dimensions of Slabs: a block of SlabX × SlabY × SlabZ threads, one
 // element per z thread, SlabX·SlabY values per element and layer.

@@ -7,18 +7,12 @@ import (
 	"github.com/bespoke-hpc/bespoke/kernel"
 )
 
+// Shorthand (kernel's builders).
 var (
-	lx = kernel.Special{Kind: kernel.LocalID, Axis: 0}
-	ly = kernel.Special{Kind: kernel.LocalID, Axis: 1}
-	lz = kernel.Special{Kind: kernel.LocalID, Axis: 2}
-	gx = kernel.Special{Kind: kernel.GroupID, Axis: 0}
+	lx, ly, lz, gx = kernel.LocalX, kernel.LocalY, kernel.LocalZ, kernel.GroupX
+	v, lit, bin    = kernel.Ref, kernel.Const, kernel.Op
 )
 
-func v(name string) kernel.Var { return kernel.Var{Name: name} }
-func lit(i int) kernel.Int     { return kernel.Int{V: int64(i)} }
-func bin(op string, l, r kernel.Expr) kernel.Bin {
-	return kernel.Bin{Op: op, L: l, R: r}
-}
 func add(l, r kernel.Expr) kernel.Expr { return bin("+", l, r) }
 func mul(l, r kernel.Expr) kernel.Expr { return bin("*", l, r) }
 
