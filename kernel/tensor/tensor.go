@@ -362,3 +362,14 @@ func (in *Instance) Workload() (*family.Workload, error) {
 	}
 	return w, nil
 }
+
+// Constants are the small read-only arrays every variant's kernel takes
+// besides u, geo and v, by parameter name, rounded to the precision: "d",
+// the 1-D derivative matrix at the quadrature points, row-major.
+func (p *Problem) Constants() map[string][]float64 {
+	d := make([]float64, len(p.d))
+	for i, x := range p.d {
+		d[i] = p.Prec.Rounded(x)
+	}
+	return map[string][]float64{"d": d}
+}
