@@ -12,34 +12,38 @@ import (
 	"github.com/bespoke-hpc/bespoke/verify"
 )
 
-// The tensor-product family's part of the suite: BK5 on a real perturbed
-// mesh against fem's float64 reference — loops over layers with barriers
-// inside, several elements per block, D from shared memory or as literals.
+// The tensor-product family's part of the suite: BK1, BK3 and BK5 on a
+// real perturbed mesh against fem's float64 reference — loops over layers
+// with barriers inside, whole elements in shared memory, several elements
+// per block, the 1-D matrices from shared memory or as literals.
 
 // tensorOrders are the orders checked: the smallest, an even and an odd
 // one, and the largest whose slab (Q = 9) is not a power of two.
 var tensorOrders = []int{1, 2, 5, 8}
 
-// RunTensor checks every BK5 variant at tensorOrders in both precisions on
-// a batch of 37 elements (no multi-element block count divides it).
+// RunTensor checks every variant of each operator at tensorOrders in both
+// precisions on a batch of 37 elements (no multi-element block count
+// divides it).
 func RunTensor(t *testing.T, dev device.Device) {
 	rng := testenv.Rand(t)
 	var cases []verify.Case
-	for _, n := range tensorOrders {
-		for _, dt := range DTypes {
-			p, err := tensor.New(fem.BK5, n, 0.5, dt)
-			if err != nil {
-				t.Fatal(err)
+	for _, op := range fem.Kernels {
+		for _, n := range tensorOrders {
+			for _, dt := range DTypes {
+				p, err := tensor.New(op, n, 0.5, dt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ins, err := p.Checks(37)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs, err := verify.Cases(rng, ins, family.Target{GPU: true}, nil)
+				if err != nil {
+					t.Fatal(fmt.Errorf("%s: %w", p.Label(), err))
+				}
+				cases = append(cases, cs...)
 			}
-			ins, err := p.Checks(37)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cs, err := verify.Cases(rng, ins, family.Target{GPU: true}, nil)
-			if err != nil {
-				t.Fatal(fmt.Errorf("%s: %w", p.Label(), err))
-			}
-			cases = append(cases, cs...)
 		}
 	}
 	total := Check(t, dev, cases)

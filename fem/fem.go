@@ -115,3 +115,12 @@ func (b *Basis) Factors() int {
 	}
 	return 1
 }
+
+// PointDerivative is the derivative matrix of the Lagrange basis on the
+// quadrature points themselves (Q×Q, [a][b] = ℓ̃_b'(Points[a])): applied
+// after interpolation it gives G = PointDerivative·B, the route of the
+// over-integrated kernels (3 interpolations, then 3 derivatives on the
+// points, instead of 9 mixed contractions).
+func (b *Basis) PointDerivative() ([][]float64, error) {
+	return poly.LagrangeDerivMatrix(b.Points, b.Points)
+}

@@ -37,7 +37,12 @@ func WriteMarkdown(w io.Writer, rep *bench.Report) error {
 	for _, f := range facts {
 		head += " " + f.title + " |"
 	}
-	head += " best variant | µs | % roof | regs (spill B) |"
+	rs := presentRates(rep)
+	head += " best variant | µs |"
+	for _, r := range rs {
+		head += " " + r.title + " |"
+	}
+	head += " % roof | regs (spill B) |"
 	for _, b := range bls {
 		head += " " + b + " % roof |"
 	}
@@ -52,11 +57,14 @@ func WriteMarkdown(w io.Writer, rep *bench.Report) error {
 		}
 		best := o.Best("bespoke")
 		if best == nil {
-			fmt.Fprintln(w, row+" none verified |"+strings.Repeat(" |", 3+len(bls)))
+			fmt.Fprintln(w, row+" none verified |"+strings.Repeat(" |", 3+len(rs)+len(bls)))
 			continue
 		}
-		row += fmt.Sprintf(" %s | %.1f | %.1f | %d (%d) |", best.Name, float64(best.Timing.Median)/1e3, 100*best.RoofFrac,
-			best.Resources.Registers, best.Resources.SpillBytes)
+		row += fmt.Sprintf(" %s | %.1f |", best.Name, float64(best.Timing.Median)/1e3)
+		for _, r := range rs {
+			row += " " + rateOf(r, o, best.Timing.Median) + " |"
+		}
+		row += fmt.Sprintf(" %.1f | %d (%d) |", 100*best.RoofFrac, best.Resources.Registers, best.Resources.SpillBytes)
 		for _, b := range bls {
 			row += " " + fastestOf(o, b) + " |"
 		}

@@ -168,6 +168,41 @@ func fact(o *bench.Result, name string) string {
 // problem of the report has them.
 var tableFacts = []struct{ name, title string }{{"nnz", "nnz"}, {"beta", "β"}}
 
+// rate is a throughput shown beside GB/s where the family states its
+// work: GDOF/s from the fact "dofs" (the tensor family's E-vector nodes),
+// GFLOP/s from the fixed FLOP count.
+type rate struct {
+	title string
+	work  func(o *bench.Result) float64
+}
+
+var rates = []rate{
+	{"GDOF/s", func(o *bench.Result) float64 { return o.Facts["dofs"] }},
+	{"GFLOP/s", func(o *bench.Result) float64 { return float64(o.Flops) }},
+}
+
+// presentRates are the rates some problem of the report has work for.
+func presentRates(rep *bench.Report) []rate {
+	var out []rate
+	for _, r := range rates {
+		for i := range rep.Problems {
+			if r.work(&rep.Problems[i]) > 0 {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// rateOf is work per second, in billions.
+func rateOf(r rate, o *bench.Result, d time.Duration) string {
+	if d <= 0 || r.work(o) <= 0 {
+		return ""
+	}
+	return strconv.FormatFloat(r.work(o)/d.Seconds()/1e9, 'f', 2, 64)
+}
+
 // roofSpread describes the roof: the best measurement and the range of all.
 func roofSpread(rep *bench.Report) string {
 	s := fmt.Sprintf("%.1f GB/s", rep.RoofGBs)
@@ -191,8 +226,13 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 		facts = append(facts, f.name)
 		title += "\t" + f.title
 	}
+	rs := presentRates(rep)
+	rateTitles, rateBlanks := "", strings.Repeat("\t", len(rs))
+	for _, r := range rs {
+		rateTitles += "\t" + r.title
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, title+"\tcandidate\tmedian µs\tGB/s\t% roof\trel err\tregs\t")
+	fmt.Fprintln(tw, title+"\tcandidate\tmedian µs\tGB/s"+rateTitles+"\t% roof\trel err\tregs\t")
 	for i := range rep.Problems {
 		o := &rep.Problems[i]
 		head := fmt.Sprintf("%s\t%s\t%d", o.Name, o.Shape, o.Units)
@@ -210,20 +250,24 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 				name = "*" + name
 			}
 			if c.Pruned {
-				fmt.Fprintf(tw, "%s\t%s\tnot built: the model predicts %s µs\t\t\t\t\t\n", head, name, predictedUS(c.Predicted))
+				fmt.Fprintf(tw, "%s\t%s\tnot built: the model predicts %s µs\t\t\t\t\t%s\n", head, name, predictedUS(c.Predicted), rateBlanks)
 				continue
 			}
 			if c.Err != "" {
-				fmt.Fprintf(tw, "%s\t%s\tfailed: %s\t\t\t\t\t\n", head, name, firstLine(c.Err))
+				fmt.Fprintf(tw, "%s\t%s\tfailed: %s\t\t\t\t\t%s\n", head, name, firstLine(c.Err), rateBlanks)
 				continue
 			}
 			if c.Screened {
 				name += " (screened)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.1f\t%.1e\t%d\t\n", head, name,
-				us(c.Timing.Median), c.GBs, 100*c.RoofFrac, c.MaxRelErr, c.Resources.Registers)
+			vals := ""
+			for _, r := range rs {
+				vals += "\t" + rateOf(r, o, c.Timing.Median)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%s\t%.1f\t%.1e\t%d\t\n", head, name,
+				us(c.Timing.Median), c.GBs, vals, 100*c.RoofFrac, c.MaxRelErr, c.Resources.Registers)
 		}
-		fmt.Fprintf(tw, "%s\t\t%s\troof (ideal bytes at copy speed)\t%s\t%.1f\t100.0\t\t\t\n", o.Name, strings.Repeat("\t", len(facts)), us(o.RoofTime), rep.RoofGBs)
+		fmt.Fprintf(tw, "%s\t\t%s\troof (ideal bytes at copy speed)\t%s\t%.1f%s\t100.0\t\t\t\n", o.Name, strings.Repeat("\t", len(facts)), us(o.RoofTime), rep.RoofGBs, rateBlanks)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

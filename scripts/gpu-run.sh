@@ -155,13 +155,17 @@ opencl-opts)
     rm -rf "$out/opts$j/cache"
   done ;;
 fem)
-  # The tensor-product family: BK5 verified on CUDA (N = 1-8, both
-  # precisions) and NVIDIA OpenCL (N = 1-4), then benched in fp64 for N = 1-15.
-  step fem-verify-cuda 200 bin/bespoke verify --family fem --order 1-8 --backend cuda
-  step fem-verify-opencl 200 bin/bespoke verify --family fem --order 1-4 --backend opencl --device nvidia
-  step fem-bench-f64 "${BESPOKE_FEM_LIMIT:-300}" bin/bespoke bench --family fem --order 1-15 --backend cuda --dtype f64 -q --commit "$(cat .gpu/commit)" \
-    --json "$out/fem-bench-f64.json" --csv "$out/fem-bench-f64.csv" --markdown "$out/fem-bench-f64.md"
-  tail -n 3 "$out/fem-verify-cuda.log" "$out/fem-verify-opencl.log"; tail -n 8 "$out/fem-bench-f64.log" ;;
+  # The tensor-product family: BK1, BK3 and BK5 verified on CUDA (N = 1-8,
+  # both precisions) and NVIDIA OpenCL (N = 1-4), then benched in fp64 for
+  # N = 1-15 (BK5) and N = 1-12 (BK1, BK3).
+  step fem-verify-cuda 240 bin/bespoke verify --family fem --kernel bk1,bk3,bk5 --order 1-8 --backend cuda
+  step fem-verify-opencl 240 bin/bespoke verify --family fem --kernel bk1,bk3,bk5 --order 1-4 --backend opencl --device nvidia
+  for k in bk5 bk1 bk3; do
+    orders=1-15; [ "$k" = bk5 ] || orders="${BESPOKE_FEM_ORDERS:-1-12}"
+    step "fem-bench-$k" "${BESPOKE_FEM_LIMIT:-300}" bin/bespoke fem bench --kernel "$k" --order "$orders" --backend cuda --dtype f64 -q --commit "$(cat .gpu/commit)" \
+      --json "$out/fem-bench-$k.json" --csv "$out/fem-bench-$k.csv" --markdown "$out/fem-bench-$k.md" --plot "$out/fem-plots-$k"
+  done
+  tail -n 3 "$out/fem-verify-cuda.log" "$out/fem-verify-opencl.log"; tail -n 8 "$out"/fem-bench-bk*.log ;;
 ab)
   # Side-by-side re-timing of pairs of candidates, one bench per line of
   # .gpu/ab.txt ("DTYPE OPERATOR VARIANT VARIANT N", e.g. a tuned choice

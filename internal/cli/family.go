@@ -64,7 +64,7 @@ func (f *problemFlags) register(fs *pflag.FlagSet, manyDTypes bool, suite bool) 
 	fs.Float64Var(&f.alpha, "alpha", 1, "sparse: α, folded into the literals")
 	fs.IntVar(&f.maxNNZ, "max-nnz", sparse.DefaultMaxNNZ, "sparse: the most non-zeros a kernel unrolls")
 	fs.StringVar(&f.orders, "order", "3", "contract, fem: polynomial orders N (Q = N+1 points per axis), e.g. 1-7 or 2,4")
-	fs.StringVar(&f.kernels, "kernel", "bk5", "fem: operators, comma-separated (bk5: screened Poisson, GLL collocation)")
+	fs.StringVar(&f.kernels, "kernel", "bk5", "fem: operators, comma-separated: bk1 (mass), bk3 (screened Poisson, Gauss points), bk5 (screened Poisson, GLL collocation)")
 	fs.Float64Var(&f.lambda, "lambda", 1, "fem: λ of the screened Poisson operator S + λM")
 	fs.StringVar(&f.axes, "axis", "x,y,z", "contract: axes to apply D along, comma-separated")
 	if suite {

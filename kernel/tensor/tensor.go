@@ -1,10 +1,11 @@
 // Package tensor is the family of sum-factorised tensor-product operators
 // of continuous high-order FEM on hexahedra (package fem sets them up and
-// holds their float64 reference). It offers, so far, BK5 — the screened
-// Poisson operator S + λM with GLL collocation — as an E-vector →
-// E-vector kernel.
+// holds their float64 reference): CEED's BK1 (mass), BK3 (screened
+// Poisson, Gauss over-integration) and BK5 (screened Poisson, GLL
+// collocation), each an E-vector → E-vector kernel.
 //
-// The kernel is the 2-D thread slab of Świrydowicz et al.: a block holds
+// BK1 and BK3 hold the whole element in shared memory (buildCube). The
+// BK5 kernel is the 2-D thread slab of Świrydowicz et al.: a block holds
 // (N+1)×(N+1) threads per element, thread (i, j) owning the pencil of
 // nodes (i, j, ·) in registers; a loop over the layers k stages layer k in
 // shared memory, forms the reference gradient (r and s through the slab,
@@ -16,11 +17,14 @@ package tensor
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/bespoke-hpc/bespoke/fem"
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -37,16 +41,14 @@ type Problem struct {
 	Lambda float64
 	Prec   kernel.DType
 	basis  *fem.Basis
-	d      []float64 // GLL derivative matrix, row-major
+	b      []float64 // BK1, BK3: interpolation to the Gauss points, Q×(N+1) row-major
+	d      []float64 // BK5: the GLL derivative (N+1)²; BK3: the point derivative Q²; row-major
 }
 
 var _ family.Problem = (*Problem)(nil)
 
-// New sets up the problem (so far only BK5 has kernels).
+// New sets up the problem.
 func New(k fem.Kernel, n int, lambda float64, dt kernel.DType) (*Problem, error) {
-	if k != fem.BK5 {
-		return nil, fmt.Errorf("tensor: %s has no kernels yet (bk5 has)", k)
-	}
 	if math.IsNaN(lambda) || math.IsInf(lambda, 0) {
 		return nil, fmt.Errorf("tensor: λ = %g: want a finite number", lambda)
 	}
@@ -55,8 +57,23 @@ func New(k fem.Kernel, n int, lambda float64, dt kernel.DType) (*Problem, error)
 		return nil, err
 	}
 	p := &Problem{Kernel: k, N: n, Lambda: lambda, Prec: dt, basis: b}
-	for _, row := range b.G {
-		p.d = append(p.d, row...)
+	flat := func(m [][]float64) (out []float64) {
+		for _, row := range m {
+			out = append(out, row...)
+		}
+		return out
+	}
+	switch k {
+	case fem.BK5:
+		p.d = flat(b.G)
+	case fem.BK3:
+		dq, err := b.PointDerivative()
+		if err != nil {
+			return nil, err
+		}
+		p.b, p.d = flat(b.B), flat(dq)
+	default:
+		p.b = flat(b.B)
 	}
 	return p, nil
 }
@@ -64,8 +81,13 @@ func New(k fem.Kernel, n int, lambda float64, dt kernel.DType) (*Problem, error)
 // Name is e.g. "bk5/n3".
 func (p *Problem) Name() string { return fmt.Sprintf("%s/n%d", p.Kernel, p.N) }
 
-// Label adds λ and the precision.
-func (p *Problem) Label() string { return fmt.Sprintf("%s λ=%g %s", p.Name(), p.Lambda, p.Prec) }
+// Label adds λ (but for the mass operator) and the precision.
+func (p *Problem) Label() string {
+	if p.Kernel == fem.BK1 {
+		return fmt.Sprintf("%s %s", p.Name(), p.Prec)
+	}
+	return fmt.Sprintf("%s λ=%g %s", p.Name(), p.Lambda, p.Prec)
+}
 
 // DType is the precision.
 func (p *Problem) DType() kernel.DType { return p.Prec }
@@ -73,14 +95,29 @@ func (p *Problem) DType() kernel.DType { return p.Prec }
 // nodes is (N+1)³.
 func (p *Problem) nodes() int { n := p.N + 1; return n * n * n }
 
-// UnitBytes is the least traffic of one element: u and the 7 factors
-// read, v written (the 1-D matrix is negligible).
-func (p *Problem) UnitBytes() int64 { return int64(9*p.nodes()) * int64(p.Prec.Bytes()) }
+// factors is the number of geometric factors per element: F per point.
+func (p *Problem) factors() int { q := p.basis.Q(); return p.basis.Factors() * q * q * q }
 
-// Flops per element by the fixed formula 12n⁴ + 15n³ (n = N+1), the
-// convention of the CEED benchmarks.
+// UnitBytes is the least traffic of one element: u and the factors read,
+// v written (the 1-D matrices are negligible): 9(N+1)³ values for BK5,
+// 2(N+1)³ + Q³ for BK1, 2(N+1)³ + 7Q³ for BK3.
+func (p *Problem) UnitBytes() int64 {
+	return int64(2*p.nodes()+p.factors()) * int64(p.Prec.Bytes())
+}
+
+// Flops per element by the fixed formulas of the CEED benchmark drivers
+// (n = N+1, m = Q, a multiply-add counted as two): BK5 12n⁴ + 15n³; BK1
+// 4(mn³ + m²n² + m³n) + m³; BK3 the same interpolation and projection
+// plus 12m⁴ + 19m³ on the points.
 func (p *Problem) Flops() int64 {
-	n := int64(p.N + 1)
+	n, m := int64(p.N+1), int64(p.basis.Q())
+	interp := 4 * (m*n*n*n + m*m*n*n + m*m*m*n)
+	switch p.Kernel {
+	case fem.BK1:
+		return interp + m*m*m
+	case fem.BK3:
+		return interp + 12*m*m*m*m + 19*m*m*m
+	}
 	return 12*n*n*n*n + 15*n*n*n
 }
 
@@ -115,44 +152,61 @@ var _ family.Instance = (*Instance)(nil)
 // Name is the problem and the batch.
 func (in *Instance) Name() string { return fmt.Sprintf("%s %s E=%d", in.Problem.Name(), in.Prec, in.E) }
 
-// Variant is a layout: Kind "slab" (a loop over layers, D from shared
-// memory) or "slab-lit" (layers written out, D's entries along t as
-// literals), PerBlock elements per block.
+// Variant is a layout: for BK5 Kind "slab" (a loop over layers, D from
+// shared memory) or "slab-lit" (layers written out, D's entries along t
+// as literals); for BK1 and BK3 "cube" (the element in shared memory, B
+// from shared memory) or "cube-lit" (B's entries, and D̃'s along t, as
+// literals); PerBlock elements per block.
 type Variant struct {
 	Kind     string
 	PerBlock int
-	Literal  bool // Kind == "slab-lit"
+	Literal  bool // Kind ends in "-lit"
 }
 
 // Name is e.g. "slab/e2".
 func (v Variant) Name() string { return fmt.Sprintf("%s/e%d", v.Kind, v.PerBlock) }
 
-var variantRE = regexp.MustCompile(`^(slab|slab-lit)(?:/e(\d+))?$`)
+var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?)(?:/e(\d+))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE or slab-lit/eE)", s)
+		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE or slab-lit/eE for bk5, cube/eE or cube-lit/eE for bk1 and bk3)", s)
 	}
-	v := Variant{Kind: m[1], PerBlock: 1, Literal: m[1] == "slab-lit"}
+	v := Variant{Kind: m[1], PerBlock: 1, Literal: strings.HasSuffix(m[1], "-lit")}
 	if m[2] != "" {
-		v.PerBlock, _ = strconv.Atoi(m[2])
+		var err error
+		if v.PerBlock, err = strconv.Atoi(m[2]); err != nil {
+			return Variant{}, fmt.Errorf("tensor: variant %q: %d elements per block is out of range", s, v.PerBlock)
+		}
 	}
 	return v, nil
 }
 
-// Candidates are both slabs with 1, 2, 4 and 8 elements per block, as
-// many as fit a block of 1024 threads and are needed to reach 256 threads.
+// kinds are the layouts of an operator.
+func (p *Problem) kinds() []string {
+	if p.Kernel == fem.BK5 {
+		return []string{"slab", "slab-lit"}
+	}
+	return []string{"cube", "cube-lit"}
+}
+
+// side is the threads per block along x and y: the points per direction.
+func (p *Problem) side() int { return p.basis.Q() }
+
+// Candidates are both layouts with 1, 2, 4 and 8 elements per block, as
+// many as fit a block (1024 threads, 48 KiB of shared memory) and are
+// needed to reach 256 threads.
 func (in *Instance) Candidates(family.Target) []family.Candidate {
 	var out []family.Candidate
-	for _, kind := range []string{"slab", "slab-lit"} {
+	for _, kind := range in.kinds() {
 		for _, e := range []int{1, 2, 4, 8} {
-			v := Variant{Kind: kind, PerBlock: e, Literal: kind == "slab-lit"}
+			v := Variant{Kind: kind, PerBlock: e, Literal: strings.HasSuffix(kind, "-lit")}
 			if in.check(v) != nil {
 				continue
 			}
-			if n := in.N + 1; e > 1 && n*n*(e/2) >= 256 {
+			if n := in.side(); e > 1 && n*n*(e/2) >= 256 {
 				continue // the block is full enough with fewer
 			}
 			out = append(out, v)
@@ -173,15 +227,40 @@ func (in *Instance) Check(c family.Candidate) error {
 	return in.check(v)
 }
 
+// MaxShared is the static shared memory a block may declare (CUDA's
+// limit without opting in to more).
+const MaxShared = 48 << 10
+
 func (in *Instance) check(v Variant) error {
-	n := in.N + 1
+	n := in.side()
 	switch {
-	case v.Kind != "slab" && v.Kind != "slab-lit" || v.Literal != (v.Kind == "slab-lit"):
-		return fmt.Errorf("tensor: unknown kind %q", v.Kind)
+	case !slices.Contains(in.kinds(), v.Kind) || v.Literal != strings.HasSuffix(v.Kind, "-lit"):
+		return fmt.Errorf("tensor: %s has no layout %q (it has %s)", in.Kernel, v.Kind, strings.Join(in.kinds(), ", "))
 	case v.PerBlock < 1 || n*n*v.PerBlock > kernel.MaxThreads:
 		return fmt.Errorf("tensor: %s: %d elements of %d×%d threads do not fit a block of %d", v.Name(), v.PerBlock, n, n, kernel.MaxThreads)
 	}
+	if b := in.sharedBytes(v); b > MaxShared {
+		return fmt.Errorf("tensor: %s: %d elements need %d bytes of shared memory (at most %d)", v.Name(), v.PerBlock, b, MaxShared)
+	}
 	return nil
+}
+
+// sharedBytes is what a variant's block declares.
+func (in *Instance) sharedBytes(v Variant) int {
+	n, q, e := in.N+1, in.basis.Q(), v.PerBlock
+	words := 0
+	if in.Kernel == fem.BK5 {
+		words = n*(n|1) + 3*e*n*(n|1)
+	} else {
+		words = e * q * q * (q | 1)
+		if !v.Literal {
+			words += q * (n | 1)
+		}
+		if in.Kernel == fem.BK3 {
+			words += q * (q | 1)
+		}
+	}
+	return words * in.Prec.Bytes()
 }
 
 // Build returns the kernel of a Variant.
@@ -193,7 +272,10 @@ func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {
 	if err := in.check(v); err != nil {
 		return nil, err
 	}
-	return buildBK5(in.Problem, v), nil
+	if in.Kernel == fem.BK5 {
+		return buildBK5(in.Problem, v), nil
+	}
+	return buildCube(in.Problem, v), nil
 }
 
 // Tolerances relative to the largest output: sums of 3(N+1) products per
@@ -236,11 +318,7 @@ func (in *Instance) Data(rng *rand.Rand) (*family.Data, error) {
 	for i := range u {
 		u[i] = in.Prec.Rounded((0.5 + rng.Float64()) * float64(1-2*rng.IntN(2)))
 	}
-	geo := tile(geo1, 7*np, ne, in.Prec)
-	d := make([]float64, len(in.d))
-	for i, x := range in.d {
-		d[i] = in.Prec.Rounded(x)
-	}
+	geo := tile(geo1, in.factors(), ne, in.Prec)
 	want, err := in.reference(geo, u[:in.E*np])
 	if err != nil {
 		return nil, err
@@ -251,31 +329,33 @@ func (in *Instance) Data(rng *rand.Rand) (*family.Data, error) {
 	}
 	want = append(want, v0[in.E*np:]...)
 	last := in.E * np
-	return &family.Data{
-		Arrays: map[string]*family.Array{
-			"u":   {Type: kernel.Real, Init: u},
-			"geo": {Type: kernel.Real, Init: geo},
-			"d":   {Type: kernel.Real, Init: d},
-			"v":   {Type: kernel.Real, Init: v0, Want: want, Kept: func(i int) bool { return i >= last }},
-		},
-		Values: map[string]int64{Elements: int64(in.E)},
-		Tol:    in.tol(),
-	}, nil
+	arrays := map[string]*family.Array{
+		"u":   {Type: kernel.Real, Init: u},
+		"geo": {Type: kernel.Real, Init: geo},
+		"v":   {Type: kernel.Real, Init: v0, Want: want, Kept: func(i int) bool { return i >= last }},
+	}
+	for name, c := range in.Constants() {
+		arrays[name] = &family.Array{Type: kernel.Real, Init: c}
+	}
+	return &family.Data{Arrays: arrays, Values: map[string]int64{Elements: int64(in.E)}, Tol: in.tol()}, nil
 }
 
-// reference applies the operator in float64 with D and λ as the kernel
-// has them (rounded to the precision).
+// reference applies the operator in float64 with the 1-D matrices and λ
+// rounded to the precision (as the kernel has them).
 func (in *Instance) reference(geo, u []float64) ([]float64, error) {
 	b := *in.basis
-	b.G = make([][]float64, len(in.basis.G))
-	for a, row := range in.basis.G {
-		b.G[a] = make([]float64, len(row))
-		for i, x := range row {
-			b.G[a][i] = in.Prec.Rounded(x)
+	round := func(m [][]float64) [][]float64 {
+		out := make([][]float64, len(m))
+		for a, row := range m {
+			out[a] = make([]float64, len(row))
+			for i, x := range row {
+				out[a][i] = in.Prec.Rounded(x)
+			}
 		}
+		return out
 	}
-	np := in.nodes()
-	return fem.Apply(&b, geo[:len(u)/np*7*np], in.Prec.Rounded(in.Lambda), u)
+	b.B, b.G = round(in.basis.B), round(in.basis.G)
+	return fem.Apply(&b, geo[:len(u)/in.nodes()*in.factors()], in.Prec.Rounded(in.Lambda), u)
 }
 
 // tile repeats per-element blocks of size per from src until ne elements,
@@ -301,7 +381,7 @@ func (in *Instance) TuneKey() string {
 // DataBytes is u, the factors, v and its reference for E+1 elements, in
 // float64.
 func (in *Instance) DataBytes() int64 {
-	return 8 * int64(in.E+1) * int64(in.nodes()) * (1 + 7 + 2)
+	return 8 * int64(in.E+1) * int64(3*in.nodes()+in.factors())
 }
 
 // sampleElements is how many elements a timed launch is checked at.
@@ -311,27 +391,26 @@ const sampleElements = 16
 // given; checked at every node of sampleElements elements spread over the
 // batch.
 func (in *Instance) Workload() (*family.Workload, error) {
-	np := int64(in.nodes())
+	np, nf := int64(in.nodes()), int64(in.factors())
 	e := int64(in.E)
-	d := make([]float64, len(in.d))
-	for i, x := range in.d {
-		d[i] = in.Prec.Rounded(x)
-	}
 	w := &family.Workload{
 		Shape: fmt.Sprintf("N=%d, %d³ nodes", in.N, in.N+1),
-		Facts: map[string]float64{"order": float64(in.N), "elements": float64(in.E), "lambda": in.Lambda},
+		Facts: map[string]float64{"order": float64(in.N), "elements": float64(in.E), "lambda": in.Lambda, "dofs": float64(in.E * in.nodes())},
 		Arrays: []family.WorkArray{
 			{Name: "u", Type: kernel.Real, Len: e * np, Role: family.Input},
 			// Filled like u for timing (the checks of Data use a real
 			// mesh's factors); the sampled checks read what was filled.
-			{Name: "geo", Type: kernel.Real, Len: e * 7 * np, Role: family.Input},
-			{Name: "d", Type: kernel.Real, Len: int64(len(d)), Role: family.Input, Reals: d},
+			{Name: "geo", Type: kernel.Real, Len: e * nf, Role: family.Input},
 			{Name: "v", Type: kernel.Real, Len: e * np, Role: family.Output},
 		},
 		Values:     map[string]int64{Elements: e},
-		IdealBytes: 9 * e * np * int64(in.Prec.Bytes()),
+		IdealBytes: e * in.UnitBytes(),
 		Flops:      e * in.Flops(),
 		Tol:        in.tol(),
+	}
+	consts := in.Constants()
+	for _, name := range slices.Sorted(maps.Keys(consts)) {
+		w.Arrays = append(w.Arrays, family.WorkArray{Name: name, Type: kernel.Real, Len: int64(len(consts[name])), Role: family.Input, Reals: consts[name]})
 	}
 	samples := min(sampleElements, e)
 	for s := int64(0); s < samples; s++ {
@@ -345,12 +424,12 @@ func (in *Instance) Workload() (*family.Workload, error) {
 		for s := 0; s < len(w.Samples); s += int(np) {
 			el := w.Samples[s].Index / np
 			u := make([]float64, np)
-			geo := make([]float64, 7*np)
+			geo := make([]float64, nf)
 			for i := range u {
 				u[i] = at("u", el*np+int64(i))
 			}
 			for i := range geo {
-				geo[i] = at("geo", el*7*np+int64(i))
+				geo[i] = at("geo", el*nf+int64(i))
 			}
 			v, err := in.reference(geo, u)
 			if err != nil {
@@ -364,12 +443,20 @@ func (in *Instance) Workload() (*family.Workload, error) {
 }
 
 // Constants are the small read-only arrays every variant's kernel takes
-// besides u, geo and v, by parameter name, rounded to the precision: "d",
-// the 1-D derivative matrix at the quadrature points, row-major.
+// besides u, geo and v, by parameter name, rounded to the precision: "b",
+// the 1-D interpolation to the Gauss points (BK1, BK3), and "d", the 1-D
+// derivative on the points (BK3, BK5), row-major.
 func (p *Problem) Constants() map[string][]float64 {
-	d := make([]float64, len(p.d))
-	for i, x := range p.d {
-		d[i] = p.Prec.Rounded(x)
+	out := map[string][]float64{}
+	for name, m := range map[string][]float64{"b": p.b, "d": p.d} {
+		if m == nil {
+			continue
+		}
+		r := make([]float64, len(m))
+		for i, x := range m {
+			r[i] = p.Prec.Rounded(x)
+		}
+		out[name] = r
 	}
-	return map[string][]float64{"d": d}
+	return out
 }

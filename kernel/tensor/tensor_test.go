@@ -1,6 +1,7 @@
 package tensor_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -14,12 +15,11 @@ import (
 	"github.com/bespoke-hpc/bespoke/verify"
 )
 
-// cases are every candidate of BK5 at the orders given, in fp64 and (up
-// to order f32Up) fp32,
-// on a batch (7 elements) that does not fill the last block of the
-// several-element layouts; data on a real perturbed mesh, checked against
-// fem's float64 reference.
-func cases(t *testing.T, orders []int, f32Up int) []verify.Case {
+// cases are every candidate of the operator at the orders given, in fp64
+// and (up to order f32Up) fp32, on a batch (7 elements) that does not
+// fill the last block of the several-element layouts; data on a real
+// perturbed mesh, checked against fem's float64 reference.
+func cases(t *testing.T, op fem.Kernel, orders []int, f32Up int) []verify.Case {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(31, 32))
 	var out []verify.Case
@@ -28,7 +28,7 @@ func cases(t *testing.T, orders []int, f32Up int) []verify.Case {
 			if dt == kernel.F32 && n > f32Up {
 				continue
 			}
-			p, err := tensor.New(fem.BK5, n, 0.7, dt)
+			p, err := tensor.New(op, n, 0.7, dt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,9 +50,13 @@ func cases(t *testing.T, orders []int, f32Up int) []verify.Case {
 }
 
 // In the interpreter, as written for a GPU and as lowered for the host.
-func TestInterpretBK5(t *testing.T) {
+func TestInterpret(t *testing.T) {
+	var cs []verify.Case
+	cs = append(cs, cases(t, fem.BK5, []int{1, 2, 3, 5}, 5)...)
+	cs = append(cs, cases(t, fem.BK1, []int{1, 2, 4}, 2)...)
+	cs = append(cs, cases(t, fem.BK3, []int{1, 2, 3}, 2)...)
 	n := 0
-	for _, c := range cases(t, []int{1, 2, 3, 5}, 5) {
+	for _, c := range cs {
 		for _, lowered := range []bool{false, true} {
 			if lowered {
 				h, err := pass.HostLoops(c.Kernel)
@@ -72,13 +76,17 @@ func TestInterpretBK5(t *testing.T) {
 }
 
 // Compiled by the C backend for N = 1…8 (fp32 to N = 3).
-func TestHostBK5(t *testing.T) {
+func TestHost(t *testing.T) {
 	dev, err := host.Open()
 	if err != nil {
 		testenv.Unavailable(t, "c", err)
 	}
 	defer dev.Close()
-	cs := cases(t, []int{1, 2, 3, 4, 5, 6, 7, 8}, 3)
+	all := []int{1, 2, 3, 4, 5, 6, 7, 8}
+	var cs []verify.Case
+	for _, op := range fem.Kernels {
+		cs = append(cs, cases(t, op, all, 3)...)
+	}
 	for i, o := range verify.RunBatch(dev, cs) {
 		if o.Err != nil || !o.Result.OK() {
 			t.Errorf("%s %s: %+v, %v", cs[i].Label, cs[i].Kernel.Variant, o.Result, o.Err)
@@ -88,8 +96,8 @@ func TestHostBK5(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	if _, err := tensor.New(fem.BK1, 3, 0, kernel.F64); err == nil {
-		t.Error("BK1 has no kernels yet, but New accepted it")
+	if _, err := tensor.New(fem.BK3, 3, math.NaN(), kernel.F64); err == nil {
+		t.Error("λ = NaN accepted")
 	}
 	if _, err := tensor.New(fem.BK5, 0, 0, kernel.F64); err == nil {
 		t.Error("order 0 accepted")
@@ -104,5 +112,16 @@ func TestErrors(t *testing.T) {
 	}
 	if err := in.Check(tensor.Variant{Kind: "slab", PerBlock: 100}); err == nil {
 		t.Error("100 elements of 16 threads fit a block?")
+	}
+	if err := in.Check(tensor.Variant{Kind: "cube", PerBlock: 1}); err == nil {
+		t.Error("BK5 took BK1's layout")
+	}
+	p3, _ := tensor.New(fem.BK3, 15, 1, kernel.F64)
+	in3, _ := p3.Timed(5)
+	if err := in3.Check(tensor.Variant{Kind: "cube", PerBlock: 2}); err == nil {
+		t.Error("two N = 15 elements fit 48 KiB of shared memory?")
+	}
+	if err := in3.Check(tensor.Variant{Kind: "cube", PerBlock: 1}); err != nil {
+		t.Errorf("one N = 15 element: %v", err)
 	}
 }

@@ -1,0 +1,145 @@
+package tensor
+
+import (
+	"fmt"
+
+	"github.com/bespoke-hpc/bespoke/fem"
+	"github.com/bespoke-hpc/bespoke/kernel"
+)
+
+// buildCube is the kernel of the over-integrated operators, BK1 and BK3:
+// a block of Q×Q×E threads (Q = N+2 Gauss points per direction), slab z
+// on element gx·E + z, the whole element in shared memory, s[z][c][b][a]
+// (Q×Q×(Q|1) per element). Every 1-D contraction is done by threads that
+// each own a pencil along the contracted direction: they read it into
+// registers and write the result back in place, so one barrier separates
+// stages (the design that lifted the mass operator from a barrier per
+// layer to six per element):
+//
+//  0. threads (a, b) < n² load u's column along z into s;
+//  1. threads (b, c) < n² interpolate along x (n → Q values);
+//  2. threads (α, c), c < n, interpolate along y;
+//  3. threads (α, β) interpolate along z into a register pencil of Q
+//     values at the points. BK1 scales them by w|J| (read coalesced along
+//     the pencil's layer) and projects back along z at once; BK3 runs the
+//     collocation stage of BK5 on the Q points with the point derivative
+//     D̃ (its slabs are the first three layers of s, free by then), adding
+//     λ·w|J|·ũ, and projects the result back along z;
+//  4. threads (α, c) project along y (Bᵀ);
+//  5. threads (b, c) project along x;
+//  6. threads (a, b) store the element's column along z.
+//
+// B's entries come from shared memory (read by all threads of a warp at
+// once: a broadcast) or, Literal, are written into the code.
+func buildCube(p *Problem, vr Variant) *kernel.Kernel {
+	n, q, e := p.N+1, p.basis.Q(), vr.PerBlock
+	q3 := q * q * q
+	what := "mass with Gauss–Legendre quadrature, v_e = Bᵀ (w|J|)_e B u_e"
+	if p.Kernel == fem.BK3 {
+		what = fmt.Sprintf("screened Poisson with Gauss–Legendre over-integration, v_e = Bᵀ D̃ᵀ G_e D̃ B u_e + λ Bᵀ (w|J|)_e B u_e, λ = %g", p.Lambda)
+	}
+	k := header(p, vr, [3]int{q, q, e}, fmt.Sprintf("%s, %s, N = %d on %d³ points (%s): for each element e < elements;\n"+
+		"B the 1-D interpolation from the GLL nodes to the Gauss points, D̃ the derivative on the points;\n"+
+		"u, v: elements × %d³ nodes (x-fastest); geo: elements × %d × %d³", p.Kernel, what, p.N, q, vr.Name(), n, p.basis.Factors(), q))
+	k.Shared = []kernel.Shared{{Name: "s", Type: kernel.Real, Dims: []int{e, q, q, q | 1}}}
+	var stage []staged
+	if !vr.Literal {
+		k.Shared = append(k.Shared, kernel.Shared{Name: "si", Type: kernel.Real, Dims: []int{q, n | 1}})
+		stage = append(stage, staged{"b", "si", n})
+	}
+	if p.Kernel == fem.BK3 {
+		k.Shared = append(k.Shared, kernel.Shared{Name: "dsh", Type: kernel.Real, Dims: []int{q, q | 1}})
+		stage = append(stage, staged{"d", "dsh", q})
+	}
+	s := func(c, b, a kernel.Expr) kernel.Expr { return kernel.At("s", lz, c, b, a) }
+	sput := func(x, c, b, a kernel.Expr) kernel.Stmt { return kernel.Put("s", x, lz, c, b, a) }
+	// bm is B[α][a], with α a point and a a node.
+	bm := func(alpha, a int) kernel.Expr {
+		if vr.Literal {
+			return kernel.Lit{V: p.Prec.Rounded(p.b[alpha*n+a])}
+		}
+		return kernel.At("si", lit(alpha), lit(a))
+	}
+	bt := func(a, alpha int) kernel.Expr { return bm(alpha, a) }
+	node := func(c kernel.Expr) kernel.Expr { return add(mul(add(mul(c, lit(q)), ly), lit(q)), lx) }
+	factor := func(f int, c kernel.Expr) kernel.Expr {
+		return kernel.At("geo", add(v("gbase"), add(lit(f*q3), node(c))))
+	}
+	// contract reads a pencil of in values into r and writes outs
+	// values Σ_i m(o, i)·r[i].
+	contract := func(in int, get func(i int) kernel.Expr, outs int, m func(o, i int) kernel.Expr, put func(o int, x kernel.Expr) kernel.Stmt) []kernel.Stmt {
+		var out []kernel.Stmt
+		for i := range in {
+			out = append(out, kernel.Put("r", get(i), lit(i)))
+		}
+		for o := range outs {
+			out = append(out, put(o, sum(in, func(i kernel.Expr) kernel.Expr { return mul(m(o, int(i.(kernel.Int).V)), kernel.At("r", i)) })))
+		}
+		return out
+	}
+	nodes := and(lt(lx, lit(n)), lt(ly, lit(n)))
+	rows := lt(ly, lit(n))
+	body := append(prologue(p, vr, stage...),
+		kernel.Decl{Type: kernel.Real, Name: "r", Dims: []int{q}},
+		kernel.Decl{Type: kernel.Real, Name: "rq", Dims: []int{q}},
+		kernel.If{Cond: and(v("live"), nodes), Then: []kernel.Stmt{
+			kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
+				sput(kernel.At("u", add(v("base"), add(mul(add(mul(v("l"), lit(n)), ly), lit(n)), lx))), v("l"), ly, lx)}},
+		}},
+		kernel.Barrier{},
+		// 1: along x, thread (b, c) = (lx, ly).
+		kernel.If{Cond: nodes, Then: contract(n, func(i int) kernel.Expr { return s(ly, lx, lit(i)) }, q, bm,
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, lx, lit(o)) })},
+		kernel.Barrier{},
+		// 2: along y, thread (α, c) = (lx, ly).
+		kernel.If{Cond: rows, Then: contract(n, func(i int) kernel.Expr { return s(ly, lit(i), lx) }, q, bm,
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, lit(o), lx) })},
+		kernel.Barrier{},
+	)
+	// 3: along z, thread (α, β) = (lx, ly): rq holds the values at the
+	// points of its pencil.
+	body = append(body, contract(n, func(i int) kernel.Expr { return s(lit(i), ly, lx) }, q, bm,
+		func(o int, x kernel.Expr) kernel.Stmt { return kernel.Put("rq", x, lit(o)) })...)
+	result := "rq"
+	if p.Kernel == fem.BK1 {
+		for g := range q {
+			wj := kernel.Select{Cond: v("live"), Then: factor(0, lit(g)), Else: kernel.Lit{V: 0}}
+			body = append(body, kernel.Put("rq", mul(kernel.At("rq", lit(g)), wj), lit(g)))
+		}
+	} else {
+		c := collocation{
+			n: q, lambda: p.Prec.Rounded(p.Lambda), live: v("live"),
+			su: view{"s", []kernel.Expr{lz, lit(0)}}, sv: view{"s", []kernel.Expr{lz, lit(1)}}, sw: view{"s", []kernel.Expr{lz, lit(2)}},
+			d: "dsh", in: "rq", out: "rv", factor: factor,
+		}
+		body = append(body,
+			kernel.Decl{Type: kernel.Real, Name: "rv", Dims: []int{q}},
+			zero("rv", q),
+			kernel.Barrier{}, // every pencil read before s holds slabs
+		)
+		body = append(body, c.stmts(vr.Literal, p.d, p.Prec)...)
+		body = append(body, kernel.Barrier{}) // the last layer's slabs read
+		result = "rv"
+	}
+	// Back along z into s, then y and x.
+	for c := range n {
+		body = append(body, sput(sum(q, func(g kernel.Expr) kernel.Expr {
+			return mul(bt(c, int(g.(kernel.Int).V)), kernel.At(result, g))
+		}), lit(c), ly, lx))
+	}
+	body = append(body,
+		kernel.Barrier{},
+		kernel.If{Cond: rows, Then: contract(q, func(i int) kernel.Expr { return s(ly, lit(i), lx) }, n, bt,
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, lit(o), lx) })},
+		kernel.Barrier{},
+		kernel.If{Cond: nodes, Then: contract(q, func(i int) kernel.Expr { return s(ly, lx, lit(i)) }, n, bt,
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, lx, lit(o)) })},
+		kernel.Barrier{},
+		kernel.If{Cond: and(v("live"), nodes), Then: []kernel.Stmt{
+			kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
+				kernel.Put("v", s(v("l"), ly, lx), add(v("base"), add(mul(add(mul(v("l"), lit(n)), ly), lit(n)), lx)))}},
+		}},
+	)
+	k.Body = body
+	return k
+}
