@@ -54,7 +54,7 @@ type collocation struct {
 	lambda     float64
 	live       kernel.Expr
 	su, sv, sw view
-	d          string                              // shared D, n × (n|1)
+	d          string                                  // shared D, n × (n|1)
 	factor     func(f int, kk kernel.Expr) kernel.Expr // factor f at (lx, ly, kk)
 	in, out    string
 }
