@@ -165,7 +165,8 @@ fem)
     step "fem-bench-$k" "${BESPOKE_FEM_LIMIT:-300}" bin/bespoke fem bench --kernel "$k" --order "$orders" --backend cuda --dtype f64 -q --commit "$(cat .gpu/commit)" \
       --json "$out/fem-bench-$k.json" --csv "$out/fem-bench-$k.csv" --markdown "$out/fem-bench-$k.md" --plot "$out/fem-plots-$k"
   done
-  tail -n 3 "$out/fem-verify-cuda.log" "$out/fem-verify-opencl.log"; tail -n 8 "$out"/fem-bench-bk*.log ;;
+  step fem-bench-bp 300 bin/bespoke fem bench --kernel bp5,bp3 --order "${BESPOKE_BP_ORDERS:-1-10}" --backend cuda --dtype f64 --bp-json "$out/fem-bench-bp.json"
+  tail -n 3 "$out/fem-verify-cuda.log" "$out/fem-verify-opencl.log"; tail -n 8 "$out"/fem-bench-bk*.log; cat "$out/fem-bench-bp.log" ;;
 ab)
   # Side-by-side re-timing of pairs of candidates, one bench per line of
   # .gpu/ab.txt ("DTYPE OPERATOR VARIANT VARIANT N", e.g. a tuned choice

@@ -63,6 +63,51 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 			f.Hidden = true
 		}
 	}
+	var bp bpOptions
+	var bpJSON string
+	c.Flags().IntVar(&bp.iterations, "iterations", 100, "bp3, bp5: CG iterations timed per solve")
+	c.Flags().Int64Var(&bp.dofs, "bp-dofs", 0, "bp3, bp5: E-vector nodes the cube mesh aims at (default 2^25 on GPUs, 2^21 on CPUs)")
+	c.Flags().StringVar(&bpJSON, "bp-json", "", "bp3, bp5: write the solves as JSON to this file")
+	c.Flags().Lookup("kernel").Usage = "operators, comma-separated: bk1, bk3, bk5 (one application per launch) and bp3, bp5 (CG solves on BK3's and BK5's operator)"
+	timeOps := c.RunE
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		fs := cmd.Flags()
+		kernels, _ := fs.GetString("kernel")
+		ops, bps := splitBakeOffs(kernels)
+		if ops != "" {
+			if err := fs.Set("kernel", ops); err != nil {
+				return err
+			}
+			if err := timeOps(cmd, args); err != nil {
+				return err
+			}
+		}
+		if len(bps) == 0 {
+			return nil
+		}
+		var pf problemFlags
+		pf.orders, _ = fs.GetString("order")
+		pf.dtypes, _ = fs.GetString("dtype")
+		orders, err := pf.orderList(fem.MaxOrder)
+		if err != nil {
+			return err
+		}
+		dts, err := pf.dtypeList()
+		if err != nil {
+			return err
+		}
+		lambda, _ := fs.GetFloat64("lambda")
+		backend, _ := fs.GetString("backend")
+		sel, _ := fs.GetString("device")
+		in := interruptible(cmd.ErrOrStderr(), "stopping after this solve")
+		defer in.release()
+		dev, err := openDevice(backend, sel)
+		if err != nil {
+			return err
+		}
+		defer dev.Close()
+		return runBakeOffs(cmd.OutOrStdout(), dev, bps, orders, dts, lambda, bp, bpJSON, in.stop)
+	}
 	return c
 }
 

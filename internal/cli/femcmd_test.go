@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -103,6 +104,60 @@ func TestFEMApply(t *testing.T) {
 		code, _, stderr := run(t, tc.args...)
 		if code != tc.code || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d and one line with %q", tc.name, code, stderr, tc.code, tc.msg)
+		}
+	}
+}
+
+// fem bench --kernel bp5,bp3: CG solves on the C backend for every layout,
+// their rates and errors in the table and the JSON; bad settings are
+// one-line errors.
+func TestFEMBenchBakeOffs(t *testing.T) {
+	if _, err := host.Open(); err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	dir := t.TempDir()
+	t.Setenv("BESPOKE_CACHE_DIR", filepath.Join(dir, "cache"))
+	out := filepath.Join(dir, "bp.json")
+	code, stdout, stderr := run(t, "fem", "bench", "--kernel", "bp5,bp3", "--order", "2", "--backend", "c", "--bp-dofs", "4000", "--iterations", "5", "--bp-json", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"bp5/n2", "bp3/n2", "slab-lit/e1", "cube-lit/e1", "GDOF/s"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Solves []bpRow `json:"solves"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Solves) < 4 {
+		t.Fatalf("%d solves in the JSON", len(rep.Solves))
+	}
+	for _, s := range rep.Solves {
+		// A 5³ mesh at N = 2: 11³ nodes; 5 iterations.
+		if s.Err != "" || s.Iterations != 5 || s.DOFs != 11*11*11 || !(s.GDOFs > 0) || !(s.Error > 0 && s.Error < 1) {
+			t.Errorf("%+v", s)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"no iterations", []string{"--iterations", "0"}, "--iterations 0"},
+		{"huge mesh", []string{"--bp-dofs", "1000000000000"}, "--bp-dofs"},
+		{"negative λ", []string{"--lambda", "-1"}, "λ ≥ 0"},
+	} {
+		code, _, stderr := run(t, append([]string{"fem", "bench", "--kernel", "bp5", "--order", "2", "--backend", "c"}, tc.args...)...)
+		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%s: exit %d, stderr %q", tc.name, code, stderr)
 		}
 	}
 }

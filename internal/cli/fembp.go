@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/fem"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/tensor"
+	"github.com/bespoke-hpc/bespoke/solve"
+)
+
+// The CEED bake-off problems fem bench solves: BP3 on BK3's operator,
+// BP5 on BK5's.
+var bakeOffs = map[string]fem.Kernel{"bp3": fem.BK3, "bp5": fem.BK5}
+
+// bpOptions are fem bench's settings for the CG solves.
+type bpOptions struct {
+	iterations int
+	dofs       int64 // E-vector nodes to aim the mesh at (0: by device)
+}
+
+// bpRow is one timed solve: an operator layout at an order.
+type bpRow struct {
+	Problem    string  `json:"problem"` // e.g. bp5/n6
+	Variant    string  `json:"variant"`
+	Mesh       string  `json:"mesh"`
+	DOFs       int     `json:"dofs"` // global nodes, boundary included
+	Iterations int     `json:"iterations"`
+	Seconds    float64 `json:"seconds"`
+	GDOFs      float64 `json:"gdofs"` // DOFs × iterations / s, in billions
+	Error      float64 `json:"error"` // ‖x − u*‖/‖u*‖ after the iterations
+	Err        string  `json:"err,omitempty"`
+}
+
+// splitBakeOffs separates bp3/bp5 from the operators of --kernel.
+func splitBakeOffs(list string) (ops string, bps []string) {
+	var keep []string
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if _, ok := bakeOffs[s]; ok {
+			bps = append(bps, s)
+		} else if s != "" {
+			keep = append(keep, s)
+		}
+	}
+	return strings.Join(keep, ","), bps
+}
+
+// bpMesh is the cube of s³ elements whose E-vector has about dofs nodes.
+func bpMesh(n int, dofs int64) int {
+	return max(1, int(math.Round(math.Cbrt(float64(dofs))/float64(n+1))))
+}
+
+// runBakeOffs times a fixed number of CG iterations of each BP at each
+// order, once per layout of its operator, and prints a table (and JSON).
+func runBakeOffs(w io.Writer, dev device.Device, bps []string, orders []int, dts []kernel.DType, lambda float64, o bpOptions, jsonOut string, stop <-chan struct{}) error {
+	if o.iterations < 1 || o.iterations > fem.MaxIterations {
+		return usagef("--iterations %d: want 1..%d", o.iterations, fem.MaxIterations)
+	}
+	if lambda < 0 {
+		return usagef("--lambda %g: the BP solves need λ ≥ 0", lambda)
+	}
+	info := dev.Info()
+	target := o.dofs
+	if target == 0 {
+		target = 1 << 21
+		if info.GPU {
+			target = 1 << 25 // geometric factors 1.9 GB in fp64: far beyond the L2
+		}
+	}
+	if target < 1 || target > fem.MaxAssembled {
+		return usagef("--bp-dofs %d: want 1..%d E-vector nodes", target, fem.MaxAssembled)
+	}
+	var rows []bpRow
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "device: %s (%s)  CG: %d iterations from x = 0, unpreconditioned; GDOF/s = global nodes × iterations / s\n\n", info.Name, info.Backend, o.iterations)
+	fmt.Fprintln(tw, "problem\tdtype\tmesh\tDOFs\tvariant\titerations\tms\tGDOF/s\trel error\t")
+	failed := 0
+	for _, bp := range bps {
+		for _, n := range orders {
+			for _, dt := range dts {
+				select {
+				case <-stop:
+					tw.Flush()
+					return fmt.Errorf("interrupted")
+				default:
+				}
+				p, err := tensor.New(bakeOffs[bp], n, lambda, dt)
+				if err != nil {
+					return usageError{err}
+				}
+				side := bpMesh(n, target)
+				m, err := fem.NewMesh(side, side, side, 0)
+				if err != nil {
+					return err
+				}
+				in, err := p.Timed(m.Elements())
+				if err != nil {
+					return err
+				}
+				for _, c := range in.Candidates(family.Target{GPU: info.GPU}) {
+					row := bpRow{Problem: fmt.Sprintf("%s/n%d", bp, n), Variant: c.Name(), Mesh: fmt.Sprintf("%dx%dx%d", side, side, side)}
+					res, err := solve.Run(dev, solve.Options{Problem: p, Variant: c.Name(), Mesh: m, Tol: 1e-300, MaxIter: o.iterations})
+					if err != nil {
+						row.Err, _, _ = strings.Cut(err.Error(), "\n")
+						failed++
+						fmt.Fprintf(tw, "%s\t%s\t%s\t\t%s\tfailed: %s\t\t\t\t\n", row.Problem, dt, row.Mesh, row.Variant, row.Err)
+					} else {
+						row.DOFs, row.Iterations, row.Seconds, row.Error = res.DOFs, res.Iterations, res.Time.Seconds(), res.Error
+						row.GDOFs = res.Rate / 1e9
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%.1f\t%.3g\t%.2e\t\n", row.Problem, dt, row.Mesh, row.DOFs, row.Variant,
+							row.Iterations, float64(res.Time)/float64(time.Millisecond), row.GDOFs, row.Error)
+					}
+					rows = append(rows, row)
+				}
+			}
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if jsonOut != "" {
+		buf, err := json.MarshalIndent(map[string]any{"device": info, "iterations": o.iterations, "lambda": lambda, "solves": rows}, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(jsonOut, append(buf, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if failed == len(rows) {
+		return fmt.Errorf("no BP solve ran")
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d BP solves failed", failed, len(rows))
+	}
+	return nil
+}

@@ -1,0 +1,324 @@
+// Package vector builds the vector kernels of a conjugate-gradient solve
+// on a device, as kernel.Kernels: gather (E-vector ← L-vector by an index),
+// scatter-add (L-vector ← sums of E-vector entries, with a Dirichlet mask),
+// fused CG updates and dot products.
+//
+// Scatter-add comes in two forms. ScatterDot runs over the L-vector and
+// sums each node's entries through the transposed index (Offsets/Entries
+// of fem.Assembly): no atomics, a fixed order of additions, so results are
+// the same bits from run to run. ScatterAtomic runs over the E-vector with
+// atomic adds (CUDA atomicAdd, OpenCL compare-and-swap, OpenMP atomic),
+// into an L-vector zeroed first.
+//
+// Dot products are two-pass reductions, deterministic on every backend: a
+// kernel forms one partial sum per block (each thread sums PerThread
+// elements, then a tree in shared memory with a barrier per level when the
+// block has several threads), and Sum, one block, adds the partials into
+// one slot of a small real buffer of scalars. The kernels that need α or β
+// read them from that buffer (ratios of two slots named by integer
+// arguments), so a CG iteration needs no host values; the host reads the
+// scalars only to test convergence.
+//
+// It may import kernel and kernel/family.
+package vector
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+)
+
+// Launch sizes and integer arguments, by name.
+const (
+	Nodes    = "nodes"    // L-vector length
+	Entries  = "entries"  // E-vector length
+	Partials = "partials" // partial sums Sum adds
+	Slot     = "slot"     // scalar Sum writes
+	Num      = "num"      // slot of a ratio's numerator
+	Den      = "den"      // slot of its denominator
+)
+
+// Shape is how a kernel spreads a vector over threads: Threads per block
+// (a power of two; 1 runs a block as one loop on a CPU), and PerThread
+// elements per thread in the reductions.
+type Shape struct {
+	Threads, PerThread int
+}
+
+// For is the shape that suits a target: 256 threads, 4 elements each, on
+// a GPU; one thread of 4096 elements on a CPU (no barriers, long loops).
+func For(t family.Target) Shape {
+	if t.GPU {
+		return Shape{Threads: 256, PerThread: 4}
+	}
+	return Shape{Threads: 1, PerThread: 4096}
+}
+
+// MaxPerThread bounds PerThread.
+const MaxPerThread = 1 << 16
+
+// Check reports why a shape cannot be built.
+func (s Shape) Check() error {
+	switch {
+	case s.Threads < 1 || s.Threads > kernel.MaxThreads || bits.OnesCount(uint(s.Threads)) != 1:
+		return fmt.Errorf("vector: %d threads per block: want a power of two ≤ %d", s.Threads, kernel.MaxThreads)
+	case s.PerThread < 1 || s.PerThread > MaxPerThread:
+		return fmt.Errorf("vector: %d elements per thread: want 1..%d", s.PerThread, MaxPerThread)
+	}
+	return nil
+}
+
+// Span is how many elements one block of a reduction covers.
+func (s Shape) Span() int { return s.Threads * s.PerThread }
+
+// Blocks is how many partial sums a reduction over n elements writes.
+func (s Shape) Blocks(n int) int { return (n + s.Span() - 1) / s.Span() }
+
+func (s Shape) suffix(dt kernel.DType) string {
+	return fmt.Sprintf("%s_t%d_w%d", dt, s.Threads, s.PerThread)
+}
+
+// Shorthand.
+var (
+	v, lit, bin = kernel.Ref, kernel.Const, kernel.Op
+	at          = kernel.At
+)
+
+func add(l, r kernel.Expr) kernel.Expr { return bin("+", l, r) }
+func mul(l, r kernel.Expr) kernel.Expr { return bin("*", l, r) }
+
+func size(name, doc string) kernel.Param {
+	return kernel.Param{Name: name, Kind: kernel.ScalarParam, Type: kernel.Index, Doc: doc}
+}
+
+func buf(name string, t kernel.Type, ro bool, doc string) kernel.Param {
+	return kernel.Param{Name: name, Kind: kernel.BufferParam, Type: t, Const: ro, Doc: doc}
+}
+
+// elementwise is a kernel of one element per thread over n (Active).
+func elementwise(name string, dt kernel.DType, s Shape, n string, params []kernel.Param, doc string, body ...kernel.Stmt) (*kernel.Kernel, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	t := s.Threads
+	if t == 1 {
+		t = 256 // a CPU block: one vectorisable loop of 256 elements
+	}
+	k := &kernel.Kernel{
+		Name:    fmt.Sprintf("bespoke_vec_%s_%s_t%d", name, dt, t),
+		Variant: fmt.Sprintf("%s/t%d", name, t),
+		DType:   dt,
+		Params:  params,
+		Launch:  kernel.Launch{Block: [3]int{t, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(n, t)}},
+		Active:  v(n),
+		Doc:     doc,
+		Body: append([]kernel.Stmt{
+			kernel.Decl{Type: kernel.Index, Name: "i", Init: add(mul(kernel.GroupX, lit(t)), kernel.LocalX)},
+		}, body...),
+	}
+	return k, kernel.Validate(k)
+}
+
+// Gather is e[j] = l[node[j]] for j < entries.
+func Gather(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
+	return elementwise("gather", dt, s, Entries, []kernel.Param{
+		size(Entries, "E-vector length"),
+		buf("l", kernel.Real, true, "L-vector"),
+		buf("node", kernel.Int32, true, "global node of each E-vector entry"),
+		buf("e", kernel.Real, false, "E-vector"),
+	}, "e[j] = l[node[j]] for j < entries",
+		kernel.Put("e", at("l", at("node", v("i"))), v("i")))
+}
+
+// Direction is p = r + β·p, β = sc[num]/sc[den], for i < nodes.
+func Direction(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
+	return elementwise("direction", dt, s, Nodes, []kernel.Param{
+		size(Nodes, "L-vector length"),
+		buf("sc", kernel.Real, true, "scalars"),
+		size(Num, "slot of β's numerator"),
+		size(Den, "slot of β's denominator"),
+		buf("r", kernel.Real, true, "residual"),
+		buf("p", kernel.Real, false, "search direction"),
+	}, "p[i] = r[i] + (sc[num]/sc[den])·p[i] for i < nodes",
+		kernel.Decl{Type: kernel.Real, Name: "beta", Init: bin("/", at("sc", v(Num)), at("sc", v(Den)))},
+		kernel.Put("p", add(at("r", v("i")), mul(v("beta"), at("p", v("i")))), v("i")))
+}
+
+// Zero is l[i] = 0 for i < nodes (before ScatterAtomic).
+func Zero(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
+	return elementwise("zero", dt, s, Nodes, []kernel.Param{
+		size(Nodes, "L-vector length"),
+		buf("l", kernel.Real, false, "L-vector"),
+	}, "l[i] = 0 for i < nodes",
+		kernel.Put("l", kernel.Lit{V: 0}, v("i")))
+}
+
+// ScatterAtomic is l[node[j]] += e[j] for j < entries where
+// mask[node[j]] ≠ 0, by atomic adds (l zeroed before).
+func ScatterAtomic(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
+	return elementwise("scatter_atomic", dt, s, Entries, []kernel.Param{
+		size(Entries, "E-vector length"),
+		buf("e", kernel.Real, true, "E-vector"),
+		buf("node", kernel.Int32, true, "global node of each E-vector entry"),
+		buf("mask", kernel.Int32, true, "1 for an unknown, 0 for a Dirichlet node"),
+		buf("l", kernel.Real, false, "L-vector, zeroed before"),
+	}, "l[node[j]] += e[j] (atomically) for j < entries with mask[node[j]] ≠ 0",
+		kernel.Decl{Type: kernel.Index, Name: "g", Init: at("node", v("i"))},
+		kernel.If{Cond: bin("!=", at("mask", v("g")), lit(0)), Then: []kernel.Stmt{
+			kernel.AtomicAdd{Buf: "l", Index: []kernel.Expr{v("g")}, Value: at("e", v("i"))},
+		}})
+}
+
+// reduction is a kernel of one partial sum per block over n elements:
+// each thread runs per(i) for its elements i (which adds to the real
+// "acc"), then the block's sum goes to partial[block].
+func reduction(name string, dt kernel.DType, s Shape, n string, params []kernel.Param, doc string, per func(i kernel.Expr) []kernel.Stmt) (*kernel.Kernel, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	t, w := s.Threads, s.PerThread
+	k := &kernel.Kernel{
+		Name:    fmt.Sprintf("bespoke_vec_%s_%s", name, s.suffix(dt)),
+		Variant: fmt.Sprintf("%s/t%d-w%d", name, t, w),
+		DType:   dt,
+		Params:  append(params, buf("partial", kernel.Real, false, "one partial sum per block")),
+		Launch:  kernel.Launch{Block: [3]int{t, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(n, t*w)}},
+		Shared:  red(t),
+		Doc:     doc + fmt.Sprintf(";\npartial[b] = the sum over block b's %d elements (block b covers i in [b·%d, (b+1)·%d))", t*w, t*w, t*w),
+	}
+	// Element i = (block·w + m)·t + thread: a block's threads read
+	// consecutive elements together.
+	i := add(mul(add(mul(kernel.GroupX, lit(w)), v("m")), lit(t)), kernel.LocalX)
+	body := []kernel.Stmt{
+		kernel.Decl{Type: kernel.Real, Name: "acc", Init: kernel.Lit{V: 0}},
+		kernel.For{Var: "m", From: lit(0), To: lit(w), Body: []kernel.Stmt{
+			kernel.Decl{Type: kernel.Index, Name: "i", Init: i},
+			kernel.If{Cond: bin("<", v("i"), v(n)), Then: per(v("i"))},
+		}},
+	}
+	k.Body = append(body, blockSum(t, "acc", kernel.Put("partial", v("acc"), kernel.GroupX))...)
+	return k, kernel.Validate(k)
+}
+
+// blockSum adds the threads' values of the real variable acc through the
+// shared array red (a tree, one barrier per level) and runs store (which
+// reads acc) on thread 0 with acc the block's sum. One thread stores at
+// once.
+func blockSum(t int, acc string, store kernel.Stmt) []kernel.Stmt {
+	if t == 1 {
+		return []kernel.Stmt{store}
+	}
+	ss := []kernel.Stmt{kernel.Put("red", v(acc), kernel.LocalX), kernel.Barrier{}}
+	for h := t / 2; h >= 1; h /= 2 {
+		ss = append(ss,
+			kernel.If{Cond: bin("<", kernel.LocalX, lit(h)), Then: []kernel.Stmt{
+				kernel.Put("red", add(at("red", kernel.LocalX), at("red", add(kernel.LocalX, lit(h)))), kernel.LocalX),
+			}},
+			kernel.Barrier{})
+	}
+	return append(ss, kernel.If{Cond: bin("==", kernel.LocalX, lit(0)), Then: []kernel.Stmt{
+		kernel.Assign{Name: acc, Value: at("red", lit(0))},
+		store,
+	}})
+}
+
+// red is the shared array of blockSum in a block of t threads.
+func red(t int) []kernel.Shared {
+	if t == 1 {
+		return nil
+	}
+	return []kernel.Shared{{Name: "red", Type: kernel.Real, Dims: []int{t}}}
+}
+
+// Dot is the partial sums of a[i]·b[i] over i < nodes.
+func Dot(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
+	return reduction("dot", dt, s, Nodes, []kernel.Param{
+		size(Nodes, "vector length"),
+		buf("a", kernel.Real, true, "first vector"),
+		buf("b", kernel.Real, true, "second vector"),
+	}, "Σ a[i]·b[i] over i < nodes", func(i kernel.Expr) []kernel.Stmt {
+		return []kernel.Stmt{kernel.Assign{Name: "acc", Value: add(v("acc"), mul(at("a", i), at("b", i)))}}
+	})
+}
+
+// ScatterDot is, for each node i < nodes, q[i] = mask[i] ? Σ e[list[t]]
+// over offsets[i] ≤ t < offsets[i+1] : 0 (scatter-add through the
+// transposed index, Dirichlet rows zeroed), fused with the partial sums
+// of p[i]·q[i] (CG's pᵀAp).
+func ScatterDot(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
+	return reduction("scatter_dot", dt, s, Nodes, []kernel.Param{
+		size(Nodes, "L-vector length"),
+		buf("offsets", kernel.Int32, true, "node i's entries are list[offsets[i]:offsets[i+1]]"),
+		buf("list", kernel.Int32, true, "E-vector entries grouped by node"),
+		buf("mask", kernel.Int32, true, "1 for an unknown, 0 for a Dirichlet node"),
+		buf("e", kernel.Real, true, "E-vector (A applied element by element)"),
+		buf("p", kernel.Real, true, "L-vector dotted with the result"),
+		buf("q", kernel.Real, false, "L-vector result"),
+	}, "q[i] = mask[i] ? Σ_{offsets[i] ≤ t < offsets[i+1]} e[list[t]] : 0, and Σ p[i]·q[i], over i < nodes", func(i kernel.Expr) []kernel.Stmt {
+		return []kernel.Stmt{
+			kernel.Decl{Type: kernel.Real, Name: "s", Init: kernel.Lit{V: 0}},
+			kernel.If{Cond: bin("!=", at("mask", i), lit(0)), Then: []kernel.Stmt{
+				kernel.For{Var: "t", From: at("offsets", i), To: at("offsets", add(i, lit(1))), Body: []kernel.Stmt{
+					kernel.Assign{Name: "s", Value: add(v("s"), at("e", at("list", v("t"))))},
+				}},
+			}},
+			kernel.Put("q", v("s"), i),
+			kernel.Assign{Name: "acc", Value: add(v("acc"), mul(at("p", i), v("s")))},
+		}
+	})
+}
+
+// Update is CG's x += α·p, r −= α·q with α = sc[num]/sc[den], fused with
+// the partial sums of the new r[i]², over i < nodes.
+func Update(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
+	return reduction("update", dt, s, Nodes, []kernel.Param{
+		size(Nodes, "L-vector length"),
+		buf("sc", kernel.Real, true, "scalars"),
+		size(Num, "slot of α's numerator (rᵀr)"),
+		size(Den, "slot of α's denominator (pᵀAp)"),
+		buf("p", kernel.Real, true, "search direction"),
+		buf("q", kernel.Real, true, "A·p"),
+		buf("x", kernel.Real, false, "solution"),
+		buf("r", kernel.Real, false, "residual"),
+	}, "α = sc[num]/sc[den]; x[i] += α·p[i]; r[i] −= α·q[i]; Σ r[i]², over i < nodes", func(i kernel.Expr) []kernel.Stmt {
+		return []kernel.Stmt{
+			kernel.Decl{Type: kernel.Real, Name: "alpha", Init: bin("/", at("sc", v(Num)), at("sc", v(Den)))},
+			kernel.Put("x", add(at("x", i), mul(v("alpha"), at("p", i))), i),
+			kernel.Decl{Type: kernel.Real, Name: "rn", Init: bin("-", at("r", i), mul(v("alpha"), at("q", i)))},
+			kernel.Put("r", v("rn"), i),
+			kernel.Assign{Name: "acc", Value: add(v("acc"), mul(v("rn"), v("rn")))},
+		}
+	})
+}
+
+// Sum is sc[slot] = Σ partial[b] over b < partials, in one block: thread
+// x sums partials x, x + T, … and the block adds those (a fixed order).
+func Sum(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	t := s.Threads
+	k := &kernel.Kernel{
+		Name:    fmt.Sprintf("bespoke_vec_sum_%s_t%d", dt, t),
+		Variant: fmt.Sprintf("sum/t%d", t),
+		DType:   dt,
+		Params: []kernel.Param{
+			size(Partials, "partial sums"),
+			buf("partial", kernel.Real, true, "partial sums"),
+			size(Slot, "slot of the result"),
+			buf("sc", kernel.Real, false, "scalars"),
+		},
+		Launch: kernel.Launch{Block: [3]int{t, 1, 1}, Grid: [3]kernel.Axis{{Fixed: 1}}},
+		Shared: red(t),
+		Doc:    "sc[slot] = Σ partial[b] over b < partials",
+		Body: append([]kernel.Stmt{
+			kernel.Decl{Type: kernel.Real, Name: "acc", Init: kernel.Lit{V: 0}},
+			kernel.For{Var: "b", From: kernel.LocalX, To: v(Partials), Step: int64(t), Body: []kernel.Stmt{
+				kernel.Assign{Name: "acc", Value: add(v("acc"), at("partial", v("b")))},
+			}},
+		}, blockSum(t, "acc", kernel.Put("sc", v("acc"), v(Slot)))...),
+	}
+	return k, kernel.Validate(k)
+}

@@ -1,0 +1,433 @@
+// Package solve runs the CEED bake-off problems BP3 and BP5 on a device:
+// unpreconditioned conjugate gradients on the assembled screened Poisson
+// problem of package fem (the box, u = 0 on its faces, the manufactured solution u = sin πx sin πy sin πz), with the
+// element operator a kernel of kernel/tensor and every vector operation a
+// kernel of kernel/vector. The iteration is fem.CG's recurrence; all its
+// vectors stay on the device, and the host reads back only the scalars of
+// each iteration (to test convergence) and the solution at the end.
+//
+// It may import build, device, emit, fem, kernel, kernel/family,
+// kernel/pass, kernel/tensor and kernel/vector.
+package solve
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/emit"
+	"github.com/bespoke-hpc/bespoke/fem"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/tensor"
+	"github.com/bespoke-hpc/bespoke/kernel/vector"
+)
+
+// Scatter-add methods.
+const (
+	Transpose = "transpose" // sums through the transposed index, fused with pᵀAp (deterministic)
+	Atomic    = "atomic"    // atomic adds over the E-vector, then a dot product
+)
+
+// Options is one solve.
+type Options struct {
+	// Problem is the element operator (kernel, order, λ, precision).
+	Problem *tensor.Problem
+	// Variant names the operator's kernel variant; "" takes the first
+	// candidate for the device.
+	Variant string
+	Mesh    *fem.Mesh
+	// Tol is the relative residual ‖r‖/‖b‖ to reach; MaxIter bounds
+	// the operator applications.
+	Tol     float64
+	MaxIter int
+	// Scatter is Transpose (the default when empty) or Atomic.
+	Scatter string
+	// Shape spreads the vector kernels over threads; the zero Shape
+	// takes vector.For the device.
+	Shape vector.Shape
+}
+
+// Result is a finished solve.
+type Result struct {
+	Variant    string    // the element kernel's variant
+	Iterations int       // operator applications
+	Residual   float64   // ‖r‖/‖b‖ by the recurrence, from the device's rᵀr
+	Converged  bool      // Residual ≤ Tol
+	X          []float64 // the solution at the global nodes, widened to float64
+	// Error is ‖X − u*‖/‖u*‖ over the global nodes (u* the manufactured
+	// solution): discretisation and solver error together.
+	Error float64
+	// DOFs are the global unique nodes, boundary included
+	// ((NX·N+1)(NY·N+1)(NZ·N+1), the CEED convention); Unknowns leaves
+	// out the Dirichlet nodes.
+	DOFs, Unknowns int
+	// Time is the device time of the iterations (set-up, builds and
+	// transfers of vectors excluded; the per-iteration reads of the
+	// scalars included).
+	Time time.Duration
+	// Rate is DOFs × Iterations / Time.
+	Rate float64
+}
+
+// scalar slots of the sc buffer: rᵀr alternates between two slots so
+// that β = new/old reads both.
+const (
+	slotRR0, slotPQ, slotRR1 = 0, 1, 2
+	scalars                  = 3
+)
+
+// Run solves on dev.
+func Run(dev device.Device, o Options) (*Result, error) {
+	if o.Problem == nil || o.Mesh == nil {
+		return nil, fmt.Errorf("solve: options need a problem and a mesh")
+	}
+	if err := fem.CheckCG(o.Tol, o.MaxIter); err != nil {
+		return nil, err
+	}
+	if o.Scatter == "" {
+		o.Scatter = Transpose
+	}
+	if o.Scatter != Transpose && o.Scatter != Atomic {
+		return nil, fmt.Errorf("solve: scatter %q: want %s or %s", o.Scatter, Transpose, Atomic)
+	}
+	p, dt := o.Problem, o.Problem.Prec
+	if dt == kernel.F64 && !dev.Info().FP64 {
+		return nil, fmt.Errorf("solve: %s has no fp64", dev.Info().Name)
+	}
+	basis, err := fem.NewBasis(p.Kernel, p.N)
+	if err != nil {
+		return nil, err
+	}
+	asm, err := fem.NewAssembly(basis, o.Mesh, p.Lambda)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSolver(dev, o, asm)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	return s.run(o)
+}
+
+// solver holds the built kernels, the device buffers and their bindings.
+type solver struct {
+	dev     device.Device
+	dt      kernel.DType
+	asm     *fem.Assembly
+	variant string
+	prog    device.Program
+	bufs    []device.Buffer
+	// launches of each step, bound once (slot-dependent ones by slot).
+	op, gather, scatter, zero, dotPQ, dirFrom0, dirFrom1 step
+	update                                               [2]step // α's numerator in slot 0 or 2
+	sumTo                                                [scalars]step
+	dotRR                                                step
+	sc, x                                                device.Buffer
+}
+
+// step is a bound launch.
+type step struct {
+	k    device.Kernel
+	l    device.Launch
+	args []any
+}
+
+func (st step) launch() error { return st.k.Launch(st.l, st.args...) }
+
+func (s *solver) close() {
+	for _, b := range s.bufs {
+		b.Free()
+	}
+	if s.prog != nil {
+		s.prog.Close()
+	}
+}
+
+func (s *solver) alloc(bytes int64) (device.Buffer, error) {
+	b, err := s.dev.Alloc(max(bytes, 8))
+	if err != nil {
+		return nil, err
+	}
+	s.bufs = append(s.bufs, b)
+	return b, nil
+}
+
+func (s *solver) reals(x []float64) (device.Buffer, error) {
+	b, err := s.alloc(int64(len(x) * s.dt.Bytes()))
+	if err != nil {
+		return nil, err
+	}
+	return b, b.Upload(s.dt.Encode(x))
+}
+
+func (s *solver) ints(x []int32) (device.Buffer, error) {
+	wide := make([]int64, len(x))
+	for i, v := range x {
+		wide[i] = int64(v)
+	}
+	b, err := s.alloc(int64(4 * len(x)))
+	if err != nil {
+		return nil, err
+	}
+	return b, b.Upload(kernel.EncodeInts(4, wide))
+}
+
+// newSolver builds the kernels in one program, uploads the problem and
+// binds every launch.
+func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err error) {
+	p := o.Problem
+	s := &solver{dev: dev, dt: p.Prec, asm: asm}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	ne := asm.Mesh.Elements()
+	nodes, entries := asm.Nodes(), len(asm.Index)
+	in, err := p.Timed(ne)
+	if err != nil {
+		return nil, err
+	}
+	target := family.Target{GPU: dev.Info().GPU}
+	var c family.Candidate
+	if o.Variant == "" {
+		cs := in.Candidates(target)
+		if len(cs) == 0 {
+			return nil, fmt.Errorf("solve: %s has no kernel variant for %s", p.Name(), dev.Info().Name)
+		}
+		c = cs[0]
+	} else if c, err = in.Variant(o.Variant); err != nil {
+		return nil, err
+	}
+	if err := in.Check(c); err != nil {
+		return nil, err
+	}
+	s.variant = c.Name()
+	op, err := in.Build(c)
+	if err != nil {
+		return nil, err
+	}
+	shape := o.Shape
+	if shape == (vector.Shape{}) {
+		shape = vector.For(target)
+	}
+	ks := []*kernel.Kernel{op}
+	vk := map[string]*kernel.Kernel{}
+	// In a fixed order: the source text is the build cache's key.
+	for _, b := range []struct {
+		name  string
+		build func(kernel.DType, vector.Shape) (*kernel.Kernel, error)
+	}{
+		{"gather", vector.Gather}, {"scatter", vector.ScatterDot}, {"update", vector.Update}, {"direction", vector.Direction},
+		{"sum", vector.Sum}, {"dot", vector.Dot}, {"zero", vector.Zero}, {"atomic", vector.ScatterAtomic},
+	} {
+		k, err := b.build(p.Prec, shape)
+		if err != nil {
+			return nil, err
+		}
+		vk[b.name] = k
+		ks = append(ks, k)
+	}
+	if need := s.deviceBytes(p, shape); dev.Info().MemoryBytes > 0 && need > dev.Info().MemoryBytes {
+		return nil, fmt.Errorf("solve: %s needs %d MB of device memory, %s has %d MB", p.Name(), need>>20, dev.Info().Name, dev.Info().MemoryBytes>>20)
+	}
+	// One program: one compiler call (emit lowers for the host dialect
+	// with pass.HostLoops).
+	src, err := emit.Render(dev.Dialect(), ks...)
+	if err != nil {
+		return nil, err
+	}
+	if s.prog, err = dev.Build(src); err != nil {
+		return nil, err
+	}
+
+	// Buffers.
+	free := make([]int32, nodes)
+	for g, b := range asm.Boundary {
+		if !b {
+			free[g] = 1
+		}
+	}
+	rhs := asm.RHS()
+	bufs := map[string]device.Buffer{}
+	for name, x := range map[string][]float64{"x": make([]float64, nodes), "r": rhs, "p": rhs, "q": make([]float64, nodes),
+		"pe": make([]float64, entries), "qe": make([]float64, entries), "geo": asm.Geo,
+		"partial": make([]float64, shape.Blocks(nodes)), "sc": make([]float64, scalars)} {
+		if bufs[name], err = s.reals(x); err != nil {
+			return nil, err
+		}
+	}
+	for name, x := range map[string][]int32{"node": asm.Index, "offsets": asm.Offsets, "list": asm.Entries, "mask": free} {
+		if bufs[name], err = s.ints(x); err != nil {
+			return nil, err
+		}
+	}
+	consts := map[string]device.Buffer{}
+	for name, x := range p.Constants() {
+		if consts[name], err = s.reals(x); err != nil {
+			return nil, err
+		}
+	}
+	s.sc, s.x = bufs["sc"], bufs["x"]
+
+	// Bindings. bind takes buffers by parameter name from the given
+	// renames (parameter → solver buffer) or else the solver's own.
+	sizes := map[string]int64{vector.Nodes: int64(nodes), vector.Entries: int64(entries), vector.Partials: int64(shape.Blocks(nodes))}
+	bind := func(k *kernel.Kernel, values map[string]int64, rename map[string]string) (step, error) {
+		dk, err := s.prog.Kernel(k.Name)
+		if err != nil {
+			return step{}, err
+		}
+		vals := map[string]int64{}
+		for n, x := range sizes {
+			vals[n] = x
+		}
+		for n, x := range values {
+			vals[n] = x
+		}
+		bs := map[string]device.Buffer{}
+		for _, prm := range k.Params {
+			if prm.Kind != kernel.BufferParam {
+				continue
+			}
+			name := prm.Name
+			if r, ok := rename[name]; ok {
+				name = r
+			}
+			b, ok := bufs[name]
+			if !ok {
+				b, ok = consts[name]
+			}
+			if !ok {
+				return step{}, fmt.Errorf("solve: kernel %s: no buffer for parameter %q", k.Name, prm.Name)
+			}
+			bs[prm.Name] = b
+		}
+		l, args, err := device.Bind(k, vals, bs)
+		return step{k: dk, l: l, args: args}, err
+	}
+	type job struct {
+		dst    *step
+		k      *kernel.Kernel
+		values map[string]int64
+		rename map[string]string
+	}
+	jobs := []job{
+		{&s.op, op, map[string]int64{tensor.Elements: int64(ne)}, map[string]string{"u": "pe", "v": "qe"}},
+		{&s.gather, vk["gather"], nil, map[string]string{"l": "p", "e": "pe"}},
+		{&s.scatter, vk["scatter"], nil, map[string]string{"e": "qe"}},
+		{&s.zero, vk["zero"], nil, map[string]string{"l": "q"}},
+		{&s.dotPQ, vk["dot"], nil, map[string]string{"a": "p", "b": "q"}},
+		{&s.dotRR, vk["dot"], nil, map[string]string{"a": "r", "b": "r"}},
+		{&s.update[0], vk["update"], map[string]int64{vector.Num: slotRR0, vector.Den: slotPQ}, nil},
+		{&s.update[1], vk["update"], map[string]int64{vector.Num: slotRR1, vector.Den: slotPQ}, nil},
+		{&s.dirFrom0, vk["direction"], map[string]int64{vector.Num: slotRR1, vector.Den: slotRR0}, nil},
+		{&s.dirFrom1, vk["direction"], map[string]int64{vector.Num: slotRR0, vector.Den: slotRR1}, nil},
+	}
+	for slot := range scalars {
+		jobs = append(jobs, job{&s.sumTo[slot], vk["sum"], map[string]int64{vector.Slot: int64(slot)}, nil})
+	}
+	var atomic step
+	jobs = append(jobs, job{&atomic, vk["atomic"], nil, map[string]string{"e": "qe", "l": "q"}})
+	for _, j := range jobs {
+		if *j.dst, err = bind(j.k, j.values, j.rename); err != nil {
+			return nil, err
+		}
+	}
+	if o.Scatter == Atomic {
+		s.scatter = atomic
+	}
+	return s, nil
+}
+
+// deviceBytes is what the buffers take.
+func (s *solver) deviceBytes(p *tensor.Problem, shape vector.Shape) int64 {
+	nodes, entries := int64(s.asm.Nodes()), int64(len(s.asm.Index))
+	r := int64(p.Prec.Bytes())
+	return r*(4*nodes+2*entries+int64(len(s.asm.Geo))+int64(shape.Blocks(int(nodes)))) + 4*(2*entries+2*nodes)
+}
+
+// readScalars downloads sc (waiting for the work before it).
+func (s *solver) readScalars() ([]float64, error) {
+	raw := make([]byte, scalars*s.dt.Bytes())
+	if err := s.sc.Download(raw); err != nil {
+		return nil, err
+	}
+	return s.dt.Decode(raw), nil
+}
+
+// run is fem.CG's recurrence on the device.
+func (s *solver) run(o Options) (*Result, error) {
+	res := &Result{Variant: s.variant, DOFs: s.asm.Nodes()}
+	for _, b := range s.asm.Boundary {
+		if !b {
+			res.Unknowns++
+		}
+	}
+	// rᵀr of the right-hand side into slot 0.
+	for _, st := range []step{s.dotRR, s.sumTo[slotRR0]} {
+		if err := st.launch(); err != nil {
+			return nil, err
+		}
+	}
+	sc, err := s.readScalars()
+	if err != nil {
+		return nil, err
+	}
+	rr := sc[slotRR0]
+	bnorm := math.Sqrt(rr)
+	cur := 0 // rᵀr in slot 0 (cur 0) or 2 (cur 1)
+	iterate := func() error {
+		for res.Iterations < o.MaxIter && bnorm > 0 && math.Sqrt(rr) > o.Tol*bnorm {
+			next := [2]int{slotRR1, slotRR0}[cur]
+			steps := []step{s.gather, s.op}
+			if o.Scatter == Atomic {
+				steps = []step{s.zero, s.gather, s.op, s.scatter, s.dotPQ}
+			} else {
+				steps = append(steps, s.scatter)
+			}
+			steps = append(steps, s.sumTo[slotPQ], s.update[cur], s.sumTo[next], [2]step{s.dirFrom0, s.dirFrom1}[cur])
+			for _, st := range steps {
+				if err := st.launch(); err != nil {
+					return err
+				}
+			}
+			res.Iterations++
+			sc, err := s.readScalars()
+			if err != nil {
+				return err
+			}
+			if pq := sc[slotPQ]; !(pq > 0) {
+				return fmt.Errorf("solve: CG breakdown at iteration %d: pᵀAp = %g", res.Iterations, pq)
+			}
+			rr = sc[next]
+			if math.IsNaN(rr) || math.IsInf(rr, 0) {
+				return fmt.Errorf("solve: rᵀr = %g at iteration %d", rr, res.Iterations)
+			}
+			cur = 1 - cur
+		}
+		return nil
+	}
+	if res.Time, err = s.dev.Elapsed(iterate); err != nil {
+		return nil, err
+	}
+	if bnorm > 0 {
+		res.Residual = math.Sqrt(rr) / bnorm
+	}
+	res.Converged = res.Residual <= o.Tol
+	raw := make([]byte, s.asm.Nodes()*s.dt.Bytes())
+	if err := s.x.Download(raw); err != nil {
+		return nil, err
+	}
+	res.X = s.dt.Decode(raw)
+	if res.Error, err = s.asm.NodalError(res.X); err != nil {
+		return nil, err
+	}
+	if res.Time > 0 {
+		res.Rate = float64(res.DOFs) * float64(res.Iterations) / res.Time.Seconds()
+	}
+	return res, nil
+}
