@@ -1,9 +1,10 @@
 // Package solve runs the CEED bake-off problems BP3 and BP5 on a device:
 // unpreconditioned conjugate gradients on the assembled screened Poisson
-// problem of package fem (the box, u = 0 on its faces, the manufactured solution u = sin πx sin πy sin πz), with the
-// element operator a kernel of kernel/tensor and every vector operation a
-// kernel of kernel/vector. The iteration is fem.CG's recurrence; all its
-// vectors stay on the device, and the host reads back only the scalars of
+// problem of package fem (the box, u = 0 on its faces, the manufactured
+// solution u = sin πx sin πy sin πz), with the element operator a kernel
+// of kernel/tensor and every vector operation a kernel of kernel/vector.
+// The iteration is fem.CG's recurrence; all its vectors stay on the
+// device, and the host reads back only the scalars of
 // each iteration (to test convergence) and the solution at the end.
 //
 // It may import build, device, emit, fem, kernel, kernel/family,
