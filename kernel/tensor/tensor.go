@@ -195,13 +195,13 @@ func (p *Problem) kinds() []string {
 // side is the threads per block along x and y: the points per direction.
 func (p *Problem) side() int { return p.basis.Q() }
 
-// Candidates are both layouts with 1, 2, 4 and 8 elements per block, as
+// Candidates are both layouts with 1, 2, 4 … 32 elements per block, as
 // many as fit a block (1024 threads, 48 KiB of shared memory) and are
 // needed to reach 256 threads.
 func (in *Instance) Candidates(family.Target) []family.Candidate {
 	var out []family.Candidate
 	for _, kind := range in.kinds() {
-		for _, e := range []int{1, 2, 4, 8} {
+		for _, e := range []int{1, 2, 4, 8, 16, 32} {
 			v := Variant{Kind: kind, PerBlock: e, Literal: strings.HasSuffix(kind, "-lit")}
 			if in.check(v) != nil {
 				continue
