@@ -48,6 +48,9 @@ type Options struct {
 	// Shape spreads the vector kernels over threads; the zero Shape
 	// takes vector.For the device.
 	Shape vector.Shape
+	// Assembly, when given, is Problem's assembled problem on Mesh, made
+	// once for several solves (its set-up dominates a large one).
+	Assembly *fem.Assembly
 }
 
 // Result is a finished solve.
@@ -97,13 +100,19 @@ func Run(dev device.Device, o Options) (*Result, error) {
 	if dt == kernel.F64 && !dev.Info().FP64 {
 		return nil, fmt.Errorf("solve: %s has no fp64", dev.Info().Name)
 	}
-	basis, err := fem.NewBasis(p.Kernel, p.N)
-	if err != nil {
-		return nil, err
+	asm := o.Assembly
+	if asm != nil && (asm.Basis.Kernel != p.Kernel || asm.Basis.N != p.N || asm.Mesh != o.Mesh || asm.Lambda != p.Lambda) {
+		return nil, fmt.Errorf("solve: the assembly given is %s N=%d λ=%g on another mesh or operator than the solve's %s N=%d λ=%g",
+			asm.Basis.Kernel, asm.Basis.N, asm.Lambda, p.Kernel, p.N, p.Lambda)
 	}
-	asm, err := fem.NewAssembly(basis, o.Mesh, p.Lambda)
-	if err != nil {
-		return nil, err
+	if asm == nil {
+		basis, err := fem.NewBasis(p.Kernel, p.N)
+		if err != nil {
+			return nil, err
+		}
+		if asm, err = fem.NewAssembly(basis, o.Mesh, p.Lambda); err != nil {
+			return nil, err
+		}
 	}
 	s, err := newSolver(dev, o, asm)
 	if err != nil {

@@ -62,7 +62,7 @@ func bpMesh(n int, dofs int64) int {
 
 // runBakeOffs times a fixed number of CG iterations of each BP at each
 // order, once per layout of its operator, and prints a table (and JSON).
-func runBakeOffs(w io.Writer, dev device.Device, bps []string, orders []int, dts []kernel.DType, lambda float64, o bpOptions, jsonOut string, stop <-chan struct{}) error {
+func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []int, dts []kernel.DType, lambda float64, o bpOptions, jsonOut string, stop <-chan struct{}) error {
 	if o.iterations < 1 || o.iterations > fem.MaxIterations {
 		return usagef("--iterations %d: want 1..%d", o.iterations, fem.MaxIterations)
 	}
@@ -72,14 +72,16 @@ func runBakeOffs(w io.Writer, dev device.Device, bps []string, orders []int, dts
 	info := dev.Info()
 	target := o.dofs
 	if target == 0 {
-		target = 1 << 21
+		target = 1 << 20
 		if info.GPU {
-			target = 1 << 25 // geometric factors 1.9 GB in fp64: far beyond the L2
+			target = 1 << 23 // 7 factors per node: 470 MB in fp64, far beyond the L2
 		}
 	}
 	if target < 1 || target > fem.MaxAssembled {
 		return usagef("--bp-dofs %d: want 1..%d E-vector nodes", target, fem.MaxAssembled)
 	}
+	start := time.Now()
+	progress := func(s string) { fmt.Fprintf(errw, "bench: %7.1fs %s\n", time.Since(start).Seconds(), s) }
 	var rows []bpRow
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "device: %s (%s)  CG: %d iterations from x = 0, unpreconditioned; GDOF/s = global nodes × iterations / s\n\n", info.Name, info.Backend, o.iterations)
@@ -87,6 +89,20 @@ func runBakeOffs(w io.Writer, dev device.Device, bps []string, orders []int, dts
 	failed := 0
 	for _, bp := range bps {
 		for _, n := range orders {
+			side := bpMesh(n, target)
+			m, err := fem.NewMesh(side, side, side, 0)
+			if err != nil {
+				return err
+			}
+			basis, err := fem.NewBasis(bakeOffs[bp], n)
+			if err != nil {
+				return usageError{err}
+			}
+			progress(fmt.Sprintf("%s/n%d: assembling %d³ elements", bp, n, side))
+			asm, err := fem.NewAssembly(basis, m, lambda)
+			if err != nil {
+				return err
+			}
 			for _, dt := range dts {
 				select {
 				case <-stop:
@@ -98,18 +114,14 @@ func runBakeOffs(w io.Writer, dev device.Device, bps []string, orders []int, dts
 				if err != nil {
 					return usageError{err}
 				}
-				side := bpMesh(n, target)
-				m, err := fem.NewMesh(side, side, side, 0)
-				if err != nil {
-					return err
-				}
 				in, err := p.Timed(m.Elements())
 				if err != nil {
 					return err
 				}
 				for _, c := range in.Candidates(family.Target{GPU: info.GPU}) {
 					row := bpRow{Problem: fmt.Sprintf("%s/n%d", bp, n), Variant: c.Name(), Mesh: fmt.Sprintf("%dx%dx%d", side, side, side)}
-					res, err := solve.Run(dev, solve.Options{Problem: p, Variant: c.Name(), Mesh: m, Tol: 1e-300, MaxIter: o.iterations})
+					progress(fmt.Sprintf("%s %s %s", row.Problem, dt, row.Variant))
+					res, err := solve.Run(dev, solve.Options{Problem: p, Variant: c.Name(), Mesh: m, Assembly: asm, Tol: 1e-300, MaxIter: o.iterations})
 					if err != nil {
 						row.Err, _, _ = strings.Cut(err.Error(), "\n")
 						failed++

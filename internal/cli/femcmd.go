@@ -66,7 +66,7 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 	var bp bpOptions
 	var bpJSON string
 	c.Flags().IntVar(&bp.iterations, "iterations", 100, "bp3, bp5: CG iterations timed per solve")
-	c.Flags().Int64Var(&bp.dofs, "bp-dofs", 0, "bp3, bp5: E-vector nodes the cube mesh aims at (default 2^25 on GPUs, 2^21 on CPUs)")
+	c.Flags().Int64Var(&bp.dofs, "bp-dofs", 0, "bp3, bp5: E-vector nodes the cube mesh aims at (default 2^23 on GPUs, 2^20 on CPUs)")
 	c.Flags().StringVar(&bpJSON, "bp-json", "", "bp3, bp5: write the solves as JSON to this file")
 	c.Flags().Lookup("kernel").Usage = "operators, comma-separated: bk1, bk3, bk5 (one application per launch) and bp3, bp5 (CG solves on BK3's and BK5's operator)"
 	timeOps := c.RunE
@@ -106,7 +106,7 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 			return err
 		}
 		defer dev.Close()
-		return runBakeOffs(cmd.OutOrStdout(), dev, bps, orders, dts, lambda, bp, bpJSON, in.stop)
+		return runBakeOffs(cmd.OutOrStdout(), cmd.ErrOrStderr(), dev, bps, orders, dts, lambda, bp, bpJSON, in.stop)
 	}
 	return c
 }

@@ -56,7 +56,7 @@ var allowed = map[string][]string{
 		"kernel/kerneltest", "kernel/sparse", "kernel/tensor", "operator", "operator/load", "verify"},
 	"internal/cli": {"baseline", "bench", "build", "device", "device/cuda", "device/host", "device/opencl", "emit", "fem", "fr",
 		"internal/cache", "kernel", "kernel/contract", "kernel/family", "kernel/sparse", "kernel/tensor", "operator", "operator/load",
-		"operator/mtx", "operator/npy", "report", "tune", "verify"},
+		"operator/mtx", "operator/npy", "report", "solve", "tune", "verify"},
 	"cmd/bespoke": {"internal/cli"},
 }
 
