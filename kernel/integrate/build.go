@@ -1,0 +1,413 @@
+package integrate
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/bespoke-hpc/bespoke/element"
+	"github.com/bespoke-hpc/bespoke/kernel"
+)
+
+// Shorthand (kernel's builders).
+var (
+	v, ci, bin = kernel.Ref, kernel.Const, kernel.Op
+	lx, gx     = kernel.LocalX, kernel.GroupX
+)
+
+func add(l, r kernel.Expr) kernel.Expr { return bin("+", l, r) }
+func sub(l, r kernel.Expr) kernel.Expr { return bin("-", l, r) }
+func mul(l, r kernel.Expr) kernel.Expr { return bin("*", l, r) }
+func lit(x float64) kernel.Expr        { return kernel.Lit{V: x} }
+func decl(name string, init kernel.Expr) kernel.Stmt {
+	return kernel.Decl{Type: kernel.Real, Name: name, Init: init}
+}
+
+// term is coef·e in a linear combination.
+type term struct {
+	coef float64
+	e    kernel.Expr
+}
+
+// lin is Σ coef·e, dropping zero coefficients and multiplications by ±1
+// (the reference gradients are mostly 0, ±1/2 and ±1).
+func lin(ts []term) kernel.Expr {
+	var s kernel.Expr
+	for _, t := range ts {
+		if t.coef == 0 {
+			continue
+		}
+		neg := t.coef < 0
+		c := t.coef
+		if neg {
+			c = -c
+		}
+		x := t.e
+		if c != 1 {
+			x = mul(lit(c), x)
+		}
+		switch {
+		case s == nil && neg:
+			s = kernel.Unary{Op: "-", X: x}
+		case s == nil:
+			s = x
+		case neg:
+			s = sub(s, x)
+		default:
+			s = add(s, x)
+		}
+	}
+	if s == nil {
+		return lit(0)
+	}
+	return s
+}
+
+// group is a set of quadrature points with the same reference gradients
+// (all of an affine element's, else one point): the geometry is formed once
+// per group, and the points enter only through moments of their weights.
+type group struct {
+	d  [][3]float64 // ∇̂N_a
+	m0 float64      // Σ w_q
+	m1 []float64    // Σ w_q N_a(q)
+	m2 [][]float64  // Σ w_q N_a(q) N_b(q)
+}
+
+func groups(kind element.Kind) []group {
+	r := kind.Rule()
+	nb := kind.Nodes()
+	var gs []group
+	for q, p := range r.Points {
+		n, d := kind.Shape(p)
+		var g *group
+		for i := range gs {
+			if same(gs[i].d, d) {
+				g = &gs[i]
+			}
+		}
+		if g == nil {
+			gs = append(gs, group{d: d, m1: make([]float64, nb), m2: make([][]float64, nb)})
+			g = &gs[len(gs)-1]
+			for a := range nb {
+				g.m2[a] = make([]float64, nb)
+			}
+		}
+		w := r.Weights[q]
+		g.m0 += w
+		for a := range nb {
+			g.m1[a] += w * n[a]
+			for b := range nb {
+				g.m2[a][b] += w * n[a] * n[b]
+			}
+		}
+	}
+	return gs
+}
+
+func same(a, b [][3]float64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// names of the per-element registers.
+func xn(a, c int) string           { return fmt.Sprintf("x%d_%d", a, c) }
+func cn(i, j int) string           { return fmt.Sprintf("c%d%d", i, j) }
+func acc(a, b int) string          { return fmt.Sprintf("A%d_%d", a, b) }
+func gn(g, a, c int) string        { return fmt.Sprintf("g%d_%d_%d", g, a, c) }
+func gname(g int, s string) string { return fmt.Sprintf("%s_%d", s, g) }
+
+// build is the kernel of variant vr (see the package comment for the loop
+// it computes).
+func (in *Instance) build(vr Variant) *kernel.Kernel {
+	p := in.Problem
+	kind, nb, nent := p.Kind, p.Kind.Nodes(), p.entries()
+	k := &kernel.Kernel{
+		Name:    fmt.Sprintf("bespoke_integrate_%s_%s_%s", p.ident(), p.Prec, vr.ident()),
+		Variant: vr.Name(),
+		DType:   p.Prec,
+		Index64: in.index64(),
+		Launch:  kernel.Launch{Block: [3]int{vr.WG, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(Elements, vr.WG*vr.EPT)}},
+		Doc:     in.doc(vr),
+		Meta: map[string]any{"element": kind.String(), "problem": p.Op.String(), "load": p.Load,
+			"storage": p.storage(), "layout": p.layout(), "wg": vr.WG, "ept": vr.EPT, "local": vr.Local},
+		Params: []kernel.Param{
+			{Name: Elements, Kind: kernel.ScalarParam, Type: kernel.Index, Doc: "elements in the batch (E)"},
+			{Name: "x", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "node coordinates, c of node a of element e at (3a+c)·E + e"},
+		},
+	}
+	if p.Op == element.CDR {
+		k.Params = append(k.Params, kernel.Param{Name: "coef", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "4×4 coefficient blocks, c[i][j] of element e at (4i+j)·E + e"})
+	}
+	if p.Load {
+		k.Params = append(k.Params, kernel.Param{Name: "f", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "source, constant per element"})
+	}
+	k.Params = append(k.Params, kernel.Param{Name: "a", Kind: kernel.BufferParam, Type: kernel.Real, Doc: "element matrices (" + p.storage() + ", " + p.layout() + ")"})
+	if p.Load {
+		k.Params = append(k.Params, kernel.Param{Name: "b", Kind: kernel.BufferParam, Type: kernel.Real, Doc: "load vectors (" + p.layout() + ")"})
+	}
+	nin := 3 * nb
+	if p.Op == element.CDR {
+		nin += 16
+	}
+	if vr.Local {
+		// Inputs staged word-major ([word][thread]) so each thread's reads
+		// of its own element walk one column; outputs of element-major
+		// layouts staged thread-major with an odd row so that the
+		// work-group then writes its block of matrices in consecutive
+		// words.
+		k.Shared = append(k.Shared, kernel.Shared{Name: "sin", Type: kernel.Real, Dims: []int{nin, vr.WG}})
+		if p.ElemMajor {
+			k.Shared = append(k.Shared, kernel.Shared{Name: "sa", Type: kernel.Real, Dims: []int{vr.WG, nent | 1}})
+			if p.Load {
+				k.Shared = append(k.Shared, kernel.Shared{Name: "sb", Type: kernel.Real, Dims: []int{vr.WG, nb | 1}})
+			}
+		}
+	}
+	el, live := v("el"), v("live")
+	E := v(Elements)
+	// input word w of the element: coordinates, then coefficients.
+	inWord := func(w int) kernel.Expr {
+		if w < 3*nb {
+			return kernel.At("x", add(mul(ci(w), E), el))
+		}
+		return kernel.At("coef", add(mul(ci(w-3*nb), E), el))
+	}
+	word := func(w int) kernel.Expr {
+		if vr.Local {
+			return kernel.At("sin", ci(w), lx)
+		}
+		return inWord(w)
+	}
+	var body []kernel.Stmt
+	body = append(body,
+		kernel.Decl{Type: kernel.Index, Name: "el", Init: add(mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(vr.WG)), lx)},
+		kernel.Decl{Type: kernel.Index, Name: "live", Init: bin("<", el, E)},
+	)
+	if vr.Local {
+		var stage []kernel.Stmt
+		for w := range nin {
+			stage = append(stage, kernel.Put("sin", inWord(w), ci(w), lx))
+		}
+		body = append(body, kernel.If{Cond: live, Then: stage}, kernel.Barrier{})
+	}
+	work := in.compute(word)
+	// Stores.
+	ent := p.entryList()
+	if p.ElemMajor && vr.Local {
+		for i, e := range ent {
+			work = append(work, kernel.Put("sa", v(acc(e[0], e[1])), lx, ci(i)))
+		}
+		if p.Load {
+			for a := range nb {
+				work = append(work, kernel.Put("sb", v(fmt.Sprintf("B%d", a)), lx, ci(a)))
+			}
+		}
+	} else {
+		for i, e := range ent {
+			work = append(work, kernel.Put("a", v(acc(e[0], e[1])), in.outIndex(i, nent)))
+		}
+		if p.Load {
+			for a := range nb {
+				work = append(work, kernel.Put("b", v(fmt.Sprintf("B%d", a)), in.outIndex(a, nb)))
+			}
+		}
+	}
+	body = append(body, kernel.If{Cond: live, Then: work})
+	if vr.Local && p.ElemMajor {
+		// The block's matrices, one word per thread per step: word
+		// i·WG + lx of the chunk, bounded by the live elements' words.
+		body = append(body, kernel.Barrier{},
+			kernel.Decl{Type: kernel.Index, Name: "first", Init: mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(vr.WG))},
+			kernel.Decl{Type: kernel.Index, Name: "nlive", Init: kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{ci(vr.WG), sub(E, v("first"))}}},
+		)
+		body = append(body, flush("a", "sa", nent, vr.WG)...)
+		if p.Load {
+			body = append(body, flush("b", "sb", nb, vr.WG)...)
+		}
+	}
+	if vr.Local {
+		body = append(body, kernel.Barrier{}) // before the next chunk overwrites the stages
+	}
+	k.Body = []kernel.Stmt{kernel.For{Var: "k", From: ci(0), To: ci(vr.EPT), Unroll: vr.EPT <= 4, Body: body}}
+	return k
+}
+
+// flush writes a staged element-major block of n words per element.
+func flush(buf, stage string, n, wg int) []kernel.Stmt {
+	var ss []kernel.Stmt
+	for i := range n {
+		idx := add(ci(i*wg), lx)
+		ss = append(ss, kernel.If{Cond: bin("<", idx, mul(v("nlive"), ci(n))), Then: []kernel.Stmt{
+			kernel.Put(buf, kernel.At(stage, bin("/", idx, ci(n)), bin("%", idx, ci(n))), add(mul(v("first"), ci(n)), idx)),
+		}})
+	}
+	return ss
+}
+
+// outIndex is where word i of n of element el goes.
+func (in *Instance) outIndex(i, n int) kernel.Expr {
+	if in.ElemMajor {
+		return add(mul(v("el"), ci(n)), ci(i))
+	}
+	return add(mul(ci(i), v(Elements)), v("el"))
+}
+
+// compute is the integration of one element whose input word w is
+// word(w): it declares the accumulators A<a>_<b> (and B<a> for the load).
+func (in *Instance) compute(word func(int) kernel.Expr) []kernel.Stmt {
+	p := in.Problem
+	kind, nb := p.Kind, p.Kind.Nodes()
+	r := func(x float64) float64 { return p.Prec.Rounded(x) }
+	var ss []kernel.Stmt
+	for a := range nb {
+		for c := range 3 {
+			ss = append(ss, decl(xn(a, c), word(3*a+c)))
+		}
+	}
+	cdr := p.Op == element.CDR
+	if cdr {
+		for i := range 4 {
+			for j := range 4 {
+				ss = append(ss, decl(cn(i, j), word(3*nb+4*i+j)))
+			}
+		}
+	}
+	if p.Load {
+		ss = append(ss, decl("fe", kernel.At("f", v("el"))))
+	}
+	ent := p.entryList()
+	for _, e := range ent {
+		ss = append(ss, decl(acc(e[0], e[1]), lit(0)))
+	}
+	if p.Load {
+		for a := range nb {
+			ss = append(ss, decl(fmt.Sprintf("B%d", a), lit(0)))
+		}
+	}
+	for gi, g := range groups(kind) {
+		nm := func(s string) string { return gname(gi, s) }
+		// J[c][d] = Σ_a x_a,c ∂N_a/∂ξ_d.
+		jn := func(c, d int) string { return nm(fmt.Sprintf("j%d%d", c, d)) }
+		for c := range 3 {
+			for d := range 3 {
+				var ts []term
+				for a := range nb {
+					ts = append(ts, term{g.d[a][d], v(xn(a, c))})
+				}
+				ss = append(ss, decl(jn(c, d), lin(ts)))
+			}
+		}
+		j := func(c, d int) kernel.Expr { return v(jn(c, d)) }
+		cof := func(r0, c0, r1, c1 int) kernel.Expr { return sub(mul(j(r0, c0), j(r1, c1)), mul(j(r0, c1), j(r1, c0))) }
+		// Cofactors C[c][d] of J: J⁻¹[d][c] = C[c][d]/det.
+		cofs := [3][3]kernel.Expr{
+			{cof(1, 1, 2, 2), cof(1, 2, 2, 0), cof(1, 0, 2, 1)},
+			{cof(2, 1, 0, 2), cof(2, 2, 0, 0), cof(2, 0, 0, 1)},
+			{cof(0, 1, 1, 2), cof(0, 2, 1, 0), cof(0, 0, 1, 1)},
+		}
+		cn2 := func(c, d int) string { return nm(fmt.Sprintf("k%d%d", c, d)) }
+		for c := range 3 {
+			for d := range 3 {
+				ss = append(ss, decl(cn2(c, d), cofs[c][d]))
+			}
+		}
+		det := nm("det")
+		ss = append(ss, decl(det, add(add(mul(j(0, 0), v(cn2(0, 0))), mul(j(0, 1), v(cn2(0, 1)))), mul(j(0, 2), v(cn2(0, 2))))))
+		ss = append(ss, decl(nm("rdet"), bin("/", lit(1), v(det))))
+		// ∂N_a/∂x_c = Σ_d J⁻¹[d][c] ∂N_a/∂ξ_d = Σ_d C[c][d] ∂N_a/∂ξ_d / det.
+		for a := range nb {
+			for c := range 3 {
+				var ts []term
+				for d := range 3 {
+					ts = append(ts, term{g.d[a][d], v(cn2(c, d))})
+				}
+				ss = append(ss, decl(gn(gi, a, c), mul(lin(ts), v(nm("rdet")))))
+			}
+		}
+		grad := func(a, c int) kernel.Expr { return v(gn(gi, a, c)) }
+		dot := func(a, b int) kernel.Expr {
+			return add(add(mul(grad(a, 0), grad(b, 0)), mul(grad(a, 1), grad(b, 1))), mul(grad(a, 2), grad(b, 2)))
+		}
+		accum := func(a, b int, x kernel.Expr) {
+			ss = append(ss, kernel.Assign{Name: acc(a, b), Value: add(v(acc(a, b)), x)})
+		}
+		switch p.Op {
+		case element.Laplace:
+			wd := nm("wd")
+			ss = append(ss, decl(wd, mul(lit(r(p.K*g.m0)), v(det))))
+			for _, e := range ent {
+				accum(e[0], e[1], mul(v(wd), dot(e[0], e[1])))
+			}
+		case element.Mass:
+			for _, e := range ent {
+				accum(e[0], e[1], mul(lit(r(g.m2[e[0]][e[1]])), v(det)))
+			}
+		case element.CDR:
+			// h_b,k = Σ_l c_kl ∂N_b/∂x_l; u_b = Σ_l c_0l ∂N_b/∂x_l (b·∇N_b);
+			// s_a = Σ_k c_k0 ∂N_a/∂x_k; then
+			// A_ab += det (m0 Σ_k ∂N_a/∂x_k h_b,k + m1_a u_b + m1_b s_a + c00 m2_ab).
+			for b := range nb {
+				for kk := 1; kk < 4; kk++ {
+					ss = append(ss, decl(nm(fmt.Sprintf("h%d_%d", b, kk)),
+						add(add(mul(v(cn(kk, 1)), grad(b, 0)), mul(v(cn(kk, 2)), grad(b, 1))), mul(v(cn(kk, 3)), grad(b, 2)))))
+				}
+				ss = append(ss, decl(nm(fmt.Sprintf("u%d", b)),
+					add(add(mul(v(cn(0, 1)), grad(b, 0)), mul(v(cn(0, 2)), grad(b, 1))), mul(v(cn(0, 3)), grad(b, 2)))))
+				ss = append(ss, decl(nm(fmt.Sprintf("s%d", b)),
+					add(add(mul(v(cn(1, 0)), grad(b, 0)), mul(v(cn(2, 0)), grad(b, 1))), mul(v(cn(3, 0)), grad(b, 2)))))
+			}
+			ss = append(ss, decl(nm("wd"), mul(lit(r(g.m0)), v(det))))
+			for _, e := range ent {
+				a, b := e[0], e[1]
+				diff := add(add(mul(grad(a, 0), v(nm(fmt.Sprintf("h%d_1", b)))), mul(grad(a, 1), v(nm(fmt.Sprintf("h%d_2", b))))), mul(grad(a, 2), v(nm(fmt.Sprintf("h%d_3", b)))))
+				low := add(add(mul(lit(r(g.m1[a])), v(nm(fmt.Sprintf("u%d", b)))), mul(lit(r(g.m1[b])), v(nm(fmt.Sprintf("s%d", a))))),
+					mul(lit(r(g.m2[a][b])), v(cn(0, 0))))
+				accum(a, b, add(mul(v(nm("wd")), diff), mul(v(det), low)))
+			}
+		}
+		if p.Load {
+			for a := range nb {
+				name := fmt.Sprintf("B%d", a)
+				ss = append(ss, kernel.Assign{Name: name, Value: add(v(name), mul(mul(lit(r(g.m1[a])), v(det)), v("fe")))})
+			}
+		}
+	}
+	return ss
+}
+
+// ident is the problem's name as a C identifier (kernels of one batch
+// are linked together, so every problem needs its own).
+func (p *Problem) ident() string {
+	s := strings.NewReplacer("/", "_", "-", "_", "+", "_").Replace(p.Name())
+	if p.Op == element.Laplace && p.K != 1 {
+		s += fmt.Sprintf("_k%x", math.Float64bits(p.K))
+	}
+	return s
+}
+
+// doc is the reference loop a variant computes.
+func (in *Instance) doc(vr Variant) string {
+	p := in.Problem
+	var c string
+	switch p.Op {
+	case element.Laplace:
+		c = fmt.Sprintf("c = diag(0, %g, %g, %g) (compiled in)", p.K, p.K, p.K)
+	case element.Mass:
+		c = "c = e0 e0ᵀ (compiled in)"
+	default:
+		c = "c = coef[(4i+j)·E + e] per element"
+	}
+	load := ""
+	if p.Load {
+		load = "\nb[a] = Σ_q w_q det J_q f[e] N_a(q)"
+	}
+	return fmt.Sprintf("%s %s element matrices (%s), for each element e < E (%d per thread, %d threads per block%s):\n"+
+		"A[a][b] = Σ_q w_q det J_q Σ_ij c[i][j] ψ_i,a(q) ψ_j,b(q), ψ_0 = N, ψ_1..3 = ∇N = J⁻ᵀ∇̂N;\n%s;%s\n"+
+		"x: node c of node a at (3a+c)·E + e; entry %d of element e at %s",
+		p.Kind, p.Op, vr.Name(), vr.EPT, vr.WG, map[bool]string{true: ", inputs staged in local memory"}[vr.Local],
+		c, load, p.entries(), map[bool]string{false: "i·E + e (entry-major)", true: "e·n + i (element-major)"}[p.ElemMajor])
+}

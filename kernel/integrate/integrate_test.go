@@ -1,0 +1,344 @@
+package integrate_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/device/host"
+	"github.com/bespoke-hpc/bespoke/device/opencl"
+	"github.com/bespoke-hpc/bespoke/element"
+	"github.com/bespoke-hpc/bespoke/internal/testenv"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/integrate"
+	"github.com/bespoke-hpc/bespoke/kernel/pass"
+	"github.com/bespoke-hpc/bespoke/verify"
+)
+
+// setup is one problem of the sweep.
+type setup struct {
+	op   element.Problem
+	opts integrate.Options
+}
+
+// setups: each coefficient pattern, each output format at least once,
+// the load vector with a full block.
+var setups = []setup{
+	{element.Laplace, integrate.Options{K: 1.5}},
+	{element.Laplace, integrate.Options{Upper: true, ElemMajor: true}},
+	{element.Mass, integrate.Options{ElemMajor: true}},
+	{element.CDR, integrate.Options{Load: true}},
+	{element.CDR, integrate.Options{Symmetric: true, Upper: true, Load: true, ElemMajor: true}},
+}
+
+// batch is the number of elements: no work-group × EPT of the candidates
+// divides it, and a few work-groups of the smallest.
+const batch = 37
+
+// cases are the candidates for target t (only those named, when given) of
+// every kind × setup × precision, on a fresh jittered mesh.
+func cases(t *testing.T, rng *rand.Rand, tg family.Target, only []string) []verify.Case {
+	t.Helper()
+	var out []verify.Case
+	for _, kind := range element.Kinds {
+		for _, s := range setups {
+			for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+				p, err := integrate.New(kind, s.op, dt, s.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ins, err := p.Checks(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs, err := verify.Cases(rng, ins, tg, only)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(cs) == 0 {
+					t.Fatalf("%s: no candidates", p.Label())
+				}
+				out = append(out, cs...)
+			}
+		}
+	}
+	return out
+}
+
+// Every GPU and CPU candidate in the interpreter, as written and as
+// lowered for the host.
+func TestInterpret(t *testing.T) {
+	rng := testenv.Rand(t)
+	n, worst := 0, map[kernel.DType]float64{}
+	for _, tg := range []family.Target{{GPU: true}, {GPU: false}} {
+		for _, c := range cases(t, rng, tg, nil) {
+			for _, lowered := range []bool{false, true} {
+				if lowered {
+					h, err := pass.HostLoops(c.Kernel)
+					if err != nil {
+						t.Fatal(err)
+					}
+					c.Kernel = h
+				}
+				res, err := verify.Interpret(c)
+				if err != nil || !res.OK() {
+					t.Fatalf("%s %s (lowered %v): %+v, %v", c.Label, c.Kernel.Variant, lowered, res, err)
+				}
+				worst[c.Kernel.DType] = math.Max(worst[c.Kernel.DType], res.MaxRelErr)
+				n++
+			}
+		}
+	}
+	t.Logf("%d kernels interpreted; worst relative error f64 %.2g, f32 %.2g", n, worst[kernel.F64], worst[kernel.F32])
+}
+
+// spread is one variant per kind × setup × precision, the variants taken
+// in turn, so that each is compiled for every kind and for a spread of
+// setups: compiling every candidate takes minutes on two cores.
+func spread(t *testing.T, kinds []element.Kind, variants []string) []verify.Case {
+	t.Helper()
+	rng := testenv.Rand(t)
+	var out []verify.Case
+	i := 0
+	for _, kind := range kinds {
+		for _, s := range setups {
+			for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+				p, err := integrate.New(kind, s.op, dt, s.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ins, err := p.Checks(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs, err := verify.Cases(rng, ins, family.Target{}, []string{variants[i%len(variants)]})
+				if err != nil || len(cs) != 1 {
+					t.Fatalf("%s: %d cases, %v", p.Label(), len(cs), err)
+				}
+				out = append(out, cs...)
+				i++
+			}
+		}
+	}
+	return out
+}
+
+func run(t *testing.T, dev device.Device, cs []verify.Case) {
+	t.Helper()
+	for i, o := range verify.RunBatch(dev, cs) {
+		if o.Err != nil || !o.Result.OK() {
+			t.Errorf("%s %s: %+v, %v", cs[i].Label, cs[i].Kernel.Variant, o.Result, o.Err)
+		}
+	}
+	t.Logf("%d kernels verified on %s", len(cs), dev.Info().Name)
+}
+
+// Compiled by the C backend.
+func TestHost(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	run(t, dev, spread(t, element.Kinds, []string{"w16/e1", "w64/e2", "w64/e1/local"}))
+}
+
+// On the OpenCL device BESPOKE_OPENCL_DEVICE selects (PoCL here), which
+// builds one program at a time: the paper's prism, every setup, a staged
+// and a plain variant.
+func TestOpenCL(t *testing.T) {
+	if os.Getenv("POCL_WORK_GROUP_METHOD") == "" {
+		os.Setenv("POCL_WORK_GROUP_METHOD", "auto") // faster builds; see conformance.TestOpenCL
+	}
+	dev, err := opencl.Open(os.Getenv("BESPOKE_OPENCL_DEVICE"))
+	if err != nil {
+		testenv.Unavailable(t, "opencl", err)
+	}
+	defer dev.Close()
+	// Not w64/e2/local: staged variants with two elements per work-item
+	// (barriers inside the element loop) crash PoCL 3 (segmentation fault
+	// in the launch) though the interpreter, lowered or not, and the C
+	// backend pass them; reported, not yet understood.
+	run(t, dev, spread(t, []element.Kind{element.Prism}, []string{"w64/e1/local", "w16/e1"}))
+}
+
+// The kernels' checks can fail: a corrupted reference, a skipped element
+// and a write past the batch are each caught.
+func TestChecksCanFail(t *testing.T) {
+	rng := testenv.Rand(t)
+	p, _ := integrate.New(element.Prism, element.Laplace, kernel.F64, integrate.Options{})
+	in, _ := p.Instance(batch)
+	k, err := in.Build(integrate.Variant{WG: 16, EPT: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := func() *family.Data {
+		d, err := in.Data(rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	d := fresh()
+	d.Arrays["a"].Want[5] *= 1 + 1e-9
+	if res, _ := verify.Interpret(verify.Case{Kernel: k, Data: d}); res.OK() {
+		t.Error("a reference off by 1e-9 relative passed")
+	}
+	d = fresh()
+	d.Values[integrate.Elements] = batch - 1 // the last element stays NaN
+	if res, _ := verify.Interpret(verify.Case{Kernel: k, Data: d}); res.OK() || res.Unwritten == 0 {
+		t.Errorf("a skipped element passed: %+v", res)
+	}
+	d = fresh()
+	d.Values[integrate.Elements] = batch + 1 // writes the pad
+	if res, err := verify.Interpret(verify.Case{Kernel: k, Data: d}); err == nil && res.OK() {
+		t.Errorf("a write past the batch passed: %+v", res)
+	}
+}
+
+// Data: poisoned outputs, the reference in the problem's format, and
+// Matrices inverting the format.
+func TestDataAndMatrices(t *testing.T) {
+	rng := testenv.Rand(t)
+	for _, s := range setups {
+		p, err := integrate.New(element.Hex, s.op, kernel.F64, s.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := p.Instance(5)
+		d, err := in.Data(rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := d.Arrays["a"]
+		for _, x := range a.Init {
+			if !math.IsNaN(x) {
+				t.Fatalf("%s: output not poisoned", p.Name())
+			}
+		}
+		full, err := in.Matrices(a.Want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := element.NewBatch(element.Hex, 5, d.Arrays["x"].Init)
+		m := make([]float64, 64)
+		for e := range 5 {
+			c := element.LaplaceCoef(p.K)
+			switch s.op {
+			case element.Mass:
+				c = element.MassCoef()
+			case element.CDR:
+				for i := range 4 {
+					for j := range 4 {
+						c[i][j] = d.Arrays["coef"].Init[(4*i+j)*5+e]
+					}
+				}
+			}
+			if err := element.Hex.Matrix(b.Coords(e), &c, m); err != nil {
+				t.Fatal(err)
+			}
+			for i := range m {
+				// The mirror of an upper entry equals the computed lower one
+				// to rounding only.
+				if d := math.Abs(full[e*64+i] - m[i]); d != 0 && !(s.opts.Upper && d < 1e-15) {
+					t.Fatalf("%s: element %d entry %d: %g, want %g", p.Name(), e, i, full[e*64+i], m[i])
+				}
+			}
+		}
+	}
+}
+
+// Workload: bytes, nominal flops and sampled references that match the
+// float64 reference of the sampled elements.
+func TestWorkload(t *testing.T) {
+	p, _ := integrate.New(element.Prism, element.Laplace, kernel.F64, integrate.Options{})
+	if p.Flops() != 2916 {
+		t.Errorf("prism Laplace: %d flops, want the paper's 2916", p.Flops())
+	}
+	q, _ := integrate.New(element.Prism, element.CDR, kernel.F64, integrate.Options{})
+	if q.Flops() != 4806 {
+		t.Errorf("prism CDR: %d flops, want the paper's 4806", q.Flops())
+	}
+	in, _ := p.Instance(1000)
+	w, err := in.Workload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(1000 * (18 + 36) * 8); w.IdealBytes != want || w.Flops != 1000*2916 {
+		t.Errorf("ideal bytes %d (want %d), flops %d", w.IdealBytes, want, w.Flops)
+	}
+	var x []float64
+	for _, a := range w.Arrays {
+		if a.Name == "x" {
+			x = a.Reals
+		}
+	}
+	ref := w.Reference(func(name string, i int64) float64 { return x[i] })
+	if len(ref) != len(w.Samples) {
+		t.Fatalf("%d references for %d samples", len(ref), len(w.Samples))
+	}
+	b, _ := element.NewBatch(element.Prism, 1000, x)
+	m := make([]float64, 36)
+	c := element.LaplaceCoef(1)
+	for i, s := range w.Samples {
+		e, entry := int(s.Index%1000), int(s.Index/1000)
+		if err := element.Prism.Matrix(b.Coords(e), &c, m); err != nil {
+			t.Fatal(err)
+		}
+		if ref[i] != m[entry] {
+			t.Fatalf("sample %d: %g, want %g", i, ref[i], m[entry])
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	cases := []struct {
+		name, want string
+		err        func() error
+	}{
+		{"upper storage of a non-symmetric block", "needs symmetric", func() error {
+			_, err := integrate.New(element.Tet, element.CDR, kernel.F64, integrate.Options{Upper: true})
+			return err
+		}},
+		{"negative k", "finite positive", func() error {
+			_, err := integrate.New(element.Tet, element.Laplace, kernel.F64, integrate.Options{K: -1})
+			return err
+		}},
+		{"no elements", "want 1..67108864", func() error {
+			p, _ := integrate.New(element.Tet, element.Mass, kernel.F64, integrate.Options{})
+			_, err := p.Timed(0)
+			return err
+		}},
+		{"bad name", "want wN/eM", func() error {
+			_, err := integrate.ParseVariant("w64/x2")
+			return err
+		}},
+		{"big work-group", "want 1..1024", func() error {
+			p, _ := integrate.New(element.Tet, element.Mass, kernel.F64, integrate.Options{})
+			in, _ := p.Timed(10)
+			return in.Check(integrate.Variant{WG: 2048, EPT: 1})
+		}},
+		{"local memory", "at most 49152", func() error {
+			p, _ := integrate.New(element.Hex, element.CDR, kernel.F64, integrate.Options{ElemMajor: true})
+			in, _ := p.Timed(10)
+			return in.Check(integrate.Variant{WG: 256, EPT: 1, Local: true})
+		}},
+		{"wrong batch", "given to an instance", func() error {
+			p, _ := integrate.New(element.Tet, element.Mass, kernel.F64, integrate.Options{})
+			in, _ := p.Instance(10)
+			m, _ := element.NewMesh(element.Hex, 1, 1, 1, 0, 1)
+			_, err := in.Given(m.Batch(), integrate.Inputs{})
+			return err
+		}},
+	}
+	for _, c := range cases {
+		err := c.err()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+}
