@@ -38,6 +38,9 @@ type Assembly struct {
 	Boundary []bool
 	// Positions are the global nodes' coordinates.
 	Positions [][3]float64
+	// rhs is RHS's result, computed once: several solves of one
+	// assembly (one per kernel layout in a bench) share it.
+	rhs []float64
 }
 
 // NewAssembly assembles b's operator (a screened Poisson one: BK3 or BK5)
@@ -151,8 +154,17 @@ func (a *Assembly) ExactNodes() []float64 {
 
 // RHS is the load vector, masked: ∫ f φ_g over the mesh with the
 // operator's own quadrature (f evaluated at the quadrature points, so
-// that BK5's is the collocated mass of f's nodal values).
+// that BK5's is the collocated mass of f's nodal values); computed
+// once and shared: callers must not modify it.
 func (a *Assembly) RHS() []float64 {
+	if a.rhs == nil {
+		a.rhs = a.load()
+	}
+	return a.rhs
+}
+
+// load is the right-hand side, evaluated.
+func (a *Assembly) load() []float64 {
 	b, m := a.Basis, a.Mesh
 	p, q := b.P(), b.Q()
 	p3, q3 := p*p*p, q*q*q

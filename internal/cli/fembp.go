@@ -6,8 +6,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/device"
@@ -25,7 +25,44 @@ var bakeOffs = map[string]fem.Kernel{"bp3": fem.BK3, "bp5": fem.BK5}
 // bpOptions are fem bench's settings for the CG solves.
 type bpOptions struct {
 	iterations int
-	dofs       int64 // E-vector nodes to aim the mesh at (0: by device)
+	dofs       int64  // E-vector nodes to aim the mesh at (0: by device)
+	variants   string // layouts to solve with: "all", or names (default: bpLayouts's few)
+}
+
+// bpLayouts are the operator layouts a BP is solved with: the named ones,
+// every candidate ("all"), or by default those whose blocks hold 64–512
+// threads (each solve sets up its own device buffers: seconds on a large
+// mesh, so a dozen layouts per order would take minutes).
+func bpLayouts(in *tensor.Instance, names string, t family.Target) []family.Candidate {
+	all := in.Candidates(t)
+	switch names {
+	case "all":
+		return all
+	case "":
+		var out []family.Candidate
+		side := in.N + 2
+		if in.Kernel == fem.BK5 {
+			side = in.N + 1
+		}
+		for _, c := range all {
+			if th := side * side * c.(tensor.Variant).PerBlock; th >= 64 && th <= 512 {
+				out = append(out, c)
+			}
+		}
+		if len(out) == 0 {
+			return all
+		}
+		return out
+	}
+	var out []family.Candidate
+	for _, name := range strings.Split(names, ",") {
+		for _, c := range all {
+			if c.Name() == strings.TrimSpace(name) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // bpRow is one timed solve: an operator layout at an order.
@@ -83,9 +120,11 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 	start := time.Now()
 	progress := func(s string) { fmt.Fprintf(errw, "bench: %7.1fs %s\n", time.Since(start).Seconds(), s) }
 	var rows []bpRow
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// Rows are printed as they finish (a long run shows its progress),
+	// in fixed-width columns.
+	const rowFormat = "%10s %5s %11s %9s %14s %10s %9s %8s %9s\n"
 	fmt.Fprintf(w, "device: %s (%s)  CG: %d iterations from x = 0, unpreconditioned; GDOF/s = global nodes × iterations / s\n\n", info.Name, info.Backend, o.iterations)
-	fmt.Fprintln(tw, "problem\tdtype\tmesh\tDOFs\tvariant\titerations\tms\tGDOF/s\trel error\t")
+	fmt.Fprintf(w, rowFormat, "problem", "dtype", "mesh", "DOFs", "variant", "iterations", "ms", "GDOF/s", "rel error")
 	failed := 0
 	for _, bp := range bps {
 		for _, n := range orders {
@@ -106,7 +145,6 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 			for _, dt := range dts {
 				select {
 				case <-stop:
-					tw.Flush()
 					return fmt.Errorf("interrupted")
 				default:
 				}
@@ -118,27 +156,29 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 				if err != nil {
 					return err
 				}
-				for _, c := range in.Candidates(family.Target{GPU: info.GPU}) {
+				layouts := bpLayouts(in.(*tensor.Instance), o.variants, family.Target{GPU: info.GPU})
+				if len(layouts) == 0 {
+					return usagef("--bp-variant %q names no layout of %s (it has %s)", o.variants, p.Name(), candidateNames(in, info.GPU))
+				}
+				for _, c := range layouts {
 					row := bpRow{Problem: fmt.Sprintf("%s/n%d", bp, n), Variant: c.Name(), Mesh: fmt.Sprintf("%dx%dx%d", side, side, side)}
 					progress(fmt.Sprintf("%s %s %s", row.Problem, dt, row.Variant))
 					res, err := solve.Run(dev, solve.Options{Problem: p, Variant: c.Name(), Mesh: m, Assembly: asm, Tol: 1e-300, MaxIter: o.iterations})
 					if err != nil {
 						row.Err, _, _ = strings.Cut(err.Error(), "\n")
 						failed++
-						fmt.Fprintf(tw, "%s\t%s\t%s\t\t%s\tfailed: %s\t\t\t\t\n", row.Problem, dt, row.Mesh, row.Variant, row.Err)
+						fmt.Fprintf(w, "%10s %5s %11s %9s %14s failed: %s\n", row.Problem, dt, row.Mesh, "", row.Variant, row.Err)
 					} else {
 						row.DOFs, row.Iterations, row.Seconds, row.Error = res.DOFs, res.Iterations, res.Time.Seconds(), res.Error
 						row.GDOFs = res.Rate / 1e9
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%.1f\t%.3g\t%.2e\t\n", row.Problem, dt, row.Mesh, row.DOFs, row.Variant,
-							row.Iterations, float64(res.Time)/float64(time.Millisecond), row.GDOFs, row.Error)
+						fmt.Fprintf(w, rowFormat, row.Problem, dt, row.Mesh, strconv.Itoa(row.DOFs), row.Variant, strconv.Itoa(row.Iterations),
+							strconv.FormatFloat(float64(res.Time)/float64(time.Millisecond), 'f', 1, 64),
+							strconv.FormatFloat(row.GDOFs, 'g', 3, 64), strconv.FormatFloat(row.Error, 'e', 2, 64))
 					}
 					rows = append(rows, row)
 				}
 			}
 		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
 	}
 	if jsonOut != "" {
 		buf, err := json.MarshalIndent(map[string]any{"device": info, "iterations": o.iterations, "lambda": lambda, "solves": rows}, "", "  ")
@@ -156,4 +196,13 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 		return fmt.Errorf("%d of %d BP solves failed", failed, len(rows))
 	}
 	return nil
+}
+
+// candidateNames lists an instance's layouts.
+func candidateNames(in family.Instance, gpu bool) string {
+	var names []string
+	for _, c := range in.Candidates(family.Target{GPU: gpu}) {
+		names = append(names, c.Name())
+	}
+	return strings.Join(names, ", ")
 }

@@ -68,6 +68,7 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 	c.Flags().IntVar(&bp.iterations, "iterations", 100, "bp3, bp5: CG iterations timed per solve")
 	c.Flags().Int64Var(&bp.dofs, "bp-dofs", 0, "bp3, bp5: E-vector nodes the cube mesh aims at (default 2^23 on GPUs, 2^20 on CPUs)")
 	c.Flags().StringVar(&bpJSON, "bp-json", "", "bp3, bp5: write the solves as JSON to this file")
+	c.Flags().StringVar(&bp.variants, "bp-variant", "", "bp3, bp5: operator layouts to solve with, comma-separated, or all (default: those of 64–512 threads per block)")
 	c.Flags().Lookup("kernel").Usage = "operators, comma-separated: bk1, bk3, bk5 (one application per launch) and bp3, bp5 (CG solves on BK3's and BK5's operator)"
 	timeOps := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {

@@ -122,7 +122,7 @@ func TestFEMBenchBakeOffs(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"bp5/n2", "bp3/n2", "slab-lit/e1", "cube-lit/e1", "GDOF/s"} {
+	for _, want := range []string{"bp5/n2", "bp3/n2", "GDOF/s"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("no %q in\n%s", want, stdout)
 		}
@@ -137,7 +137,7 @@ func TestFEMBenchBakeOffs(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Solves) < 4 {
+	if len(rep.Solves) < 2 {
 		t.Fatalf("%d solves in the JSON", len(rep.Solves))
 	}
 	for _, s := range rep.Solves {
