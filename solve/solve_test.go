@@ -44,6 +44,7 @@ type devCase struct {
 	shape   vector.Shape // zero: the device's own
 	scatter string
 	variant string
+	every   int // Options.CheckEvery
 }
 
 // agree runs each case on dev in fp64 and checks it against fem.CG: the
@@ -65,12 +66,15 @@ func agree(t *testing.T, dev device.Device, cases []devCase) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := solve.Run(dev, solve.Options{Problem: p, Variant: c.variant, Mesh: m, Tol: tol, MaxIter: 2000, Scatter: c.scatter, Shape: c.shape})
+		got, err := solve.Run(dev, solve.Options{Problem: p, Variant: c.variant, Mesh: m, Tol: tol, MaxIter: 2000, Scatter: c.scatter, Shape: c.shape, CheckEvery: c.every})
 		if err != nil {
 			t.Fatalf("N=%d %+v: %v", c.n, c, err)
 		}
 		label := func() string { return strings.TrimSpace(strings.Join([]string{got.Variant, c.scatter}, " ")) }
-		if !got.Converged || abs(got.Iterations-ref.Iterations) > 1 {
+		// Read every k iterations, a solve stops at the first read after
+		// convergence.
+		slack := max(c.every, 2) - 1
+		if !got.Converged || got.Iterations < ref.Iterations-1 || got.Iterations > ref.Iterations+slack {
 			t.Errorf("N=%d %s %+v: %d iterations (converged %v, residual %.3g), reference %d", c.n, label(), c.shape, got.Iterations, got.Converged, got.Residual, ref.Iterations)
 		}
 		var d2, x2 float64
@@ -109,7 +113,7 @@ func TestHost(t *testing.T) {
 		{n: 2, side: 3, scatter: solve.Atomic},
 		{n: 3, side: 2, shape: vector.Shape{Threads: 64, PerThread: 3}},
 		{n: 4, side: 2, variant: "slab/e2"},
-		{op: fem.BK3, n: 2, side: 2},
+		{op: fem.BK3, n: 2, side: 2, every: 4},
 		{op: fem.BK3, n: 3, side: 2, variant: "cube/e2", scatter: solve.Atomic},
 	})
 }
