@@ -26,6 +26,8 @@ func Run(t *testing.T, dev, large device.Device) {
 	t.Run("sparse-pyfr", func(t *testing.T) { t.Parallel(); RunSparsePyFR(t, dev, large) })
 	t.Run("contract", func(t *testing.T) { t.Parallel(); RunContract(t, dev) })
 	t.Run("tensor", func(t *testing.T) { t.Parallel(); RunTensor(t, dev) })
+	t.Run("integrate", func(t *testing.T) { t.Parallel(); RunIntegrate(t, dev) })
+	t.Run("pum", func(t *testing.T) { t.Parallel(); RunPUM(t, dev) })
 	t.Run("ir", func(t *testing.T) { t.Parallel(); RunIR(t, dev) })
 }
 

@@ -18,7 +18,7 @@ const (
 	MaxCellsPerPatch = 4096    // integration cells in one patch
 	MaxCells         = 1 << 25 // integration cells in a decomposition
 	MaxQuadPoints    = 12      // Gauss points per direction in a cell
-	MaxMatrixEntries = 1 << 28 // stored scalars of the assembled matrix (2 GiB)
+	MaxMatrixEntries = 1 << 30 // stored scalars of the assembled matrix (8 GiB in float64: 2-D level 9, p = 5 needs 1.04e9)
 )
 
 // Cover is a set of rectangular patches covering [0,1]^d (see the package

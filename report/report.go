@@ -170,15 +170,21 @@ var tableFacts = []struct{ name, title string }{{"nnz", "nnz"}, {"beta", "β"}}
 
 // rate is a throughput shown beside GB/s where the family states its
 // work: GDOF/s from the fact "dofs" (the tensor family's E-vector nodes),
-// GFLOP/s from the fixed FLOP count.
+// ns/elem and Gelem/s from "integrated" (the integration family's element
+// matrices; not "elements", which other families state without wanting
+// the columns), GFLOP/s from the fixed FLOP count. per: time per unit of
+// work in ns instead.
 type rate struct {
 	title string
 	work  func(o *bench.Result) float64
+	per   bool
 }
 
 var rates = []rate{
-	{"GDOF/s", func(o *bench.Result) float64 { return o.Facts["dofs"] }},
-	{"GFLOP/s", func(o *bench.Result) float64 { return float64(o.Flops) }},
+	{"GDOF/s", func(o *bench.Result) float64 { return o.Facts["dofs"] }, false},
+	{"ns/elem", func(o *bench.Result) float64 { return o.Facts["integrated"] }, true},
+	{"Gelem/s", func(o *bench.Result) float64 { return o.Facts["integrated"] }, false},
+	{"GFLOP/s", func(o *bench.Result) float64 { return float64(o.Flops) }, false},
 }
 
 // presentRates are the rates some problem of the report has work for.
@@ -195,12 +201,19 @@ func presentRates(rep *bench.Report) []rate {
 	return out
 }
 
-// rateOf is work per second, in billions.
+// rateOf is work per second, in billions (or ns per unit of work).
 func rateOf(r rate, o *bench.Result, d time.Duration) string {
 	if d <= 0 || r.work(o) <= 0 {
 		return ""
 	}
-	return strconv.FormatFloat(r.work(o)/d.Seconds()/1e9, 'f', 2, 64)
+	if r.per {
+		return strconv.FormatFloat(float64(d.Nanoseconds())/r.work(o), 'f', 3, 64)
+	}
+	v := r.work(o) / d.Seconds() / 1e9
+	if v < 1 { // CPUs integrate millions of elements a second, not billions
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
 // roofSpread describes the roof: the best measurement and the range of all.

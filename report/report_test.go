@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,5 +83,32 @@ func TestWriteMarkdown(t *testing.T) {
 				t.Errorf("row %q does not match header %q", line, lines[0])
 			}
 		}
+	}
+}
+
+// ns/elem and Gelem/s appear where a problem states the elements it
+// integrates, with values from the median time; not elsewhere.
+func TestIntegrateRates(t *testing.T) {
+	c := plotCandidate("w64/e1", "bespoke", 10, 0.5)
+	rep := &bench.Report{Problems: []bench.Result{{Name: "prism/laplace", Units: 1000,
+		Facts: map[string]float64{"integrated": 1000, "elements": 1000}, Candidates: []bench.Candidate{c}}}}
+	var b bytes.Buffer
+	if err := WriteTable(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	ns := float64(c.Timing.Median.Nanoseconds()) / 1000
+	gel := 1000 / c.Timing.Median.Seconds() / 1e9 // 0.1: three digits below 1
+	for _, want := range []string{"ns/elem", "Gelem/s", strconv.FormatFloat(ns, 'f', 3, 64), strconv.FormatFloat(gel, 'g', 3, 64)} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	rep.Problems[0].Facts = map[string]float64{"elements": 1000} // contract, tensor
+	b.Reset()
+	if err := WriteTable(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "elem") {
+		t.Errorf("rates of a family that integrates nothing:\n%s", b.String())
 	}
 }

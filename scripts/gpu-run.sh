@@ -8,7 +8,7 @@
 #
 # STEP: info tests conformance nvcc bench-f64 bench-f32 bench-opencl-f64
 # bench-contract-f64 bench-contract-f32 sigterm verify-c verify-opencl
-# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab fem. sigterm
+# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab fem pum integrate. sigterm
 # sends SIGTERM to a CUDA bench 20 s into it, while NVRTC compiles the p6
 # operators into an empty cache, and checks that it wrote its JSON (marked
 # interrupted) and exited within 5 s. The verify steps run `bespoke verify` over every
@@ -178,6 +178,39 @@ ab)
       --json "$out/ab/$i.json" > "$out/ab/$i.log" 2>&1 || status=1
   done < .gpu/ab.txt
   echo "ab: $i pairs" ;;
+pum)
+  # PUM integration + assembly on the device (issue 16): the thesis's 2-D
+  # level 9 at p = 1…5 and 3-D level 6 at p = 1, 2, fp64 and fp32, both
+  # assembly strategies (atomic, colour) per run; JSON per case.
+  for dt in f64 f32; do
+    for p in 1 2 3 4 5; do
+      step "pum-2d-l9-p$p-$dt" "${BESPOKE_PUM_LIMIT:-300}" bin/bespoke pum bench --dim 2 --level 9 --degree "$p" --backend cuda --dtype "$dt" --json "$out/pum-2d-l9-p$p-$dt.json"
+    done
+    for p in 1 2; do
+      step "pum-3d-l6-p$p-$dt" "${BESPOKE_PUM_LIMIT:-300}" bin/bespoke pum bench --dim 3 --level 6 --degree "$p" --backend cuda --dtype "$dt" --json "$out/pum-3d-l6-p$p-$dt.json"
+    done
+  done
+  cat "$out"/pum-*.log | grep -E '^ +cuda' ;;
+integrate)
+  # Element-matrix integration (issue 15): the family's conformance part
+  # on CUDA and NVIDIA OpenCL, then integrate bench (2^22 elements, full
+  # entry-major matrices) for prism, tet and hex, Laplace and CDR, in each
+  # precision on CUDA, prism also through NVIDIA OpenCL; the prism f64
+  # bench again on the warm tuning store (should measure nothing).
+  cache=$out/integrate-cache
+  BESPOKE_REQUIRE_DEVICE=cuda step integrate-verify-cuda 300 .gpu/conformance.test -test.v -test.run 'TestCUDA/integrate' -test.timeout 10m
+  BESPOKE_REQUIRE_DEVICE=opencl BESPOKE_OPENCL_DEVICE=nvidia step integrate-verify-opencl 300 .gpu/conformance.test -test.v -test.run 'TestOpenCL/integrate' -test.timeout 10m
+  for dt in f64 f32; do
+    for el in prism tet hex; do
+      BESPOKE_CACHE_DIR=$cache step "integrate-bench-$el-$dt" "${BESPOKE_INTEGRATE_LIMIT:-300}" bin/bespoke integrate bench --element "$el" --problem laplace,cdr \
+        --backend cuda --dtype "$dt" -q --commit "$(cat .gpu/commit)" --json "$out/integrate-bench-$el-$dt.json" --markdown "$out/integrate-bench-$el-$dt.md"
+    done
+    BESPOKE_CACHE_DIR=$cache step "integrate-opencl-prism-$dt" "${BESPOKE_INTEGRATE_LIMIT:-300}" bin/bespoke integrate bench --element prism --problem laplace,cdr \
+      --backend opencl --device nvidia --dtype "$dt" -q --commit "$(cat .gpu/commit)" --json "$out/integrate-opencl-prism-$dt.json" --markdown "$out/integrate-opencl-prism-$dt.md"
+  done
+  BESPOKE_CACHE_DIR=$cache step integrate-bench-prism-f64-warm 60 bin/bespoke integrate bench --element prism --problem laplace,cdr --backend cuda --dtype f64 -q \
+    --json "$out/integrate-bench-prism-f64-warm.json"
+  grep -h -E -- '^(--- FAIL|FAIL|ok|PASS)|verified' "$out"/integrate-verify-*.log; grep -h -E -- '\*w|geomean' "$out"/integrate-bench-*.log "$out"/integrate-opencl-*.log ;;
 verify-c|verify-opencl)
   be=${s#verify-}
   step "$s" "${BESPOKE_VERIFY_LIMIT:-560}" nice -n 10 bin/bespoke verify "$mats" --backend "$be" --device "${BESPOKE_VERIFY_DEVICE:-}" --jobs "${BESPOKE_VERIFY_JOBS:-6}"

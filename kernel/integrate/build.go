@@ -220,9 +220,14 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 	if vr.Local && p.ElemMajor {
 		// The block's matrices, one word per thread per step: word
 		// i·WG + lx of the chunk, bounded by the live elements' words.
+		// nlive is clamped at 0 for a chunk wholly past the batch: CUDA
+		// and OpenCL spell lx unsigned (threadIdx.x, get_local_id), so
+		// lx + c < nlive·n with nlive < 0 compares as unsigned and is
+		// true — the writes past the batch that crashed PoCL (w64/e2/local).
 		body = append(body, kernel.Barrier{},
 			kernel.Decl{Type: kernel.Index, Name: "first", Init: mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(vr.WG))},
-			kernel.Decl{Type: kernel.Index, Name: "nlive", Init: kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{ci(vr.WG), sub(E, v("first"))}}},
+			kernel.Decl{Type: kernel.Index, Name: "nlive", Init: kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{ci(0),
+				kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{ci(vr.WG), sub(E, v("first"))}}}}},
 		)
 		body = append(body, flush("a", "sa", nent, vr.WG)...)
 		if p.Load {

@@ -33,7 +33,28 @@ func WriteMatrix(w io.Writer, rows, cols int, data []float64) error {
 	if rows < 1 || cols < 1 || len(data) != rows*cols {
 		return fmt.Errorf("npy: %d values for a %d×%d array", len(data), rows, cols)
 	}
-	dict := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }", rows, cols)
+	return writeArray(w, []int{rows, cols}, data)
+}
+
+// WriteArray writes a float64 array of any shape of one or more positive
+// dimensions (E element matrices as (E, n, n), say) in C order, as
+// WriteMatrix does.
+func WriteArray(w io.Writer, shape []int, data []float64) error {
+	n := 1
+	for _, d := range shape {
+		if d < 1 || n > math.MaxInt/d {
+			return fmt.Errorf("npy: shape %s: want positive dimensions", formatShape(shape))
+		}
+		n *= d
+	}
+	if len(shape) == 0 || len(data) != n {
+		return fmt.Errorf("npy: %d values for an array of shape %s", len(data), formatShape(shape))
+	}
+	return writeArray(w, shape, data)
+}
+
+func writeArray(w io.Writer, shape []int, data []float64) error {
+	dict := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': %s, }", formatShape(shape))
 	pad := headerAlign - (preambleLen+2+len(dict)+1)%headerAlign
 	if pad == headerAlign {
 		pad = 0

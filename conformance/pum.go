@@ -1,0 +1,59 @@
+package conformance
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	kpum "github.com/bespoke-hpc/bespoke/kernel/pum"
+	"github.com/bespoke-hpc/bespoke/verify"
+)
+
+// The partition-of-unity part of the suite: the integration kernel of
+// every bin (cells with 1, 2, 4 and, in 3-D, 8 active patches) against
+// pum's float64 element blocks, and both assembly kernels (atomic over a
+// whole bin, plain over one colour group) against the float64 scatter,
+// in both element layouts, on clipped and periodic covers.
+
+// RunPUM checks the PUM kernels on small uniform covers in both
+// precisions.
+func RunPUM(t *testing.T, dev device.Device) {
+	threads := 1
+	if dev.Info().GPU {
+		threads = 64
+	}
+	type pc struct {
+		level int
+		spec  kpum.Spec
+	}
+	var probs []pc
+	for _, dt := range DTypes {
+		for p := 1; p <= 3; p++ {
+			probs = append(probs, pc{3, kpum.Spec{Dim: 2, Degree: p, Coeff: kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1.5, R: 2}, DType: dt, Threads: threads, Layout: kpum.Layout(p % 2)}})
+		}
+		probs = append(probs,
+			pc{3, kpum.Spec{Dim: 2, Degree: 5, Periodic: true, Coeff: kpum.Coefficients{Name: kpum.CoeffConst, K: 1, R: 0}, DType: dt, Threads: threads, Layout: kpum.Interleaved}},
+			pc{2, kpum.Spec{Dim: 3, Degree: 1, Coeff: kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1, R: 1}, DType: dt, Threads: threads}},
+			pc{2, kpum.Spec{Dim: 3, Degree: 2, Periodic: true, Coeff: kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1, R: 1}, DType: dt, Threads: threads, Layout: kpum.Interleaved}})
+	}
+	var cases []verify.Case
+	for _, pr := range probs {
+		if pr.spec.DType == kernel.F64 && !dev.Info().FP64 {
+			continue
+		}
+		p, err := kpum.NewProblem(pr.level, pr.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := p.Cases()
+		if err != nil {
+			t.Fatal(fmt.Errorf("pum l%d %+v: %w", pr.level, pr.spec, err))
+		}
+		for _, c := range cs {
+			cases = append(cases, verify.Case{Kernel: c.Kernel, Data: c.Data, Label: c.Label})
+		}
+	}
+	total := Check(t, dev, cases)
+	t.Logf("%d PUM kernels verified on %s%s", total, dev.Info().Name, shardNote())
+}

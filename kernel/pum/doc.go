@@ -1,0 +1,21 @@
+// Package pum builds the device kernels of the partition-of-unity method
+// (package pum is their float64 reference and states every layout):
+//
+//   - Integrate: one thread per integration cell of a bin (cells with the
+//     same number of active patches, so every thread of a launch does the
+//     same work); per Gauss point the Shepard PU of the active patches,
+//     the Legendre local functions and the coefficients κ, r, f (compiled
+//     in as expressions of x, see Coefficients), then a rank-(d+1) update
+//     of the upper triangle of the element block, mirrored at the end.
+//   - Assemble: one thread per (cell, slot, slot) block, added into the
+//     BSR matrix (block rows = patches, columns = neighbours) and the load
+//     vector, either atomically (any cells together) or plainly over one
+//     colour group at a time (Plan: patches coloured so that owners of one
+//     colour are ≥ 3 apart, cells grouped by owner colour and position in
+//     their patch, so that no two cells of a group write one block).
+//
+// The decomposition itself stays on the host (pum.Decompose: count,
+// prefix sum, fill); NewPlan bins and orders its cells for the kernels.
+//
+// It may import kernel, kernel/family, poly and pum.
+package pum

@@ -1,0 +1,180 @@
+package pum
+
+import (
+	"math"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/interp"
+	"github.com/bespoke-hpc/bespoke/kernel/pass"
+	"github.com/bespoke-hpc/bespoke/pum"
+)
+
+// interpret runs a case in the Go interpreter (optionally lowered for
+// the host first) and judges it.
+func interpret(t *testing.T, c Case, lower bool) {
+	t.Helper()
+	k := c.Kernel
+	if lower {
+		var err error
+		if k, err = pass.HostLoops(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := map[string]any{}
+	for n, x := range c.Data.Values {
+		args[n] = x
+	}
+	got := map[string][]float64{}
+	for n, a := range c.Data.Arrays {
+		if a.Type == kernel.Real {
+			x := make([]float64, len(a.Init))
+			for i, v := range a.Init {
+				x[i] = k.DType.Rounded(v)
+			}
+			args[n], got[n] = x, x
+			continue
+		}
+		x := make([]int64, len(a.Init))
+		for i, v := range a.Init {
+			x[i] = int64(v)
+		}
+		args[n] = x
+		got[n] = a.Init
+	}
+	grid, err := k.Launch.Blocks(c.Data.Values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := interp.Run(k, grid, args); err != nil {
+		t.Fatal(err)
+	}
+	// Inputs come back as stored (rounded to the precision): judge them
+	// here, hand Compare the originals.
+	for n, a := range c.Data.Arrays {
+		if a.Output() || a.Type != kernel.Real {
+			continue
+		}
+		for i, x := range got[n] {
+			if x != k.DType.Rounded(a.Init[i]) {
+				t.Fatalf("%s: input %s[%d] changed", k.Name, n, i)
+			}
+		}
+		got[n] = a.Init
+	}
+	res, err := c.Data.Compare(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() {
+		t.Errorf("%s %s: %+v", c.Label, c.Kernel.Variant, res)
+	}
+}
+
+// Every kernel of small problems in the interpreter, as written and as
+// lowered for the host, against pum's float64 blocks and assembly.
+func TestInterpret(t *testing.T) {
+	for _, tc := range []struct {
+		level int
+		s     Spec
+	}{
+		{2, Spec{Dim: 2, Degree: 1, Coeff: Coefficients{CoeffSmooth, 1.5, 2}, DType: kernel.F64, Threads: 4}},
+		{2, Spec{Dim: 2, Degree: 2, Periodic: true, Coeff: Coefficients{CoeffConst, 1, 0}, DType: kernel.F64, Threads: 1, Layout: Interleaved}},
+		{1, Spec{Dim: 3, Degree: 1, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 8}},
+		{2, Spec{Dim: 2, Degree: 3, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F32, Threads: 2}},
+	} {
+		pr, err := NewProblem(tc.level, tc.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := pr.Cases()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs) < 3*len(pr.Plan.Bins) {
+			t.Fatalf("%d cases for %d bins", len(cs), len(pr.Plan.Bins))
+		}
+		for i, c := range cs {
+			interpret(t, c, i%2 == 1)
+		}
+	}
+}
+
+// No two cells of a colour group write one block: the premise of the
+// colour strategy, over periodic and clipped covers.
+func TestColourGroups(t *testing.T) {
+	for _, c := range []struct {
+		dim, level int
+		periodic   bool
+	}{{2, 3, false}, {2, 2, true}, {2, 3, true}, {3, 2, false}, {3, 2, true}} {
+		cv, err := pum.UniformCover(c.dim, c.level, pum.DefaultAlpha, c.periodic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := pum.Decompose(cv, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := NewPlan(dec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, b := range pl.Bins {
+			total += len(b.Cells)
+			for g := range len(b.Groups) - 1 {
+				seen := map[[2]int32]bool{}
+				for t0 := b.Groups[g]; t0 < b.Groups[g+1]; t0++ {
+					act := b.Act[int(t0)*b.Active : int(t0+1)*b.Active]
+					for _, i := range act {
+						for _, j := range act {
+							if seen[[2]int32{i, j}] {
+								t.Fatalf("%+v: block (%d,%d) written twice in group %d", c, i, j, g)
+							}
+							seen[[2]int32{i, j}] = true
+						}
+					}
+				}
+			}
+		}
+		if total != dec.NCells {
+			t.Errorf("%+v: plan holds %d cells, decomposition %d", c, total, dec.NCells)
+		}
+	}
+}
+
+func TestBadSpecs(t *testing.T) {
+	good := Spec{Dim: 2, Degree: 1, Active: 2, Coeff: Coefficients{CoeffConst, 1, 0}, Threads: 1}
+	for name, mod := range map[string]func(*Spec){
+		"dim 4":       func(s *Spec) { s.Dim = 4 },
+		"degree 6":    func(s *Spec) { s.Degree = 6 },
+		"3d degree 4": func(s *Spec) { s.Dim, s.Degree = 3, 4 },
+		"active 0":    func(s *Spec) { s.Active = 0 },
+		"threads":     func(s *Spec) { s.Threads = 0 },
+		"coeff":       func(s *Spec) { s.Coeff.Name = "sin" },
+		"kappa":       func(s *Spec) { s.Coeff.K = 0 },
+		"r nan":       func(s *Spec) { s.Coeff.R = math.NaN() },
+		"points":      func(s *Spec) { s.Points = 13 },
+	} {
+		s := good
+		mod(&s)
+		if _, err := Integrate(s); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+		if _, err := Assemble(s, true); err == nil {
+			t.Errorf("%s: assemble: no error", name)
+		}
+	}
+	if _, err := Integrate(good); err != nil {
+		t.Error(err)
+	}
+	pl := &Plan{Bins: []Bin{{Active: 4, Cells: make([]int32, 10)}}}
+	if _, err := pl.Batches(21, 100); err == nil {
+		t.Error("a budget below one block: no error")
+	}
+	bs, err := pl.Batches(3, 144*3)
+	if err != nil || len(bs) != 4 || bs[3].Count != 1 {
+		t.Errorf("batches %v, %v", bs, err)
+	}
+
+}
