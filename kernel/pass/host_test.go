@@ -191,3 +191,44 @@ func TestHostLoopsRejects(t *testing.T) {
 		t.Error("a grid over y was accepted")
 	}
 }
+
+// Segments cuts a long body between stores, but never while a private
+// array declared before the cut is read or written after it: the later
+// piece, a loop of its own, would not see it.
+func TestSegmentsPrivateArray(t *testing.T) {
+	const stores = 200 // several pieces' worth
+	out := func(i int) kernel.Stmt {
+		return kernel.Put("y", kernel.Lit{V: float64(i)}, kernel.Const(i))
+	}
+	tests := []struct {
+		name    string
+		body    func() []kernel.Stmt
+		minCuts int // pieces - 1 at least (0: no cut allowed while the array lives)
+	}{
+		{"array read at the end", func() []kernel.Stmt {
+			b := []kernel.Stmt{kernel.Decl{Type: kernel.Real, Name: "a", Dims: []int{4}}, kernel.Put("a", kernel.Lit{V: 1}, kernel.Const(0))}
+			for i := range stores {
+				b = append(b, out(i))
+			}
+			return append(b, kernel.Put("y", kernel.At("a", kernel.Const(0)), kernel.Const(stores)))
+		}, 0},
+		{"array dead early", func() []kernel.Stmt {
+			b := []kernel.Stmt{kernel.Decl{Type: kernel.Real, Name: "a", Dims: []int{4}}, kernel.Put("a", kernel.Lit{V: 1}, kernel.Const(0)),
+				kernel.Put("y", kernel.At("a", kernel.Const(0)), kernel.Const(stores))}
+			for i := range stores {
+				b = append(b, out(i))
+			}
+			return b
+		}, 1},
+	}
+	params := []kernel.Param{{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}}
+	for _, tc := range tests {
+		pieces, _ := pass.Segments(tc.body(), params)
+		if tc.minCuts == 0 && len(pieces) != 1 {
+			t.Errorf("%s: %d pieces, want 1", tc.name, len(pieces))
+		}
+		if len(pieces)-1 < tc.minCuts {
+			t.Errorf("%s: %d pieces, want at least %d", tc.name, len(pieces), tc.minCuts+1)
+		}
+	}
+}

@@ -99,7 +99,7 @@ func Segments(body []kernel.Stmt, params []kernel.Param) (pieces [][]kernel.Stmt
 	// (live) in one sweep, from each variable's last use.
 	lastUse := map[string]int{}
 	for i, st := range body {
-		for _, v := range kernel.Uses(st) {
+		for _, v := range uses(st) {
 			lastUse[v] = i
 		}
 	}
@@ -136,14 +136,14 @@ func Segments(body []kernel.Stmt, params []kernel.Param) (pieces [][]kernel.Stmt
 			if d, ok := declared[v]; ok && d < offset && !need[v] {
 				need[v] = true
 				for _, st := range recipe[v] {
-					for _, u := range kernel.Uses(st) {
+					for _, u := range uses(st) {
 						add(u)
 					}
 				}
 			}
 		}
 		for _, st := range piece {
-			for _, u := range kernel.Uses(st) {
+			for _, u := range uses(st) {
 				add(u)
 			}
 		}
@@ -170,6 +170,34 @@ func Segments(body []kernel.Stmt, params []kernel.Param) (pieces [][]kernel.Stmt
 		offset += len(piece)
 	}
 	return pieces, prefixes
+}
+
+// uses is the variables s reads and the arrays it reads or writes: a
+// thread-private array declared before a cut is live across it as a
+// scalar is (kernel.Uses names only scalars).
+func uses(s kernel.Stmt) []string {
+	vs := kernel.Uses(s)
+	kernel.WalkStmts([]kernel.Stmt{s}, func(s kernel.Stmt) bool {
+		switch s := s.(type) {
+		case kernel.Store:
+			vs = append(vs, s.Buf)
+		case kernel.VecStore:
+			vs = append(vs, s.Buf)
+		case kernel.AtomicAdd:
+			vs = append(vs, s.Buf)
+		case kernel.VecLoad:
+			vs = append(vs, s.Buf)
+		}
+		kernel.StmtExprs(s, func(e kernel.Expr) {
+			kernel.WalkExpr(e, func(e kernel.Expr) {
+				if l, ok := e.(kernel.Load); ok {
+					vs = append(vs, l.Buf)
+				}
+			})
+		})
+		return true
+	})
+	return vs
 }
 
 func isStore(s kernel.Stmt) bool {

@@ -166,13 +166,13 @@ type Variant struct {
 // Name is e.g. "slab/e2".
 func (v Variant) Name() string { return fmt.Sprintf("%s/e%d", v.Kind, v.PerBlock) }
 
-var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?)(?:/e(\d+))?$`)
+var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu)(?:/e(\d+))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE or slab-lit/eE for bk5, cube/eE or cube-lit/eE for bk1 and bk3)", s)
+		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE or slab-lit/eE for bk5, cube/eE or cube-lit/eE for bk1 and bk3, cpu/e1 for any)", s)
 	}
 	v := Variant{Kind: m[1], PerBlock: 1, Literal: strings.HasSuffix(m[1], "-lit")}
 	if m[2] != "" {
@@ -184,23 +184,34 @@ func ParseVariant(s string) (Variant, error) {
 	return v, nil
 }
 
-// kinds are the layouts of an operator.
+// kinds are the layouts of an operator: its GPU layouts, then the CPU
+// ones (cpu.go).
 func (p *Problem) kinds() []string {
 	if p.Kernel == fem.BK5 {
-		return []string{"slab", "slab-lit"}
+		return append([]string{"slab", "slab-lit"}, cpuKinds...)
 	}
-	return []string{"cube", "cube-lit"}
+	return append([]string{"cube", "cube-lit"}, cpuKinds...)
 }
 
 // side is the threads per block along x and y: the points per direction.
 func (p *Problem) side() int { return p.basis.Q() }
 
-// Candidates are both layouts with 1, 2, 4 … 32 elements per block, as
-// many as fit a block (1024 threads, 48 KiB of shared memory) and are
-// needed to reach 256 threads.
-func (in *Instance) Candidates(family.Target) []family.Candidate {
+// Candidates are, on GPUs, both GPU layouts with 1, 2, 4 … 32 elements
+// per block, as many as fit a block (1024 threads, 48 KiB of shared
+// memory) and are needed to reach 256 threads; elsewhere the CPU
+// layouts (one element per work-item).
+func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	var out []family.Candidate
+	if !t.GPU {
+		for _, kind := range cpuKinds {
+			out = append(out, Variant{Kind: kind, PerBlock: 1})
+		}
+		return out
+	}
 	for _, kind := range in.kinds() {
+		if isCPU(kind) {
+			continue
+		}
 		for _, e := range []int{1, 2, 4, 8, 16, 32} {
 			v := Variant{Kind: kind, PerBlock: e, Literal: strings.HasSuffix(kind, "-lit")}
 			if in.check(v) != nil {
@@ -236,6 +247,10 @@ func (in *Instance) check(v Variant) error {
 	switch {
 	case !slices.Contains(in.kinds(), v.Kind) || v.Literal != strings.HasSuffix(v.Kind, "-lit"):
 		return fmt.Errorf("tensor: %s has no layout %q (it has %s)", in.Kernel, v.Kind, strings.Join(in.kinds(), ", "))
+	case isCPU(v.Kind) && v.PerBlock != 1:
+		return fmt.Errorf("tensor: %s: the CPU layouts run one element per work-item", v.Name())
+	case isCPU(v.Kind):
+		return nil
 	case v.PerBlock < 1 || n*n*v.PerBlock > kernel.MaxThreads:
 		return fmt.Errorf("tensor: %s: %d elements of %d×%d threads do not fit a block of %d", v.Name(), v.PerBlock, n, n, kernel.MaxThreads)
 	}
@@ -271,6 +286,9 @@ func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {
 	}
 	if err := in.check(v); err != nil {
 		return nil, err
+	}
+	if isCPU(v.Kind) {
+		return buildCPU(in.Problem, v), nil
 	}
 	if in.Kernel == fem.BK5 {
 		return buildBK5(in.Problem, v), nil

@@ -15,11 +15,11 @@ import (
 	"github.com/bespoke-hpc/bespoke/verify"
 )
 
-// cases are every candidate of the operator at the orders given, in fp64
-// and (up to order f32Up) fp32, on a batch (7 elements) that does not
-// fill the last block of the several-element layouts; data on a real
-// perturbed mesh, checked against fem's float64 reference.
-func cases(t *testing.T, op fem.Kernel, orders []int, f32Up int) []verify.Case {
+// cases are every candidate for target of the operator at the orders
+// given, in fp64 and (up to order f32Up) fp32, on a batch (7 elements)
+// that does not fill the last block of the several-element layouts; data
+// on a real perturbed mesh, checked against fem's float64 reference.
+func cases(t *testing.T, op fem.Kernel, orders []int, f32Up int, target family.Target) []verify.Case {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(31, 32))
 	var out []verify.Case
@@ -36,7 +36,7 @@ func cases(t *testing.T, op fem.Kernel, orders []int, f32Up int) []verify.Case {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cs, err := verify.Cases(rng, ins, family.Target{GPU: true}, nil)
+			cs, err := verify.Cases(rng, ins, target, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,12 +49,15 @@ func cases(t *testing.T, op fem.Kernel, orders []int, f32Up int) []verify.Case {
 	return out
 }
 
+// gpu is the target of the GPU layouts (cpu_test.go checks the CPU ones).
+var gpu = family.Target{GPU: true}
+
 // In the interpreter, as written for a GPU and as lowered for the host.
 func TestInterpret(t *testing.T) {
 	var cs []verify.Case
-	cs = append(cs, cases(t, fem.BK5, []int{1, 2, 3, 5}, 5)...)
-	cs = append(cs, cases(t, fem.BK1, []int{1, 2, 4}, 2)...)
-	cs = append(cs, cases(t, fem.BK3, []int{1, 2, 3}, 2)...)
+	cs = append(cs, cases(t, fem.BK5, []int{1, 2, 3, 5}, 5, gpu)...)
+	cs = append(cs, cases(t, fem.BK1, []int{1, 2, 4}, 2, gpu)...)
+	cs = append(cs, cases(t, fem.BK3, []int{1, 2, 3}, 2, gpu)...)
 	n := 0
 	for _, c := range cs {
 		for _, lowered := range []bool{false, true} {
@@ -85,7 +88,7 @@ func TestHost(t *testing.T) {
 	all := []int{1, 2, 3, 4, 5, 6, 7, 8}
 	var cs []verify.Case
 	for _, op := range fem.Kernels {
-		cs = append(cs, cases(t, op, all, 3)...)
+		cs = append(cs, cases(t, op, all, 3, gpu)...)
 	}
 	for i, o := range verify.RunBatch(dev, cs) {
 		if o.Err != nil || !o.Result.OK() {

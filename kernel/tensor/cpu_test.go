@@ -1,0 +1,108 @@
+package tensor_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/device/host"
+	"github.com/bespoke-hpc/bespoke/fem"
+	"github.com/bespoke-hpc/bespoke/internal/testenv"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/pass"
+	"github.com/bespoke-hpc/bespoke/kernel/tensor"
+	"github.com/bespoke-hpc/bespoke/verify"
+)
+
+// cpu is the target of the CPU layouts.
+var cpu = family.Target{}
+
+// The CPU layouts in the interpreter, as written and as lowered for the
+// host (a block of one thread: the lowering only wraps it).
+func TestCPUInterpret(t *testing.T) {
+	var cs []verify.Case
+	cs = append(cs, cases(t, fem.BK5, []int{1, 2, 3, 4}, 2, cpu)...)
+	cs = append(cs, cases(t, fem.BK1, []int{1, 2, 3}, 2, cpu)...)
+	cs = append(cs, cases(t, fem.BK3, []int{1, 2, 3}, 2, cpu)...)
+	for _, c := range cs {
+		for _, lowered := range []bool{false, true} {
+			if lowered {
+				h, err := pass.HostLoops(c.Kernel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Kernel = h
+			}
+			res, err := verify.Interpret(c)
+			if err != nil || !res.OK() {
+				t.Fatalf("%s %s (lowered %v): %+v, %v", c.Label, c.Kernel.Variant, lowered, res, err)
+			}
+		}
+	}
+	t.Logf("%d kernels interpreted", 2*len(cs))
+}
+
+// The CPU layouts compiled by the C backend for N = 1…8 (fp32 to N = 3).
+func TestCPUHost(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	var cs []verify.Case
+	for _, op := range fem.Kernels {
+		cs = append(cs, cases(t, op, []int{1, 2, 3, 4, 5, 6, 7, 8}, 3, cpu)...)
+	}
+	for i, o := range verify.RunBatch(dev, cs) {
+		if o.Err != nil || !o.Result.OK() {
+			t.Errorf("%s %s: %+v, %v", cs[i].Label, cs[i].Kernel.Variant, o.Result, o.Err)
+		}
+	}
+	t.Logf("%d kernels verified on %s", len(cs), dev.Info().Name)
+}
+
+// A CPU target is offered the CPU layouts only, a GPU target none of
+// them; their names parse back and they run one element per work-item.
+func TestCPUCandidates(t *testing.T) {
+	for _, op := range fem.Kernels {
+		p, err := tensor.New(op, 4, 1, kernel.F64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := p.Timed(10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			target family.Target
+			cpu    bool
+		}{{cpu, true}, {gpu, false}}
+		for _, tc := range tests {
+			cands := in.Candidates(tc.target)
+			if len(cands) == 0 {
+				t.Fatalf("%s %+v: no candidates", op, tc.target)
+			}
+			for _, c := range cands {
+				if got := strings.HasPrefix(c.Name(), "cpu"); got != tc.cpu {
+					t.Errorf("%s %+v: offered %s", op, tc.target, c.Name())
+				}
+				back, err := in.Variant(c.Name())
+				if err != nil || back.Name() != c.Name() {
+					t.Errorf("%s: %s parsed as %v, %v", op, c.Name(), back, err)
+				}
+			}
+		}
+		for _, kind := range []string{"cpu"} {
+			if err := in.Check(tensor.Variant{Kind: kind, PerBlock: 2}); err == nil {
+				t.Errorf("%s: %s with two elements per work-item accepted", op, kind)
+			}
+			k, err := in.Build(tensor.Variant{Kind: kind, PerBlock: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.Launch.Threads() != 1 || k.HasBarrier() || len(k.Shared) != 0 {
+				t.Errorf("%s %s: block %v, barrier %v, shared %v: want one thread, no barrier, no shared memory", op, kind, k.Launch.Block, k.HasBarrier(), k.Shared)
+			}
+		}
+	}
+}
