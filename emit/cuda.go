@@ -25,7 +25,10 @@ var cudaSpelling = spelling{
 	int64:       "long long",
 	int64Suffix: "LL",
 	special: func(_ *kernel.Kernel, s kernel.Special) string {
-		return [...]string{"threadIdx", "blockIdx", "blockDim"}[s.Kind] + "." + "xyz"[s.Axis:s.Axis+1]
+		// Signed, as the IR (and the interpreter and C) has it: an
+		// unsigned threadIdx turns a comparison with a negative value
+		// into a true one (a guard that wrote past a batch did so).
+		return "((int)" + [...]string{"threadIdx", "blockIdx", "blockDim"}[s.Kind] + "." + "xyz"[s.Axis:s.Axis+1] + ")"
 	},
 	vec: &vecSpelling{
 		typ:   func(elem string, w int) string { return fmt.Sprintf("%s%d", elem, w) },

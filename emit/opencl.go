@@ -25,7 +25,9 @@ var openclSpelling = spelling{
 	int64:       "long",
 	int64Suffix: "L",
 	special: func(_ *kernel.Kernel, s kernel.Special) string {
-		return fmt.Sprintf("%s(%d)", [...]string{"get_local_id", "get_group_id", "get_local_size"}[s.Kind], s.Axis)
+		// Signed, as the IR has it (size_t would make comparisons with
+		// negative values unsigned).
+		return fmt.Sprintf("((int)%s(%d))", [...]string{"get_local_id", "get_group_id", "get_local_size"}[s.Kind], s.Axis)
 	},
 	vec: &vecSpelling{
 		typ:   func(elem string, w int) string { return fmt.Sprintf("%s%d", elem, w) },

@@ -121,6 +121,14 @@ func (ps *patchSplits) cellMask(d, t int) (uint64, [3]int) {
 // patch), exclusive prefix sums, fill; then the cells are binned by their
 // number of active patches the same way. workers ≤ 0 means GOMAXPROCS.
 func Decompose(c *Cover, workers int) (*Decomposition, error) {
+	split := c.split
+	if c.PerDir > 0 && !c.Adaptive && !generalOnly {
+		u, err := newUniformSplits(c)
+		if err != nil {
+			return nil, err
+		}
+		split = u.split
+	}
 	d := c.Dim
 	N := c.N
 	cnt := make([]int32, N)
@@ -128,7 +136,7 @@ func Decompose(c *Cover, workers int) (*Decomposition, error) {
 	err := parallel(N, workers, func(lo, hi int) error {
 		var ps patchSplits
 		for i := lo; i < hi; i++ {
-			if err := c.split(i, &ps); err != nil {
+			if err := split(i, &ps); err != nil {
 				return err
 			}
 			na := 0
@@ -173,7 +181,7 @@ func Decompose(c *Cover, workers int) (*Decomposition, error) {
 		var ps patchSplits
 		ma := 0
 		for i := lo; i < hi; i++ {
-			if err := c.split(i, &ps); err != nil {
+			if err := split(i, &ps); err != nil {
 				return err
 			}
 			nbr := c.Neighbours(i)
@@ -224,6 +232,10 @@ func Decompose(c *Cover, workers int) (*Decomposition, error) {
 	}
 	return dec, nil
 }
+
+// generalOnly makes Decompose use the general split on uniform covers
+// too (tests compare the two).
+var generalOnly = false
 
 // Active returns the active patches of cell c.
 func (dec *Decomposition) Active(c int) []int32 { return dec.Act[dec.ActPtr[c]:dec.ActPtr[c+1]] }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -1014,5 +1015,31 @@ func TestAdaptiveCounts(t *testing.T) {
 			t.Errorf("level %d: %d patches, want %d", level, c.N, want)
 		}
 		t.Logf("2-D centre-refined 1…%d: %d patches, %d cells (%.1f per patch), at most %d active", level, c.N, dec.NCells, float64(dec.NCells)/float64(c.N), dec.MaxActive)
+	}
+}
+
+// The uniform split tables give the general decomposition bit for bit.
+func TestUniformDecomposition(t *testing.T) {
+	for _, c := range []struct {
+		dim, level int
+		periodic   bool
+	}{{2, 0, false}, {2, 1, false}, {2, 3, false}, {2, 2, true}, {2, 3, true}, {3, 1, false}, {3, 2, false}, {3, 2, true}, {3, 3, true}} {
+		cv, err := UniformCover(c.dim, c.level, DefaultAlpha, c.periodic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast, err := Decompose(cv, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		generalOnly = true
+		slow, err := Decompose(cv, 0)
+		generalOnly = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("%+v: uniform and general decompositions differ", c)
+		}
 	}
 }

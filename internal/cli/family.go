@@ -8,10 +8,12 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/bespoke-hpc/bespoke/element"
 	"github.com/bespoke-hpc/bespoke/fem"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/contract"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/integrate"
 	"github.com/bespoke-hpc/bespoke/kernel/sparse"
 	"github.com/bespoke-hpc/bespoke/kernel/tensor"
 	"github.com/bespoke-hpc/bespoke/operator"
@@ -22,12 +24,13 @@ import (
 // arguments and its own flags into problems; verify, gen and bench do the
 // rest through kernel/family.
 const (
-	familySparse   = "sparse"   // C ← α·A·B + β·C with a constant operator A
-	familyContract = "contract" // y ← D·x along one axis of a batch of Q³ arrays
-	familyFEM      = "fem"      // tensor-product FEM operators (BK5 so far), E-vector → E-vector
+	familySparse    = "sparse"    // C ← α·A·B + β·C with a constant operator A
+	familyContract  = "contract"  // y ← D·x along one axis of a batch of Q³ arrays
+	familyFEM       = "fem"       // tensor-product FEM operators (BK5 so far), E-vector → E-vector
+	familyIntegrate = "integrate" // element matrices of low-order elements (kernel/integrate)
 )
 
-var familyNames = []string{familySparse, familyContract, familyFEM}
+var familyNames = []string{familySparse, familyContract, familyFEM, familyIntegrate}
 
 // problemFlags are the flags that say which problems a command works on.
 // Each family reads its own and rejects the others'.
@@ -45,6 +48,9 @@ type problemFlags struct {
 	// fem
 	kernels string
 	lambda  float64
+	// integrate
+	elements, ops            string
+	symmetric, upper, em, ld bool
 }
 
 // register adds the flags; manyDTypes lets --dtype take a list.
@@ -52,7 +58,9 @@ func (f *problemFlags) register(fs *pflag.FlagSet, manyDTypes bool, suite bool) 
 	f.set = fs
 	f.owner = map[string]string{"beta": familySparse, "alpha": familySparse, "suite": familySparse, "only": familySparse,
 		"max-nnz": familySparse, "order": familyContract + "," + familyFEM, "axis": familyContract,
-		"kernel": familyFEM, "lambda": familyFEM}
+		"kernel": familyFEM, "lambda": familyFEM,
+		"element": familyIntegrate, "problem": familyIntegrate, "symmetric": familyIntegrate, "upper": familyIntegrate,
+		"element-major": familyIntegrate, "load": familyIntegrate}
 	fs.StringVar(&f.family, "family", familySparse, "kernel family: "+strings.Join(familyNames, ", "))
 	if manyDTypes {
 		fs.StringVar(&f.dtypes, "dtype", "f32,f64", "precisions, comma-separated")
@@ -67,6 +75,12 @@ func (f *problemFlags) register(fs *pflag.FlagSet, manyDTypes bool, suite bool) 
 	fs.StringVar(&f.kernels, "kernel", "bk5", "fem: operators, comma-separated: bk1 (mass), bk3 (screened Poisson, Gauss points), bk5 (screened Poisson, GLL collocation)")
 	fs.Float64Var(&f.lambda, "lambda", 1, "fem: λ of the screened Poisson operator S + λM")
 	fs.StringVar(&f.axes, "axis", "x,y,z", "contract: axes to apply D along, comma-separated")
+	fs.StringVar(&f.elements, "element", "prism", "integrate: element kinds, comma-separated: tet, prism, hex")
+	fs.StringVar(&f.ops, "problem", "laplace", "integrate: coefficient patterns, comma-separated: laplace, mass, cdr")
+	fs.BoolVar(&f.symmetric, "symmetric", false, "integrate: symmetric CDR coefficient blocks")
+	fs.BoolVar(&f.upper, "upper", false, "integrate: store the upper triangle only (symmetric problems)")
+	fs.BoolVar(&f.em, "element-major", false, "integrate: element-major output (e·n + i) instead of entry-major (i·E + e)")
+	fs.BoolVar(&f.ld, "load", false, "integrate: the load vector too")
 	if suite {
 		fs.StringVar(&f.suite, "suite", "", "sparse: built-in operator sets, e.g. hex:p1-6,quad:p3 (default "+DefaultSuite+" when no files are given)")
 		fs.StringVar(&f.only, "only", "", "sparse: keep operators whose names match one of these comma-separated globs, e.g. 'p*/quad/*,p*/hex/*'")
@@ -128,6 +142,8 @@ func (f *problemFlags) problems(args []string) ([]family.Problem, error) {
 		return f.contractProblems(args, dts)
 	case familyFEM:
 		return f.femProblems(args, dts)
+	case familyIntegrate:
+		return f.integrateProblems(args, dts)
 	}
 	ops, err := loadOperators(args, f.suite)
 	if err != nil {
@@ -196,6 +212,18 @@ func (f *problemFlags) genInstance(p family.Problem, n, ldb, ldc int) (family.In
 	if t, ok := p.(*tensor.Problem); ok {
 		return t.Timed(1)
 	}
+	if ip, ok := p.(*integrate.Problem); ok {
+		// The batch is a kernel argument; only 64-bit indexing depends
+		// on it, and one element keeps 32-bit indices.
+		in, err := ip.Instance(1)
+		if err != nil {
+			return nil, err
+		}
+		if f.set != nil && f.set.Lookup("variant") != nil && !f.set.Changed("variant") {
+			return integrateGen{in}, nil
+		}
+		return in, nil
+	}
 	op, ok := p.(sparse.Operator)
 	if !ok {
 		return nil, fmt.Errorf("gen: no instance for %T", p)
@@ -217,6 +245,15 @@ func (f *problemFlags) genInstance(p family.Problem, n, ldb, ldc int) (family.In
 	pb := op.Spec()
 	pb.N, pb.LDB, pb.LDC = n, ldb, ldc
 	return &sparse.Instance{Problem: pb, N: shape, LDB: wide(ldb), LDC: wide(ldc)}, nil
+}
+
+// integrateGen is an integrate instance for gen without --variant: gen's
+// default (a sparse variant's name) stands for w64/e1, which every device
+// runs.
+type integrateGen struct{ *integrate.Instance }
+
+func (g integrateGen) Variant(string) (family.Candidate, error) {
+	return integrate.Variant{WG: 64, EPT: 1}, nil
 }
 
 // contractProblems are the derivative contractions of each order, axis and
@@ -304,8 +341,48 @@ func (f *problemFlags) femProblems(args []string, dts []kernel.DType) ([]family.
 	return ps, nil
 }
 
+// integrateProblems are the element matrices of each element kind,
+// coefficient pattern and precision, in the format the flags ask for; the
+// family takes no files.
+func (f *problemFlags) integrateProblems(args []string, dts []kernel.DType) ([]family.Problem, error) {
+	if len(args) > 0 {
+		return nil, usagef("the integrate family takes no files (got %s); choose it with --element and --problem", strings.Join(args, " "))
+	}
+	kinds, err := parseList(f.elements, element.ParseKind)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	ops, err := parseList(f.ops, element.ParseProblem)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	switch {
+	case len(kinds) == 0:
+		return nil, usagef("--element %q names no element (want tet, prism, hex)", f.elements)
+	case len(ops) == 0:
+		return nil, usagef("--problem %q names no problem (want laplace, mass, cdr)", f.ops)
+	}
+	o := integrate.Options{Symmetric: f.symmetric, Upper: f.upper, ElemMajor: f.em, Load: f.ld}
+	var ps []family.Problem
+	for _, k := range kinds {
+		for _, op := range ops {
+			for _, dt := range dts {
+				p, err := integrate.New(k, op, dt, o)
+				if err != nil {
+					return nil, usageError{err}
+				}
+				ps = append(ps, p)
+			}
+		}
+	}
+	return ps, nil
+}
+
 // checkSize is the size verify checks at when --n is not given.
 func (f *problemFlags) checkSize() int {
+	if f.family == familyIntegrate {
+		return 301 // elements: past a block of every variant, the last one partly full
+	}
 	if f.family == familyContract || f.family == familyFEM {
 		return 37 // elements: a few blocks of every variant, none full at the end
 	}
@@ -320,6 +397,10 @@ func (f *problemFlags) benchSizes(gpu bool) (units int, minBytes int64, maxUnits
 		return 1024, 1 << 30, 1 << 24
 	case f.family == familyContract || f.family == familyFEM:
 		return 1024, 256 << 20, 1 << 24
+	case f.family == familyIntegrate && gpu:
+		return integrateGPUElements, 0, 0
+	case f.family == familyIntegrate:
+		return integrateCPUElements, 0, 0
 	case gpu:
 		// Small operators get more columns, up to 2²³ (PyFR runs
 		// 10⁵–10⁷), so that launch latency does not dominate.

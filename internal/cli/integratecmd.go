@@ -68,8 +68,8 @@ coefficients in, full entry-major matrices out); GFLOP/s at the nominal counts
 		}
 	}
 	f := c.Flags()
-	f.String("element", "prism", "element kinds, comma-separated: tet, prism, hex")
-	f.String("problem", "laplace", "coefficient patterns, comma-separated: laplace, mass, cdr")
+	// --element, --problem and the format flags are bench's own (the
+	// integrate family's flags of problemFlags).
 	f.Lookup("dtype").Usage = "precision: f32 or f64 (one per run, as bench times one)"
 	f.Lookup("n").Usage = fmt.Sprintf("elements per launch (default %d on GPUs, %d on CPUs; at most %d)", integrateGPUElements, integrateCPUElements, integrate.MaxElements)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -131,13 +131,15 @@ func integrateBenchOptions(cmd *cobra.Command) (benchOptions, []family.Problem, 
 	if err := o.validate(); err != nil {
 		return o, nil, err
 	}
-	ps, err := integrateProblems(str("element"), str("problem"), o.dtypes)
+	opts := integrate.Options{Symmetric: boolean("symmetric"), Upper: boolean("upper"), ElemMajor: boolean("element-major"), Load: boolean("load")}
+	ps, err := integrateProblems(str("element"), str("problem"), o.dtypes, opts)
 	return o, ps, err
 }
 
-// integrateProblems is every element × problem × precision, full
-// entry-major storage (the paper's coalesced output).
-func integrateProblems(elements, problems, dtypes string) ([]family.Problem, error) {
+// integrateProblems is every element × problem × precision, in the format
+// opts asks for (by default full entry-major storage, the paper's
+// coalesced output).
+func integrateProblems(elements, problems, dtypes string, opts integrate.Options) ([]family.Problem, error) {
 	kinds, err := parseList(elements, element.ParseKind)
 	if err != nil {
 		return nil, err
@@ -164,7 +166,7 @@ func integrateProblems(elements, problems, dtypes string) ([]family.Problem, err
 	for _, k := range kinds {
 		for _, op := range ops {
 			for _, dt := range dts {
-				p, err := integrate.New(k, op, dt, integrate.Options{})
+				p, err := integrate.New(k, op, dt, opts)
 				if err != nil {
 					return nil, usageError{err}
 				}

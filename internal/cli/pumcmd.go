@@ -40,6 +40,7 @@ type pumFlags struct {
 	backend, device    string
 	dtype, strategy    string
 	layout             string
+	integrator         string
 }
 
 func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, strategy string) {
@@ -54,7 +55,8 @@ func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, 
 	f.StringVar(&o.backend, "backend", backend, "reference (float64 Go, all cores), or a device backend: auto, cuda, opencl, c")
 	f.StringVar(&o.device, "device", "", "device within the backend (CUDA ordinal; OpenCL P:D or name)")
 	f.StringVar(&o.dtype, "dtype", "f64", "precision of a device run: f32 or f64")
-	f.StringVar(&o.strategy, "strategy", strategy, "device assembly: atomic, colour"+map[bool]string{true: " or both", false: ""}[strategy == "both"])
+	f.StringVar(&o.strategy, "strategy", strategy, "device assembly: atomic, colour, fused (atomic adds from the integration kernel, no element buffer)"+map[bool]string{true: ", both (atomic and colour) or all", false: ""}[strategy == "both"])
+	f.StringVar(&o.integrator, "integrator", "auto", "integration kernel: auto (group on a GPU, thread on a CPU; fused: group), thread (one thread per cell) or group (a team of threads per cell, points staged in shared memory)")
 	f.StringVar(&o.layout, "layout", "auto", "element-block layout: auto (interleaved on a GPU, blocked on a CPU), blocked, interleaved")
 }
 
@@ -83,6 +85,13 @@ func (o *pumFlags) config() (pumConfig, error) {
 		return cfg, usagef("--dtype: %v", err)
 	}
 	cfg.dt = dt
+	switch o.integrator {
+	case "auto":
+	case pumThread, pumGroup:
+		cfg.integrator = o.integrator
+	default:
+		return cfg, usagef("--integrator %q: want auto, thread or group", o.integrator)
+	}
 	switch o.layout {
 	case "auto", "blocked":
 	case "interleaved":
@@ -97,10 +106,12 @@ func (o *pumFlags) strategies() ([]string, error) {
 	switch o.strategy {
 	case "both":
 		return []string{pumAtomic, pumColour}, nil
-	case pumAtomic, pumColour:
+	case "all":
+		return []string{pumAtomic, pumColour, pumFused}, nil
+	case pumAtomic, pumColour, pumFused:
 		return []string{o.strategy}, nil
 	}
-	return nil, usagef("--strategy %q: want atomic, colour or both", o.strategy)
+	return nil, usagef("--strategy %q: want atomic, colour, fused, both or all", o.strategy)
 }
 
 // openPUMDevice opens the backend and settles the layout for its kind.
@@ -143,6 +154,7 @@ type pumBenchRow struct {
 	DType      string  `json:"dtype"`
 	Strategy   string  `json:"strategy"`
 	Layout     string  `json:"layout,omitempty"`
+	Integrator string  `json:"integrator,omitempty"`
 	Dim        int     `json:"dim"`
 	Level      int     `json:"level"`
 	Degree     int     `json:"degree"`
@@ -182,8 +194,10 @@ default) and prints the split of Kanis (2013): set-up (cover, space, rule,
 uploads of the patch data), decomposition (host: count, prefix sum, fill;
 binning by active patches, colour ordering, upload), integration and
 assembly (device time of their kernels; assembly includes zeroing the
-matrix), download of the matrix and load, and the total (kernel builds are
-reported apart, as build). Rates: µs per DOF (DOF = N·C(p+d,d), all
+matrix on the device; with --strategy fused the integration kernels add
+into the matrix themselves), and the total; the download of the matrix and
+load is reported beside, outside the total (the matrix stays on the device
+for a solve), and so are kernel builds. Rates: µs per DOF (DOF = N·C(p+d,d), all
 patches), cells/s and quadrature points/s over the total, GFLOP/s of the
 digest's Gram model (2(d+1)·n_q·n_f² per cell, full product; our kernels
 compute the upper triangle) over the integration time. The thesis's times
@@ -264,6 +278,7 @@ func pumRow(backend, devName, strategy string, cfg pumConfig, out *pumOutcome, r
 		BuildS: out.build.Seconds(), ModelGFLOP: out.sys.ModelFlops() / 1e9, Reps: reps}
 	if backend != "reference" {
 		r.Layout = cfg.layout.String()
+		r.Integrator = out.integrator
 	}
 	if t := r.TotalS; t > 0 {
 		r.USPerDOF = t / float64(dof) * 1e6
@@ -281,6 +296,13 @@ func secs(s float64) string {
 	return time.Duration(s * 1e9).Round(time.Microsecond).String()
 }
 
+func orNone(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
 func orDash(v float64, f string) string {
 	if v == 0 {
 		return "–"
@@ -290,21 +312,21 @@ func orDash(v float64, f string) string {
 
 func writePUMBench(w io.Writer, rows []pumBenchRow, jsonOut, csvOut string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "backend\tdtype\tstrategy\td\tlevel\tp\tDOF\tcells\tset-up\tdecomp.\tintegr.\tassembly\tdownload\ttotal\tµs/DOF\tcells/s\tQP/s\tGFLOP/s\tthesis GPU\tthesis CPU1\tvs GPU\t")
+	fmt.Fprintln(tw, "backend\tdtype\tstrategy\tkernel\td\tlevel\tp\tDOF\tcells\tset-up\tdecomp.\tintegr.\tassembly\tdownload\ttotal\tµs/DOF\tcells/s\tQP/s\tGFLOP/s\tthesis GPU\tthesis CPU1\tvs GPU\t")
 	for _, r := range rows {
 		vs := "–"
 		if r.ThesisGPU > 0 && r.TotalS > 0 {
 			vs = fmt.Sprintf("%.0f×", r.ThesisGPU/r.TotalS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.3g\t%.3g\t%.3g\t%.3g\t%s\t%s\t%s\t\n",
-			r.Backend, r.DType, r.Strategy, r.Dim, r.Level, r.Degree, r.DOF, r.Cells,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.3g\t%.3g\t%.3g\t%.3g\t%s\t%s\t%s\t\n",
+			r.Backend, r.DType, r.Strategy, orNone(r.Integrator), r.Dim, r.Level, r.Degree, r.DOF, r.Cells,
 			secs(r.SetupS), secs(r.DecompS), secs(r.IntegS), secs(r.AssemS), secs(r.DownloadS), secs(r.TotalS),
 			r.USPerDOF, r.CellsPerS, r.PointsPerS, r.GFLOPS, orDash(r.ThesisGPU, "%.2fs"), orDash(r.ThesisCPU, "%.2fs"), vs)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "(thesis: GTX 560 Ti and one i7-2600K core, fp64, inner patches only; ours: every patch, natural boundary; kernel builds not in the total)")
+	fmt.Fprintln(w, "(thesis: GTX 560 Ti and one i7-2600K core, fp64, inner patches only; ours: every patch, natural boundary; kernel builds and the download not in the total)")
 	if jsonOut != "" {
 		b, err := json.MarshalIndent(rows, "", "  ")
 		if err != nil {
@@ -320,13 +342,13 @@ func writePUMBench(w io.Writer, rows []pumBenchRow, jsonOut, csvOut string) erro
 			return err
 		}
 		cw := csv.NewWriter(f)
-		cw.Write(strings.Split("backend,device,dtype,strategy,layout,dim,level,degree,periodic,coeff,patches,dof,cells,points,setup_s,decomposition_s,integration_s,assembly_s,download_s,total_s,build_s,us_per_dof,cells_per_s,points_per_s,model_gflop,model_gflops,thesis_gpu_s,thesis_cpu1_s", ","))
+		cw.Write(strings.Split("backend,device,dtype,strategy,layout,dim,level,degree,periodic,coeff,patches,dof,cells,points,setup_s,decomposition_s,integration_s,assembly_s,download_s,total_s,build_s,us_per_dof,cells_per_s,points_per_s,model_gflop,model_gflops,thesis_gpu_s,thesis_cpu1_s,integrator", ","))
 		g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 		for _, r := range rows {
 			cw.Write([]string{r.Backend, r.Device, r.DType, r.Strategy, r.Layout, strconv.Itoa(r.Dim), strconv.Itoa(r.Level), strconv.Itoa(r.Degree),
 				strconv.FormatBool(r.Periodic), r.Coeff, strconv.Itoa(r.Patches), strconv.Itoa(r.DOF), strconv.Itoa(r.Cells), strconv.Itoa(r.Points),
 				g(r.SetupS), g(r.DecompS), g(r.IntegS), g(r.AssemS), g(r.DownloadS), g(r.TotalS), g(r.BuildS),
-				g(r.USPerDOF), g(r.CellsPerS), g(r.PointsPerS), g(r.ModelGFLOP), g(r.GFLOPS), g(r.ThesisGPU), g(r.ThesisCPU)})
+				g(r.USPerDOF), g(r.CellsPerS), g(r.PointsPerS), g(r.ModelGFLOP), g(r.GFLOPS), g(r.ThesisGPU), g(r.ThesisCPU), r.Integrator})
 		}
 		cw.Flush()
 		if err := cw.Error(); err != nil {
@@ -367,8 +389,8 @@ integration and assembly kernels (in --dtype, widened to float64).`,
 			if o.backend == "reference" {
 				res, err = pumReference(cfg)
 			} else {
-				if o.strategy != pumAtomic && o.strategy != pumColour {
-					return usagef("--strategy %q: want atomic or colour", o.strategy)
+				if o.strategy != pumAtomic && o.strategy != pumColour && o.strategy != pumFused {
+					return usagef("--strategy %q: want atomic, colour or fused", o.strategy)
 				}
 				cfg.strategy = o.strategy
 				var dev device.Device

@@ -15,6 +15,13 @@ import (
 const (
 	pumAtomic = "atomic" // atomic adds, every cell of a batch at once
 	pumColour = "colour" // plain adds, one colour group per launch
+	pumFused  = "fused"  // integration kernels add into the matrix atomically: no element buffer
+)
+
+// Integration kernels of the device pipeline.
+const (
+	pumThread = "thread" // kpum.Integrate: one thread per cell (the CPU kernel)
+	pumGroup  = "group"  // kpum.IntegrateGroup: a team of threads per cell (the GPU kernel)
 )
 
 // pumConfig is one PUM assembly on a device (or in Go: backend reference).
@@ -25,8 +32,9 @@ type pumConfig struct {
 	dt                 kernel.DType
 	strategy           string
 	layout             kpum.Layout
-	threads            int   // threads (cells) per block; 0: 64 on a GPU, 1 on a CPU
-	budget             int64 // element-buffer entries per batch; 0: pumBudget
+	integrator         string // pumThread or pumGroup; "": group on a GPU, thread on a CPU (fused: always group)
+	threads            int    // threads per block; 0: 256 (group) or 64 (thread) on a GPU, 1 on a CPU
+	budget             int64  // element-buffer entries per batch; 0: pumBudget
 }
 
 // pumBudget bounds the element buffer of one batch (entries: 128 MiB in
@@ -35,12 +43,13 @@ const pumBudget = 1 << 24
 
 // pumOutcome is an assembled system with the thesis's split.
 type pumOutcome struct {
-	sys      *pum.System
-	tm       pum.Timings
-	build    time.Duration // kernel compilation (cached), outside Total
-	download time.Duration // matrix and load back to the host, inside Total
-	launches int
-	batches  int
+	sys        *pum.System
+	tm         pum.Timings
+	build      time.Duration // kernel compilation (cached), outside Total
+	download   time.Duration // matrix and load back to the host, outside Total (the matrix stays on the device for a solve)
+	launches   int
+	batches    int
+	integrator string // the integration kernel used (pumThread or pumGroup)
 }
 
 // pumReference assembles in float64 Go (pum.Build, all cores).
@@ -104,19 +113,41 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if cfg.dt == kernel.F64 && !dev.Info().FP64 {
 		return nil, fmt.Errorf("pum: %s has no fp64", dev.Info().Name)
 	}
-	if cfg.strategy != pumAtomic && cfg.strategy != pumColour {
-		return nil, fmt.Errorf("pum: assembly strategy %q: want %s or %s", cfg.strategy, pumAtomic, pumColour)
+	if cfg.strategy != pumAtomic && cfg.strategy != pumColour && cfg.strategy != pumFused {
+		return nil, fmt.Errorf("pum: assembly strategy %q: want %s, %s or %s", cfg.strategy, pumAtomic, pumColour, pumFused)
 	}
+	gpu := dev.Info().GPU
+	switch {
+	case cfg.strategy == pumFused:
+		if cfg.integrator == pumThread {
+			return nil, fmt.Errorf("pum: the fused strategy needs the group integration kernel")
+		}
+		cfg.integrator = pumGroup
+	case cfg.integrator == "":
+		cfg.integrator = pumThread
+		if gpu {
+			cfg.integrator = pumGroup
+		}
+	case cfg.integrator != pumThread && cfg.integrator != pumGroup:
+		return nil, fmt.Errorf("pum: integration kernel %q: want %s or %s", cfg.integrator, pumThread, pumGroup)
+	}
+	fused := cfg.strategy == pumFused
 	if cfg.threads == 0 {
-		cfg.threads = 1
-		if dev.Info().GPU {
+		switch {
+		case gpu && cfg.integrator == pumGroup:
+			cfg.threads = 256
+		case gpu:
 			cfg.threads = 64
+		case cfg.integrator == pumGroup:
+			cfg.threads = 16 // a block's threads run as loops in one CPU thread
+		default:
+			cfg.threads = 1
 		}
 	}
 	if cfg.budget == 0 {
 		cfg.budget = pumBudget
 	}
-	out := &pumOutcome{}
+	out := &pumOutcome{integrator: cfg.integrator}
 	r := &pumRunner{dev: dev, dt: cfg.dt}
 	defer r.close()
 	t0 := time.Now()
@@ -139,17 +170,21 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	}
 	rb := int64(cfg.dt.Bytes())
 	// Matrix, load, element buffer and loads, patch data, cells (≤ 16·N).
-	need := rb*(entries+int64(c.N*B)+cfg.budget+cfg.budget) + rb*int64(4*len(c.Centre)) + int64(16*c.N)*(rb*2*int64(cfg.dim)+4*8)
+	ebuf := cfg.budget
+	if fused {
+		ebuf = 0
+	}
+	need := rb*(entries+int64(c.N*B)+2*ebuf) + rb*int64(4*len(c.Centre)) + int64(16*c.N)*(rb*2*int64(cfg.dim)+4*8)
 	if m := dev.Info().MemoryBytes; m > 0 && need > m {
 		return nil, fmt.Errorf("pum: needs about %d MiB of device memory, %s has %d MiB", need>>20, dev.Info().Name, m>>20)
 	}
 	// The host holds the downloaded bytes and their float64 decoding
 	// (on a CPU device, beside the device's own copy).
 	host := entries * (rb + 8)
-	if !dev.Info().GPU {
+	if !gpu {
 		host += need
 	}
-	if m := dev.Info().MemoryBytes; !dev.Info().GPU && m > 0 && host > m*4/5 {
+	if m := dev.Info().MemoryBytes; !gpu && m > 0 && host > m*4/5 {
 		return nil, fmt.Errorf("pum: needs about %d MiB of host memory, more than 80%% of the %d MiB there", host>>20, m>>20)
 	}
 	bufs := map[string]device.Buffer{}
@@ -177,7 +212,7 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, err := kpum.NewPlan(dec)
+	pl, err := kpum.NewPlan(dec, cfg.strategy == pumColour)
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +222,12 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	chunks, err := pl.Batches(B, cfg.budget)
 	if err != nil {
 		return nil, err
+	}
+	if fused { // one launch per bin: no element buffer to bound it
+		chunks = chunks[:0]
+		for bi, b := range pl.Bins {
+			chunks = append(chunks, kpum.Chunk{Bin: bi, First: 0, Count: len(b.Cells)})
+		}
 	}
 	binBufs := make([]map[string]device.Buffer, len(pl.Bins))
 	maxE, maxF := int64(0), int64(0)
@@ -206,6 +247,9 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	}
 	t2 := time.Now()
 	out.tm.Decompose = t2.Sub(t1)
+	if fused {
+		maxE, maxF = 0, 0
+	}
 	if bufs["e"], err = r.alloc(maxE * rb); err != nil {
 		return nil, err
 	}
@@ -222,14 +266,32 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	for bi, b := range pl.Bins {
 		s := spec
 		s.Active = b.Active
-		if integ[bi], err = kpum.Integrate(s); err != nil {
+		if cfg.integrator == pumGroup {
+			integ[bi], err = kpum.IntegrateGroup(s, fused)
+		} else {
+			integ[bi], err = kpum.Integrate(s)
+		}
+		if err != nil {
 			return nil, err
+		}
+		ks = append(ks, integ[bi])
+		if fused {
+			continue
 		}
 		if asm[bi], err = kpum.Assemble(s, cfg.strategy == pumAtomic); err != nil {
 			return nil, err
 		}
-		ks = append(ks, integ[bi], asm[bi])
+		ks = append(ks, asm[bi])
 	}
+	zt := 256
+	if !gpu {
+		zt = 1024
+	}
+	zero, err := kpum.Zero(cfg.dt, zt)
+	if err != nil {
+		return nil, err
+	}
+	ks = append(ks, zero)
 	src, err := emit.Render(dev.Dialect(), ks...)
 	if err != nil {
 		return nil, err
@@ -267,17 +329,17 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		out.launches++
 		return dks[k.Name].Launch(l, args...)
 	}
-	// Zero the matrix and load on the device side (an upload of zeros).
-	ta := time.Now()
-	// One host buffer serves as the zeros and later for the download.
-	raw := make([]byte, max(entries, int64(c.N*B))*rb)
-	if err := bufs["val"].Upload(raw[:entries*rb]); err != nil {
+	// Zero the matrix and load on the device.
+	dt, err := dev.Elapsed(func() error {
+		if err := launch(zero, map[string]int64{"n": entries}, map[string]device.Buffer{"x": bufs["val"]}); err != nil {
+			return err
+		}
+		return launch(zero, map[string]int64{"n": int64(c.N * B)}, map[string]device.Buffer{"x": bufs["f"]})
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := bufs["f"].Upload(raw[:int64(c.N*B)*rb]); err != nil {
-		return nil, err
-	}
-	out.tm.Assemble += time.Since(ta)
+	out.tm.Assemble += dt
 	for _, ch := range chunks {
 		b := pl.Bins[ch.Bin]
 		a := b.Active
@@ -288,6 +350,10 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 			return nil, err
 		}
 		out.tm.Integrate += dt
+		out.batches++
+		if fused {
+			continue
+		}
 		dt, err = dev.Elapsed(func() error {
 			one := func(first, count int) error {
 				if count <= 0 {
@@ -313,9 +379,9 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 			return nil, err
 		}
 		out.tm.Assemble += dt
-		out.batches++
 	}
 	td := time.Now()
+	raw := make([]byte, max(entries, int64(c.N*B))*rb)
 	if err := bufs["val"].Download(raw[:entries*rb]); err != nil {
 		return nil, err
 	}
@@ -325,7 +391,7 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	}
 	f := cfg.dt.Decode(raw[:int64(c.N*B)*rb])
 	out.download = time.Since(td)
-	out.tm.Total = out.tm.Setup + out.tm.Decompose + out.tm.Integrate + out.tm.Assemble + out.download
+	out.tm.Total = out.tm.Setup + out.tm.Decompose + out.tm.Integrate + out.tm.Assemble
 	out.sys = &pum.System{Cover: c, Space: sp, Dec: dec, Rule: rule, A: a, F: f}
 	return out, nil
 }

@@ -182,11 +182,19 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 		}
 		return inWord(w)
 	}
+	// One element per work-item without staging: the threads past the
+	// batch are cut off by Active rather than an If, so that the host's
+	// work-group loop (pass.HostLoops) is a loop over elements with a
+	// straight-line body, which gcc vectorises across elements (an If
+	// around the body, or a loop over k inside it, stops it).
+	straight := vr.EPT == 1 && !vr.Local
 	var body []kernel.Stmt
 	body = append(body,
 		kernel.Decl{Type: kernel.Index, Name: "el", Init: add(mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(vr.WG)), lx)},
-		kernel.Decl{Type: kernel.Index, Name: "live", Init: bin("<", el, E)},
 	)
+	if !straight {
+		body = append(body, kernel.Decl{Type: kernel.Index, Name: "live", Init: bin("<", el, E)})
+	}
 	if vr.Local {
 		var stage []kernel.Stmt
 		for w := range nin {
@@ -199,7 +207,7 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 	ent := p.entryList()
 	if p.ElemMajor && vr.Local {
 		for i, e := range ent {
-			work = append(work, kernel.Put("sa", v(acc(e[0], e[1])), lx, ci(i)))
+			work = append(work, kernel.Put("sa", v(p.accName(e[0], e[1])), lx, ci(i)))
 		}
 		if p.Load {
 			for a := range nb {
@@ -208,7 +216,7 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 		}
 	} else {
 		for i, e := range ent {
-			work = append(work, kernel.Put("a", v(acc(e[0], e[1])), in.outIndex(i, nent)))
+			work = append(work, kernel.Put("a", v(p.accName(e[0], e[1])), in.outIndex(i, nent)))
 		}
 		if p.Load {
 			for a := range nb {
@@ -216,7 +224,11 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 			}
 		}
 	}
-	body = append(body, kernel.If{Cond: live, Then: work})
+	if straight {
+		body = append(body, work...)
+	} else {
+		body = append(body, kernel.If{Cond: live, Then: work})
+	}
 	if vr.Local && p.ElemMajor {
 		// The block's matrices, one word per thread per step: word
 		// i·WG + lx of the chunk, bounded by the live elements' words.
@@ -237,6 +249,11 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 	if vr.Local {
 		body = append(body, kernel.Barrier{}) // before the next chunk overwrites the stages
 	}
+	if straight {
+		k.Active = E
+		k.Body = append([]kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "k", Init: ci(0)}}, body...)
+		return k
+	}
 	k.Body = []kernel.Stmt{kernel.For{Var: "k", From: ci(0), To: ci(vr.EPT), Unroll: vr.EPT <= 4, Body: body}}
 	return k
 }
@@ -251,6 +268,34 @@ func flush(buf, stage string, n, wg int) []kernel.Stmt {
 		}})
 	}
 	return ss
+}
+
+// accEntries are the (a, b) accumulated: all of them, or the upper
+// triangle (b ≥ a) of a symmetric problem.
+// A Laplace matrix's diagonal is not accumulated but formed from the
+// zero row sums.
+func (p *Problem) accEntries() [][2]int {
+	if !p.symmetric() {
+		return p.entryList()
+	}
+	var out [][2]int
+	nb := p.Kind.Nodes()
+	for a := range nb {
+		for b := a; b < nb; b++ {
+			if b > a || p.Op != element.Laplace {
+				out = append(out, [2]int{a, b})
+			}
+		}
+	}
+	return out
+}
+
+// accName is the accumulator holding entry (a, b).
+func (p *Problem) accName(a, b int) string {
+	if p.symmetric() && b < a {
+		a, b = b, a
+	}
+	return acc(a, b)
 }
 
 // outIndex is where word i of n of element el goes.
@@ -284,7 +329,9 @@ func (in *Instance) compute(word func(int) kernel.Expr) []kernel.Stmt {
 	if p.Load {
 		ss = append(ss, decl("fe", kernel.At("f", v("el"))))
 	}
-	ent := p.entryList()
+	// A symmetric matrix is accumulated in its upper triangle only (the
+	// stores of a full matrix read A<b>_<a> for b < a: see accName).
+	ent := p.accEntries()
 	for _, e := range ent {
 		ss = append(ss, decl(acc(e[0], e[1]), lit(0)))
 	}
@@ -293,46 +340,14 @@ func (in *Instance) compute(word func(int) kernel.Expr) []kernel.Stmt {
 			ss = append(ss, decl(fmt.Sprintf("B%d", a), lit(0)))
 		}
 	}
+	// J's entries depend on the point only through the column's
+	// reference gradients (a prism's ∂x/∂ξ and ∂x/∂η through ζ alone,
+	// ∂x/∂ζ through (ξ, η) alone): a column met before is not formed again.
+	jcols := map[string]string{}
 	for gi, g := range groups(kind) {
 		nm := func(s string) string { return gname(gi, s) }
-		// J[c][d] = Σ_a x_a,c ∂N_a/∂ξ_d.
-		jn := func(c, d int) string { return nm(fmt.Sprintf("j%d%d", c, d)) }
-		for c := range 3 {
-			for d := range 3 {
-				var ts []term
-				for a := range nb {
-					ts = append(ts, term{g.d[a][d], v(xn(a, c))})
-				}
-				ss = append(ss, decl(jn(c, d), lin(ts)))
-			}
-		}
-		j := func(c, d int) kernel.Expr { return v(jn(c, d)) }
-		cof := func(r0, c0, r1, c1 int) kernel.Expr { return sub(mul(j(r0, c0), j(r1, c1)), mul(j(r0, c1), j(r1, c0))) }
-		// Cofactors C[c][d] of J: J⁻¹[d][c] = C[c][d]/det.
-		cofs := [3][3]kernel.Expr{
-			{cof(1, 1, 2, 2), cof(1, 2, 2, 0), cof(1, 0, 2, 1)},
-			{cof(2, 1, 0, 2), cof(2, 2, 0, 0), cof(2, 0, 0, 1)},
-			{cof(0, 1, 1, 2), cof(0, 2, 1, 0), cof(0, 0, 1, 1)},
-		}
-		cn2 := func(c, d int) string { return nm(fmt.Sprintf("k%d%d", c, d)) }
-		for c := range 3 {
-			for d := range 3 {
-				ss = append(ss, decl(cn2(c, d), cofs[c][d]))
-			}
-		}
 		det := nm("det")
-		ss = append(ss, decl(det, add(add(mul(j(0, 0), v(cn2(0, 0))), mul(j(0, 1), v(cn2(0, 1)))), mul(j(0, 2), v(cn2(0, 2))))))
-		ss = append(ss, decl(nm("rdet"), bin("/", lit(1), v(det))))
-		// ∂N_a/∂x_c = Σ_d J⁻¹[d][c] ∂N_a/∂ξ_d = Σ_d C[c][d] ∂N_a/∂ξ_d / det.
-		for a := range nb {
-			for c := range 3 {
-				var ts []term
-				for d := range 3 {
-					ts = append(ts, term{g.d[a][d], v(cn2(c, d))})
-				}
-				ss = append(ss, decl(gn(gi, a, c), mul(lin(ts), v(nm("rdet")))))
-			}
-		}
+		ss = append(ss, in.geometry(gi, g, jcols, p.Op != element.Mass)...)
 		grad := func(a, c int) kernel.Expr { return v(gn(gi, a, c)) }
 		dot := func(a, b int) kernel.Expr {
 			return add(add(mul(grad(a, 0), grad(b, 0)), mul(grad(a, 1), grad(b, 1))), mul(grad(a, 2), grad(b, 2)))
@@ -342,8 +357,10 @@ func (in *Instance) compute(word func(int) kernel.Expr) []kernel.Stmt {
 		}
 		switch p.Op {
 		case element.Laplace:
+			// A_ab += K m0 / det · (det ∇N_a)·(det ∇N_b), off the diagonal
+			// only (the diagonal follows from the zero row sums).
 			wd := nm("wd")
-			ss = append(ss, decl(wd, mul(lit(r(p.K*g.m0)), v(det))))
+			ss = append(ss, decl(wd, mul(lit(r(p.K*g.m0)), v(nm("rdet")))))
 			for _, e := range ent {
 				accum(e[0], e[1], mul(v(wd), dot(e[0], e[1])))
 			}
@@ -352,9 +369,9 @@ func (in *Instance) compute(word func(int) kernel.Expr) []kernel.Stmt {
 				accum(e[0], e[1], mul(lit(r(g.m2[e[0]][e[1]])), v(det)))
 			}
 		case element.CDR:
-			// h_b,k = Σ_l c_kl ∂N_b/∂x_l; u_b = Σ_l c_0l ∂N_b/∂x_l (b·∇N_b);
-			// s_a = Σ_k c_k0 ∂N_a/∂x_k; then
-			// A_ab += det (m0 Σ_k ∂N_a/∂x_k h_b,k + m1_a u_b + m1_b s_a + c00 m2_ab).
+			// With ĝ = det ∇N: h_b,k = Σ_l c_kl ĝ_b,l; u_b = Σ_l c_0l ĝ_b,l;
+			// s_a = Σ_k c_k0 ĝ_a,k; then
+			// A_ab += m0/det Σ_k ĝ_a,k h_b,k + m1_a u_b + m1_b s_a + m2_ab c00 det.
 			for b := range nb {
 				for kk := 1; kk < 4; kk++ {
 					ss = append(ss, decl(nm(fmt.Sprintf("h%d_%d", b, kk)),
@@ -365,13 +382,14 @@ func (in *Instance) compute(word func(int) kernel.Expr) []kernel.Stmt {
 				ss = append(ss, decl(nm(fmt.Sprintf("s%d", b)),
 					add(add(mul(v(cn(1, 0)), grad(b, 0)), mul(v(cn(2, 0)), grad(b, 1))), mul(v(cn(3, 0)), grad(b, 2)))))
 			}
-			ss = append(ss, decl(nm("wd"), mul(lit(r(g.m0)), v(det))))
+			ss = append(ss, decl(nm("wd"), mul(lit(r(g.m0)), v(nm("rdet")))))
+			ss = append(ss, decl(nm("cd"), mul(v(cn(0, 0)), v(det))))
 			for _, e := range ent {
 				a, b := e[0], e[1]
 				diff := add(add(mul(grad(a, 0), v(nm(fmt.Sprintf("h%d_1", b)))), mul(grad(a, 1), v(nm(fmt.Sprintf("h%d_2", b))))), mul(grad(a, 2), v(nm(fmt.Sprintf("h%d_3", b)))))
 				low := add(add(mul(lit(r(g.m1[a])), v(nm(fmt.Sprintf("u%d", b)))), mul(lit(r(g.m1[b])), v(nm(fmt.Sprintf("s%d", a))))),
-					mul(lit(r(g.m2[a][b])), v(cn(0, 0))))
-				accum(a, b, add(mul(v(nm("wd")), diff), mul(v(det), low)))
+					mul(lit(r(g.m2[a][b])), v(nm("cd"))))
+				accum(a, b, add(mul(v(nm("wd")), diff), low))
 			}
 		}
 		if p.Load {
@@ -379,6 +397,23 @@ func (in *Instance) compute(word func(int) kernel.Expr) []kernel.Stmt {
 				name := fmt.Sprintf("B%d", a)
 				ss = append(ss, kernel.Assign{Name: name, Value: add(v(name), mul(mul(lit(r(g.m1[a])), v(det)), v("fe")))})
 			}
+		}
+	}
+	if p.Op == element.Laplace {
+		// The rows of a Laplace matrix sum to zero (Σ_b ∇N_b = 0).
+		for a := range nb {
+			var s kernel.Expr
+			for b := range nb {
+				if b == a {
+					continue
+				}
+				if s == nil {
+					s = v(p.accName(a, b))
+				} else {
+					s = add(s, v(p.accName(a, b)))
+				}
+			}
+			ss = append(ss, decl(acc(a, a), kernel.Unary{Op: "-", X: s}))
 		}
 	}
 	return ss
@@ -415,4 +450,72 @@ func (in *Instance) doc(vr Variant) string {
 		"x: node c of node a at (3a+c)·E + e; entry %d of element e at %s",
 		p.Kind, p.Op, vr.Name(), vr.EPT, vr.WG, map[bool]string{true: ", inputs staged in local memory"}[vr.Local],
 		c, load, p.entries(), map[bool]string{false: "i·E + e (entry-major)", true: "e·n + i (element-major)"}[p.ElemMajor])
+}
+
+// geometry declares group gi's Jacobian entries j<c><d>_<gi> (a column met
+// before, in jcols, is reused), cofactors k<c><d>_<gi>, det_<gi> and, with
+// grads, rdet_<gi> and the unscaled gradients g<gi>_<a>_<c> = det ∂N_a/∂x_c
+// from the coordinate registers x<a>_<c>.
+func (in *Instance) geometry(gi int, g group, jcols map[string]string, grads bool) []kernel.Stmt {
+	nb := in.Kind.Nodes()
+	var ss []kernel.Stmt
+	nm := func(s string) string { return gname(gi, s) }
+	// J[c][d] = Σ_a x_a,c ∂N_a/∂ξ_d.
+	jn := map[[2]int]string{}
+	for d := range 3 {
+		key := fmt.Sprint(d, func() []float64 {
+			col := make([]float64, nb)
+			for a := range nb {
+				col[a] = g.d[a][d]
+			}
+			return col
+		}())
+		for c := range 3 {
+			ck := fmt.Sprintf("%d|%s", c, key)
+			if name, ok := jcols[ck]; ok {
+				jn[[2]int{c, d}] = name
+				continue
+			}
+			var ts []term
+			for a := range nb {
+				ts = append(ts, term{g.d[a][d], v(xn(a, c))})
+			}
+			name := nm(fmt.Sprintf("j%d%d", c, d))
+			jcols[ck] = name
+			jn[[2]int{c, d}] = name
+			ss = append(ss, decl(name, lin(ts)))
+		}
+	}
+	j := func(c, d int) kernel.Expr { return v(jn[[2]int{c, d}]) }
+	cof := func(r0, c0, r1, c1 int) kernel.Expr { return sub(mul(j(r0, c0), j(r1, c1)), mul(j(r0, c1), j(r1, c0))) }
+	// Cofactors C[c][d] of J: J⁻¹[d][c] = C[c][d]/det.
+	cofs := [3][3]kernel.Expr{
+		{cof(1, 1, 2, 2), cof(1, 2, 2, 0), cof(1, 0, 2, 1)},
+		{cof(2, 1, 0, 2), cof(2, 2, 0, 0), cof(2, 0, 0, 1)},
+		{cof(0, 1, 1, 2), cof(0, 2, 1, 0), cof(0, 0, 1, 1)},
+	}
+	cn2 := func(c, d int) string { return nm(fmt.Sprintf("k%d%d", c, d)) }
+	for c := range 3 {
+		for d := range 3 {
+			ss = append(ss, decl(cn2(c, d), cofs[c][d]))
+		}
+	}
+	det := nm("det")
+	ss = append(ss, decl(det, add(add(mul(j(0, 0), v(cn2(0, 0))), mul(j(0, 1), v(cn2(0, 1)))), mul(j(0, 2), v(cn2(0, 2))))))
+	if grads {
+		ss = append(ss, decl(nm("rdet"), bin("/", lit(1), v(det))))
+		// det·∂N_a/∂x_c = Σ_d C[c][d] ∂N_a/∂ξ_d: the gradients are
+		// kept unscaled, their 1/det² folded into the weight (and the
+		// 1/det of a first-order term cancels the det of the measure).
+		for a := range nb {
+			for c := range 3 {
+				var ts []term
+				for d := range 3 {
+					ts = append(ts, term{g.d[a][d], v(cn2(c, d))})
+				}
+				ss = append(ss, decl(gn(gi, a, c), lin(ts)))
+			}
+		}
+	}
+	return ss
 }

@@ -30,6 +30,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/bespoke-hpc/bespoke/element"
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -244,9 +245,19 @@ func (in *Instance) index64() bool {
 // Variant is a way to run the integration: WG work-items per work-group,
 // EPT elements per work-item, Local: inputs (and element-major outputs)
 // staged through local memory.
+//
+// Rows splits an element over Nodes work-items, one row of its matrix
+// each, to cut registers (the hex CDR kernel of one work-item per element
+// spills): a work-group of WG = Nodes·m work-items takes m elements; their
+// inputs are staged in local memory, work-item r of an element forms the
+// geometry of quadrature point r (the Jacobian, its determinant and the
+// shape functions' gradients, into local memory), then forms and stores
+// row r. Work-item lx has row lx / m and element lx % m, so that each
+// row's stores are coalesced over the m elements.
 type Variant struct {
 	WG, EPT int
 	Local   bool
+	Rows    bool
 }
 
 // Name is e.g. "w64/e2" or "w64/e1/local".
@@ -255,31 +266,30 @@ func (v Variant) Name() string {
 	if v.Local {
 		s += "/local"
 	}
-	return s
-}
-
-func (v Variant) ident() string {
-	s := fmt.Sprintf("w%d_e%d", v.WG, v.EPT)
-	if v.Local {
-		s += "_local"
+	if v.Rows {
+		s += "/rows"
 	}
 	return s
 }
 
-var variantRE = regexp.MustCompile(`^w(\d+)/e(\d+)(/local)?$`)
+func (v Variant) ident() string {
+	return strings.ReplaceAll(v.Name(), "/", "_")
+}
+
+var variantRE = regexp.MustCompile(`^w(\d+)/e(\d+)(/local)?(/rows)?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("integrate: unknown variant %q (want wN/eM or wN/eM/local)", s)
+		return Variant{}, fmt.Errorf("integrate: unknown variant %q (want wN/eM, wN/eM/local or wN/eM/rows)", s)
 	}
 	wg, err1 := strconv.Atoi(m[1])
 	ept, err2 := strconv.Atoi(m[2])
 	if err1 != nil || err2 != nil {
 		return Variant{}, fmt.Errorf("integrate: variant %q: number out of range", s)
 	}
-	return Variant{WG: wg, EPT: ept, Local: m[3] != ""}, nil
+	return Variant{WG: wg, EPT: ept, Local: m[3] != "", Rows: m[4] != ""}, nil
 }
 
 // Limits of a variant.
@@ -295,8 +305,9 @@ const (
 // Candidates: on a GPU, work-groups of 64, 128 and 256 (the paper's 64 and
 // two wider), one or two elements per work-item, with and without local
 // staging; on a CPU (where local memory is ordinary memory and staging was
-// 20 % slower on the paper's Xeon Phi), work-groups of 16 and 64 with one,
-// two or four elements per work-item, and staging once, for the record.
+// 20 % slower on the paper's Xeon Phi), work-groups of 16 to 128 with one
+// element per work-item (vectorised across elements), and two elements per
+// work-item and staging once each, for the record.
 func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	var vs []Variant
 	if t.GPU {
@@ -307,13 +318,22 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 				}
 			}
 		}
-	} else {
-		for _, wg := range []int{16, 64} {
-			for _, ept := range []int{1, 2, 4} {
-				vs = append(vs, Variant{WG: wg, EPT: ept})
+		// Split elements (prism and hex: as many points as nodes), 16 or
+		// 32 elements per work-group.
+		if len(groups(in.Kind)) == in.Kind.Nodes() {
+			for _, m := range []int{16, 32} {
+				vs = append(vs, Variant{WG: m * in.Kind.Nodes(), EPT: 1, Rows: true})
 			}
 		}
-		vs = append(vs, Variant{WG: 64, EPT: 1, Local: true})
+	} else {
+		// One element per work-item: the host's work-group loop is then
+		// the vector loop over elements (see build). More elements per
+		// work-item put a loop inside it, which gcc does not vectorise:
+		// one such variant (and one staged) stays, for the record.
+		for _, wg := range []int{16, 32, 64, 128} {
+			vs = append(vs, Variant{WG: wg, EPT: 1})
+		}
+		vs = append(vs, Variant{WG: 64, EPT: 2}, Variant{WG: 64, EPT: 1, Local: true})
 	}
 	var out []family.Candidate
 	for _, v := range vs {
@@ -342,7 +362,11 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("integrate: %s: work-group of %d (want 1..%d)", v.Name(), v.WG, kernel.MaxThreads)
 	case v.EPT < 1 || v.EPT > MaxEPT:
 		return fmt.Errorf("integrate: %s: %d elements per work-item (want 1..%d)", v.Name(), v.EPT, MaxEPT)
-	case v.Local && in.localBytes(v) > MaxLocalBytes:
+	case v.Rows && v.Local:
+		return fmt.Errorf("integrate: %s: a split variant always stages (/rows, not /local/rows)", v.Name())
+	case v.Rows && v.WG%in.Kind.Nodes() != 0:
+		return fmt.Errorf("integrate: %s: a split work-group is a multiple of the %d nodes of a %s", v.Name(), in.Kind.Nodes(), in.Kind)
+	case (v.Local || v.Rows) && in.localBytes(v) > MaxLocalBytes:
 		return fmt.Errorf("integrate: %s: stages %d B of local memory (at most %d)", v.Name(), in.localBytes(v), MaxLocalBytes)
 	}
 	return nil
@@ -353,6 +377,10 @@ func (in *Instance) localBytes(v Variant) int {
 	nin, _ := in.words()
 	if in.Load {
 		nin-- // f is read straight
+	}
+	if v.Rows {
+		m := v.WG / in.Kind.Nodes()
+		return (nin + len(groups(in.Kind))*in.pointWords()) * m * in.Prec.Bytes()
 	}
 	n := nin * v.WG
 	if in.ElemMajor {
@@ -372,6 +400,9 @@ func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {
 	}
 	if err := in.check(v); err != nil {
 		return nil, err
+	}
+	if v.Rows {
+		return in.buildRows(v), nil
 	}
 	return in.build(v), nil
 }

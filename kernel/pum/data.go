@@ -61,7 +61,7 @@ func NewProblem(level int, spec Spec) (*Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, err := NewPlan(dec)
+	pl, err := NewPlan(dec, true)
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +151,72 @@ func (pr *Problem) Cases() ([]Case, error) {
 			Values: map[string]int64{Cells: int64(n), C0: 0, Batch: int64(n)},
 			Tol:    Tol(s.DType),
 		}})
+		// scatter adds bin cells g0…g1−1's blocks (entry ij of cell t from
+		// ev) and loads into a zero matrix and load vector.
+		scatter := func(g0, g1 int, ev func(t, ij int) float64, fv []float64) ([]float64, []float64, error) {
+			val := make([]float64, len(c.Nbr)*B*B)
+			load := make([]float64, c.N*B)
+			a := pum.BSR{N: c.N, B: B, RowPtr: c.NbrPtr, Col: c.Nbr, Val: val}
+			for t := g0; t < g1; t++ {
+				act := b.Act[t*b.Active : (t+1)*b.Active]
+				for sa, I := range act {
+					for m := range B {
+						load[int(I)*B+m] += fv[t*nf+sa*B+m]
+					}
+					for sb, J := range act {
+						blk := a.Block(int(I), int(J))
+						if blk < 0 {
+							return nil, nil, fmt.Errorf("kernel/pum: cell couples %d and %d outside the neighbour graph", I, J)
+						}
+						for m := range B {
+							for nn := range B {
+								val[blk*B*B+m*B+nn] += ev(t, (sa*B+m)*nf+sb*B+nn)
+							}
+						}
+					}
+				}
+			}
+			return val, load, nil
+		}
+		inArrays := func() map[string]*family.Array {
+			return map[string]*family.Array{
+				"lo":     {Type: kernel.Real, Init: rd(b.Lo)},
+				"hi":     {Type: kernel.Real, Init: rd(b.Hi)},
+				"act":    {Type: kernel.Int32, Init: ints(b.Act)},
+				"centre": {Type: kernel.Real, Init: centre},
+				"sup":    {Type: kernel.Real, Init: sup},
+				"qx":     {Type: kernel.Real, Init: x},
+				"qw":     {Type: kernel.Real, Init: w},
+			}
+		}
+		// The group kernels: blocks in the spec's layout, and fused into
+		// the matrix (reference: the float64 blocks scattered).
+		gk, err := IntegrateGroup(s, false)
+		if err != nil {
+			return nil, err
+		}
+		ga := inArrays()
+		ga["e"] = &family.Array{Type: kernel.Real, Init: nan(n * nf * nf), Want: e}
+		ga["fl"] = &family.Array{Type: kernel.Real, Init: nan(n * nf), Want: f}
+		out = append(out, Case{Kernel: gk, Label: label, Data: &family.Data{Arrays: ga,
+			Values: map[string]int64{Cells: int64(n), C0: 0, Batch: int64(n)}, Tol: Tol(s.DType)}})
+		fk, err := IntegrateGroup(s, true)
+		if err != nil {
+			return nil, err
+		}
+		fval, fload, err := scatter(0, n, func(t, ij int) float64 {
+			return pr.Elems.E[pr.Elems.EPtr[b.Cells[t]]+int64(ij)]
+		}, f)
+		if err != nil {
+			return nil, err
+		}
+		fa := inArrays()
+		fa["rowptr"] = &family.Array{Type: kernel.Int32, Init: ints(c.NbrPtr)}
+		fa["col"] = &family.Array{Type: kernel.Int32, Init: ints(c.Nbr)}
+		fa["val"] = &family.Array{Type: kernel.Real, Init: make([]float64, len(fval)), Want: fval}
+		fa["f"] = &family.Array{Type: kernel.Real, Init: make([]float64, len(fload)), Want: fload}
+		out = append(out, Case{Kernel: fk, Label: label, Data: &family.Data{Arrays: fa,
+			Values: map[string]int64{Cells: int64(n), C0: 0}, Tol: Tol(s.DType)}})
 		for _, atomic := range []bool{true, false} {
 			g0, g1 := 0, n
 			if !atomic {
@@ -165,32 +231,14 @@ func (pr *Problem) Cases() ([]Case, error) {
 				}
 				g0, g1 = int(b.Groups[best]), int(b.Groups[best+1])
 			}
-			val := make([]float64, len(c.Nbr)*B*B)
-			load := make([]float64, c.N*B)
-			a := pum.BSR{N: c.N, B: B, RowPtr: c.NbrPtr, Col: c.Nbr, Val: val}
-			for t := g0; t < g1; t++ {
-				act := b.Act[t*b.Active : (t+1)*b.Active]
-				for sa, I := range act {
-					for m := range B {
-						load[int(I)*B+m] += fIn[t*nf+sa*B+m]
-					}
-					for sb, J := range act {
-						blk := a.Block(int(I), int(J))
-						if blk < 0 {
-							return nil, fmt.Errorf("kernel/pum: cell couples %d and %d outside the neighbour graph", I, J)
-						}
-						for m := range B {
-							for nn := range B {
-								ij := (sa*B+m)*nf + sb*B + nn
-								ev := eIn[t*nf*nf+ij]
-								if s.Layout == Interleaved {
-									ev = eIn[ij*n+t]
-								}
-								val[blk*B*B+m*B+nn] += ev
-							}
-						}
-					}
+			val, load, err := scatter(g0, g1, func(t, ij int) float64 {
+				if s.Layout == Interleaved {
+					return eIn[ij*n+t]
 				}
+				return eIn[t*nf*nf+ij]
+			}, fIn)
+			if err != nil {
+				return nil, err
 			}
 			k, err := Assemble(s, atomic)
 			if err != nil {

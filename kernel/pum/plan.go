@@ -2,6 +2,8 @@ package pum
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/bespoke-hpc/bespoke/pum"
 )
@@ -44,31 +46,36 @@ func colour1(i, n int, periodic bool) (c, count int) {
 	return 3 + i - m, 3 + n%3
 }
 
-// NewPlan bins and orders dec's cells. Patches of one colour are ≥ 3
-// apart along some direction, so their 3^d neighbourhoods are disjoint;
-// cells of such owners at one position within their patch (one
-// odometer index) therefore write disjoint block rows, and a cell writes
-// each of its blocks once.
-func NewPlan(dec *pum.Decomposition) (*Plan, error) {
+// NewPlan bins and orders dec's cells; with colour, each bin is ordered
+// by colour group (the colour strategy needs it), without, the bins keep
+// the decomposition's order. Patches of one colour are ≥ 3 apart along
+// some direction, so their 3^d neighbourhoods are disjoint; cells of such
+// owners at one position within their patch (one odometer index)
+// therefore write disjoint block rows, and a cell writes each of its
+// blocks once.
+func NewPlan(dec *pum.Decomposition, colour bool) (*Plan, error) {
 	c := dec.Cover
 	d := c.Dim
 	pl := &Plan{Dec: dec}
-	var colour func(owner int) int
+	var pcol []int32 // colour of each patch
 	if c.PerDir > 0 {
 		n := c.PerDir
-		colour = func(owner int) int {
-			col, mul := 0, 1
-			i := owner
-			for range d {
-				cc, cnt := colour1(i%n, n, c.Periodic)
-				col += cc * mul
-				mul *= cnt
-				i /= n
-			}
-			return col
-		}
 		_, cnt := colour1(0, n, c.Periodic)
 		pl.Colours = pow(cnt, d)
+		if colour {
+			pcol = make([]int32, c.N)
+			for o := range c.N {
+				col, mul := 0, 1
+				i := o
+				for range d {
+					cc, cnt := colour1(i%n, n, c.Periodic)
+					col += cc * mul
+					mul *= cnt
+					i /= n
+				}
+				pcol[o] = int32(col)
+			}
+		}
 	}
 	for a := 1; a+1 < len(dec.BinPtr); a++ {
 		cells := dec.BinCell[dec.BinPtr[a]:dec.BinPtr[a+1]]
@@ -78,12 +85,13 @@ func NewPlan(dec *pum.Decomposition) (*Plan, error) {
 		if a > MaxActive {
 			return nil, fmt.Errorf("kernel/pum: %d cells have %d active patches, more than MaxActive = %d", len(cells), a, MaxActive)
 		}
-		b := Bin{Active: a, Cells: append([]int32(nil), cells...)}
-		if colour != nil {
+		b := Bin{Active: a, Cells: cells}
+		if pcol != nil {
 			// Counting sort by key = colour·MaxCellsPerPatch + position.
+			b.Cells = make([]int32, len(cells))
 			key := func(cell int32) int {
-				o := int(dec.Owner[cell])
-				return colour(o)*pum.MaxCellsPerPatch + int(cell-dec.CellPtr[o])
+				o := dec.Owner[cell]
+				return int(pcol[o])*pum.MaxCellsPerPatch + int(cell-dec.CellPtr[o])
 			}
 			nk := pl.Colours * pum.MaxCellsPerPatch
 			cnt := make([]int32, nk+1)
@@ -108,15 +116,32 @@ func NewPlan(dec *pum.Decomposition) (*Plan, error) {
 		}
 		b.Lo = make([]float64, len(cells)*d)
 		b.Hi = make([]float64, len(cells)*d)
-		b.Act = make([]int32, 0, len(cells)*a)
-		for t, cell := range b.Cells {
-			copy(b.Lo[t*d:t*d+d], dec.Lo[int(cell)*d:int(cell)*d+d])
-			copy(b.Hi[t*d:t*d+d], dec.Hi[int(cell)*d:int(cell)*d+d])
-			b.Act = append(b.Act, dec.Active(int(cell))...)
-		}
+		b.Act = make([]int32, len(cells)*a)
+		parallel(len(cells), func(lo, hi int) {
+			for t := lo; t < hi; t++ {
+				cell := int(b.Cells[t])
+				copy(b.Lo[t*d:t*d+d], dec.Lo[cell*d:cell*d+d])
+				copy(b.Hi[t*d:t*d+d], dec.Hi[cell*d:cell*d+d])
+				copy(b.Act[t*a:t*a+a], dec.Act[dec.ActPtr[cell]:dec.ActPtr[cell+1]])
+			}
+		})
 		pl.Bins = append(pl.Bins, b)
 	}
 	return pl, nil
+}
+
+// parallel runs f over [0,n) in contiguous ranges, one per CPU.
+func parallel(n int, f func(lo, hi int)) {
+	w := max(1, min(runtime.GOMAXPROCS(0), n/4096))
+	var wg sync.WaitGroup
+	for i := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(n*i/w, n*(i+1)/w)
+		}()
+	}
+	wg.Wait()
 }
 
 // Chunk is a range of one bin's cells whose element blocks fit the

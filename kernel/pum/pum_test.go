@@ -115,7 +115,7 @@ func TestColourGroups(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := NewPlan(dec)
+		pl, err := NewPlan(dec, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,4 +177,56 @@ func TestBadSpecs(t *testing.T) {
 		t.Errorf("batches %v, %v", bs, err)
 	}
 
+}
+
+// The group kernels (team per cell, points staged in shared memory,
+// tiles of the Gram product; and fused into the matrix) in the
+// interpreter, as written and lowered, over shapes that exercise several
+// tiles per thread, several cells per block, several point chunks, odd
+// n_f and cells past the launch.
+func TestGroupKernels(t *testing.T) {
+	for _, tc := range []struct {
+		level int
+		s     Spec
+	}{
+		{2, Spec{Dim: 2, Degree: 1, Coeff: Coefficients{CoeffSmooth, 1.5, 2}, DType: kernel.F64, Threads: 64}},
+		{2, Spec{Dim: 2, Degree: 2, Periodic: true, Coeff: Coefficients{CoeffConst, 1, 0}, DType: kernel.F64, Threads: 8, Layout: Interleaved}},
+		{1, Spec{Dim: 3, Degree: 1, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 32}},
+		{2, Spec{Dim: 2, Degree: 4, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F32, Threads: 128}},
+		{2, Spec{Dim: 2, Degree: 3, Points: 7, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 5}},
+	} {
+		pr, err := NewProblem(tc.level, tc.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := pr.Cases()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, c := range cs {
+			if c.Kernel.Meta["fused"] == nil {
+				continue
+			}
+			n++
+			interpret(t, c, false)
+			interpret(t, c, true)
+		}
+		if n != 2*len(pr.Plan.Bins) {
+			t.Errorf("%d group cases for %d bins", n, len(pr.Plan.Bins))
+		}
+	}
+	// Shapes: chunks and multiple cells per block where they should be.
+	s := Spec{Dim: 2, Degree: 5, Active: 4, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 256}
+	if g := s.Group(); g.TC != 256 || g.CB != 1 || g.K != 4 || g.Chunks < 2 {
+		t.Errorf("2-D p5 a4 shape %+v", g)
+	}
+	s.Degree, s.Active = 1, 1
+	if g := s.Group(); g.TC != 4 || g.CB != 64 || g.Chunks != 1 {
+		t.Errorf("2-D p1 a1 shape %+v", g)
+	}
+	s = Spec{Dim: 3, Degree: 3, Active: 8, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 256}
+	if k, err := IntegrateGroup(s, true); err != nil || k.Launch.SharedBytes > MaxGroupShared+1024 {
+		t.Errorf("3-D p3 a8: %v, shared %d", err, k.Launch.SharedBytes)
+	}
 }

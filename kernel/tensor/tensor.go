@@ -156,7 +156,8 @@ func (in *Instance) Name() string { return fmt.Sprintf("%s %s E=%d", in.Problem.
 // shared memory) or "slab-lit" (layers written out, D's entries along t
 // as literals); for BK1 and BK3 "cube" (the element in shared memory, B
 // from shared memory) or "cube-lit" (B's entries, and D̃'s along t, as
-// literals); PerBlock elements per block.
+// literals); the layouts of pair.go ("pair" for BK5, "cube-fold" and
+// "cube-pair" for BK1 and BK3); PerBlock elements per block.
 type Variant struct {
 	Kind     string
 	PerBlock int
@@ -166,13 +167,13 @@ type Variant struct {
 // Name is e.g. "slab/e2".
 func (v Variant) Name() string { return fmt.Sprintf("%s/e%d", v.Kind, v.PerBlock) }
 
-var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu)(?:/e(\d+))?$`)
+var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|pair|cube-fold|cube-pair)(?:/e(\d+))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE or slab-lit/eE for bk5, cube/eE or cube-lit/eE for bk1 and bk3, cpu/e1 for any)", s)
+		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE or pair/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cpu/e1 for any)", s)
 	}
 	v := Variant{Kind: m[1], PerBlock: 1, Literal: strings.HasSuffix(m[1], "-lit")}
 	if m[2] != "" {
@@ -188,9 +189,9 @@ func ParseVariant(s string) (Variant, error) {
 // ones (cpu.go).
 func (p *Problem) kinds() []string {
 	if p.Kernel == fem.BK5 {
-		return append([]string{"slab", "slab-lit"}, cpuKinds...)
+		return append([]string{"slab", "slab-lit", pairKind}, cpuKinds...)
 	}
-	return append([]string{"cube", "cube-lit"}, cpuKinds...)
+	return append([]string{"cube", "cube-lit", cubeFoldKind, cubePairKind}, cpuKinds...)
 }
 
 // side is the threads per block along x and y: the points per direction.
@@ -209,7 +210,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 		return out
 	}
 	for _, kind := range in.kinds() {
-		if isCPU(kind) {
+		if isCPU(kind) || in.N < minOrder2(kind) {
 			continue
 		}
 		for _, e := range []int{1, 2, 4, 8, 16, 32} {
@@ -217,7 +218,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 			if in.check(v) != nil {
 				continue
 			}
-			if n := in.side(); e > 1 && n*n*(e/2) >= 256 {
+			if n := in.side(); e > 1 && n*in.threadsY(v)*(e/2) >= 256 {
 				continue // the block is full enough with fewer
 			}
 			out = append(out, v)
@@ -251,8 +252,11 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("tensor: %s: the CPU layouts run one element per work-item", v.Name())
 	case isCPU(v.Kind):
 		return nil
-	case v.PerBlock < 1 || n*n*v.PerBlock > kernel.MaxThreads:
-		return fmt.Errorf("tensor: %s: %d elements of %d×%d threads do not fit a block of %d", v.Name(), v.PerBlock, n, n, kernel.MaxThreads)
+	case v.PerBlock < 1 || n*in.threadsY(v)*v.PerBlock > kernel.MaxThreads:
+		return fmt.Errorf("tensor: %s: %d elements of %d×%d threads do not fit a block of %d", v.Name(), v.PerBlock, n, in.threadsY(v), kernel.MaxThreads)
+	}
+	if err := in.check2(v); err != nil {
+		return err
 	}
 	if b := in.sharedBytes(v); b > MaxShared {
 		return fmt.Errorf("tensor: %s: %d elements need %d bytes of shared memory (at most %d)", v.Name(), v.PerBlock, b, MaxShared)
@@ -262,6 +266,9 @@ func (in *Instance) check(v Variant) error {
 
 // sharedBytes is what a variant's block declares.
 func (in *Instance) sharedBytes(v Variant) int {
+	if w, ok := in.sharedWords2(v); ok {
+		return w * in.Prec.Bytes()
+	}
 	n, q, e := in.N+1, in.basis.Q(), v.PerBlock
 	words := 0
 	if in.Kernel == fem.BK5 {
@@ -287,8 +294,13 @@ func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {
 	if err := in.check(v); err != nil {
 		return nil, err
 	}
-	if isCPU(v.Kind) {
+	switch {
+	case isCPU(v.Kind):
 		return buildCPU(in.Problem, v), nil
+	case v.Kind == pairKind:
+		return buildPair(in.Problem, v), nil
+	case v.Kind == cubeFoldKind || v.Kind == cubePairKind:
+		return buildCube2(in.Problem, v), nil
 	}
 	if in.Kernel == fem.BK5 {
 		return buildBK5(in.Problem, v), nil

@@ -7,59 +7,59 @@
 extern "C" __global__ void __launch_bounds__(64) bespoke_bstream_msplit_f64_b9e9afe7b2(const double* __restrict__ b, double* __restrict__ c)
 {
     __shared__ double bsh[128];
-    int j = blockIdx.x * 32 + threadIdx.x;
+    int j = ((int)blockIdx.x) * 32 + ((int)threadIdx.x);
     double acc0;
     double old0 = 0.0;
     double acc1;
     double old1 = 0.0;
     double pf0 = 0.0;
-    if (threadIdx.y == 0) {
+    if (((int)threadIdx.y) == 0) {
         if (j < 100) {
             pf0 = b[j];
             old1 = c[100 + j];
         }
-        bsh[threadIdx.x] = pf0;
+        bsh[((int)threadIdx.x)] = pf0;
     }
-    if (threadIdx.y == 1) {
+    if (((int)threadIdx.y) == 1) {
         if (j < 100) {
             pf0 = b[100 + j];
         }
-        bsh[32 + threadIdx.x] = pf0;
+        bsh[32 + ((int)threadIdx.x)] = pf0;
     }
     __syncthreads();
-    if (threadIdx.y == 0) {
+    if (((int)threadIdx.y) == 0) {
         if (j < 100) {
             pf0 = b[200 + j];
             old0 = c[j];
         }
-        double s0 = bsh[threadIdx.x];
+        double s0 = bsh[((int)threadIdx.x)];
         acc0 = 1.5 * s0;
-        double s1 = bsh[32 + threadIdx.x];
+        double s1 = bsh[32 + ((int)threadIdx.x)];
         acc1 = 0.25 * s1;
         if (j < 100) {
             c[100 + j] = acc1 + 0.5 * old1;
         }
-        bsh[64 + threadIdx.x] = pf0;
+        bsh[64 + ((int)threadIdx.x)] = pf0;
     }
-    if (threadIdx.y == 1) {
+    if (((int)threadIdx.y) == 1) {
         if (j < 100) {
             pf0 = b[300 + j];
             old0 = c[200 + j];
         }
-        double s0 = bsh[threadIdx.x];
+        double s0 = bsh[((int)threadIdx.x)];
         acc0 = 3.0 * s0;
-        bsh[96 + threadIdx.x] = pf0;
+        bsh[96 + ((int)threadIdx.x)] = pf0;
     }
     __syncthreads();
-    if (threadIdx.y == 0) {
-        double s0 = bsh[64 + threadIdx.x];
+    if (((int)threadIdx.y) == 0) {
+        double s0 = bsh[64 + ((int)threadIdx.x)];
         acc0 = acc0 - 2.0 * s0;
         if (j < 100) {
             c[j] = acc0 + 0.5 * old0;
         }
     }
-    if (threadIdx.y == 1) {
-        double s1 = bsh[96 + threadIdx.x];
+    if (((int)threadIdx.y) == 1) {
+        double s1 = bsh[96 + ((int)threadIdx.x)];
         acc0 = acc0 + s1;
         if (j < 100) {
             c[200 + j] = acc0 + 0.5 * old0;

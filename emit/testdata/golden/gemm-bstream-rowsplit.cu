@@ -6,8 +6,8 @@
  */
 extern "C" __global__ void __launch_bounds__(64) bespoke_bstream_msplit_f64_168344d17b(long long n, const double* __restrict__ b, long long ldb, double* __restrict__ c, long long ldc)
 {
-    long long j = blockIdx.x * 32 + threadIdx.x;
-    if (threadIdx.y == 0) {
+    long long j = ((int)blockIdx.x) * 32 + ((int)threadIdx.x);
+    if (((int)threadIdx.y) == 0) {
         if (j < n) {
             double b0 = b[j];
             double a0 = 1.5 * b0;
@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(64) bespoke_bstream_msplit_f64_1683
             c[j] = a0;
         }
     }
-    if (threadIdx.y == 1) {
+    if (((int)threadIdx.y) == 1) {
         if (j < n) {
             double b0 = b[j];
             double a2 = 3.0 * b0;

@@ -7,49 +7,49 @@
 __kernel __attribute__((reqd_work_group_size(32, 2, 1))) void bespoke_cstream_ksplit_f32_b8172f6012(long n, __global const float* restrict b, long ldb, __global float* restrict c, long ldc)
 {
     __local float psh[256];
-    long j = get_group_id(0) * 32 + get_local_id(0);
+    long j = ((int)get_group_id(0)) * 32 + ((int)get_local_id(0));
     float bv0;
     float bv1;
-    if (get_local_id(1) == 0) {
+    if (((int)get_local_id(1)) == 0) {
         if (j < n) {
             bv0 = b[j];
             bv1 = b[1 * ldb + j];
         }
     }
-    if (get_local_id(1) == 1) {
+    if (((int)get_local_id(1)) == 1) {
         if (j < n) {
             bv0 = b[2 * ldb + j];
             bv1 = b[3 * ldb + j];
         }
     }
-    if (get_local_id(1) == 0) {
-        psh[get_local_id(0)] = 1.5f * bv0;
-        psh[32 + get_local_id(0)] = 0.25f * bv1;
+    if (((int)get_local_id(1)) == 0) {
+        psh[((int)get_local_id(0))] = 1.5f * bv0;
+        psh[32 + ((int)get_local_id(0))] = 0.25f * bv1;
     }
-    if (get_local_id(1) == 1) {
-        psh[64 + get_local_id(0)] = -2.0f * bv0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (get_local_id(1) == 0) {
-        if (j < n) {
-            c[j] = psh[get_local_id(0)] + psh[64 + get_local_id(0)];
-        }
-    }
-    if (get_local_id(1) == 1) {
-        if (j < n) {
-            c[1 * ldc + j] = psh[32 + get_local_id(0)];
-        }
-    }
-    if (get_local_id(1) == 0) {
-        psh[128 + get_local_id(0)] = 3.0f * bv0;
-    }
-    if (get_local_id(1) == 1) {
-        psh[192 + get_local_id(0)] = bv1;
+    if (((int)get_local_id(1)) == 1) {
+        psh[64 + ((int)get_local_id(0))] = -2.0f * bv0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (get_local_id(1) == 0) {
+    if (((int)get_local_id(1)) == 0) {
         if (j < n) {
-            c[2 * ldc + j] = psh[128 + get_local_id(0)] + psh[192 + get_local_id(0)];
+            c[j] = psh[((int)get_local_id(0))] + psh[64 + ((int)get_local_id(0))];
+        }
+    }
+    if (((int)get_local_id(1)) == 1) {
+        if (j < n) {
+            c[1 * ldc + j] = psh[32 + ((int)get_local_id(0))];
+        }
+    }
+    if (((int)get_local_id(1)) == 0) {
+        psh[128 + ((int)get_local_id(0))] = 3.0f * bv0;
+    }
+    if (((int)get_local_id(1)) == 1) {
+        psh[192 + ((int)get_local_id(0))] = bv1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (((int)get_local_id(1)) == 0) {
+        if (j < n) {
+            c[2 * ldc + j] = psh[128 + ((int)get_local_id(0))] + psh[192 + ((int)get_local_id(0))];
         }
     }
 }

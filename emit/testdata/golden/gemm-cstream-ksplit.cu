@@ -7,49 +7,49 @@
 extern "C" __global__ void __launch_bounds__(64) bespoke_cstream_ksplit_f32_b8172f6012(long long n, const float* __restrict__ b, long long ldb, float* __restrict__ c, long long ldc)
 {
     __shared__ float psh[256];
-    long long j = blockIdx.x * 32 + threadIdx.x;
+    long long j = ((int)blockIdx.x) * 32 + ((int)threadIdx.x);
     float bv0;
     float bv1;
-    if (threadIdx.y == 0) {
+    if (((int)threadIdx.y) == 0) {
         if (j < n) {
             bv0 = b[j];
             bv1 = b[1 * ldb + j];
         }
     }
-    if (threadIdx.y == 1) {
+    if (((int)threadIdx.y) == 1) {
         if (j < n) {
             bv0 = b[2 * ldb + j];
             bv1 = b[3 * ldb + j];
         }
     }
-    if (threadIdx.y == 0) {
-        psh[threadIdx.x] = 1.5f * bv0;
-        psh[32 + threadIdx.x] = 0.25f * bv1;
+    if (((int)threadIdx.y) == 0) {
+        psh[((int)threadIdx.x)] = 1.5f * bv0;
+        psh[32 + ((int)threadIdx.x)] = 0.25f * bv1;
     }
-    if (threadIdx.y == 1) {
-        psh[64 + threadIdx.x] = -2.0f * bv0;
-    }
-    __syncthreads();
-    if (threadIdx.y == 0) {
-        if (j < n) {
-            c[j] = psh[threadIdx.x] + psh[64 + threadIdx.x];
-        }
-    }
-    if (threadIdx.y == 1) {
-        if (j < n) {
-            c[1 * ldc + j] = psh[32 + threadIdx.x];
-        }
-    }
-    if (threadIdx.y == 0) {
-        psh[128 + threadIdx.x] = 3.0f * bv0;
-    }
-    if (threadIdx.y == 1) {
-        psh[192 + threadIdx.x] = bv1;
+    if (((int)threadIdx.y) == 1) {
+        psh[64 + ((int)threadIdx.x)] = -2.0f * bv0;
     }
     __syncthreads();
-    if (threadIdx.y == 0) {
+    if (((int)threadIdx.y) == 0) {
         if (j < n) {
-            c[2 * ldc + j] = psh[128 + threadIdx.x] + psh[192 + threadIdx.x];
+            c[j] = psh[((int)threadIdx.x)] + psh[64 + ((int)threadIdx.x)];
+        }
+    }
+    if (((int)threadIdx.y) == 1) {
+        if (j < n) {
+            c[1 * ldc + j] = psh[32 + ((int)threadIdx.x)];
+        }
+    }
+    if (((int)threadIdx.y) == 0) {
+        psh[128 + ((int)threadIdx.x)] = 3.0f * bv0;
+    }
+    if (((int)threadIdx.y) == 1) {
+        psh[192 + ((int)threadIdx.x)] = bv1;
+    }
+    __syncthreads();
+    if (((int)threadIdx.y) == 0) {
+        if (j < n) {
+            c[2 * ldc + j] = psh[128 + ((int)threadIdx.x)] + psh[192 + ((int)threadIdx.x)];
         }
     }
 }

@@ -7,8 +7,8 @@
  */
 __kernel __attribute__((reqd_work_group_size(32, 3, 1))) void bespoke_cstream_msplit_f64_62b56ca7ce(__global const double* restrict b, __global double* restrict c)
 {
-    int j = (get_group_id(0) * 32 + get_local_id(0)) * 2;
-    if (get_local_id(1) == 0) {
+    int j = (((int)get_group_id(0)) * 32 + ((int)get_local_id(0))) * 2;
+    if (((int)get_local_id(1)) == 0) {
         if (j + 1 < 99) {
             double b0_0;
             double b0_1;
@@ -41,7 +41,7 @@ __kernel __attribute__((reqd_work_group_size(32, 3, 1))) void bespoke_cstream_ms
             }
         }
     }
-    if (get_local_id(1) == 1) {
+    if (((int)get_local_id(1)) == 1) {
         if (j + 1 < 99) {
             double b0_0;
             double b0_1;
@@ -74,7 +74,7 @@ __kernel __attribute__((reqd_work_group_size(32, 3, 1))) void bespoke_cstream_ms
             }
         }
     }
-    if (get_local_id(1) == 2) {
+    if (((int)get_local_id(1)) == 2) {
         if (j + 1 < 99) {
             double b1_0;
             double b1_1;

@@ -6,8 +6,8 @@
  */
 extern "C" __global__ void __launch_bounds__(96) bespoke_cstream_msplit_f64_62b56ca7ce(const double* __restrict__ b, double* __restrict__ c)
 {
-    int j = (blockIdx.x * 32 + threadIdx.x) * 2;
-    if (threadIdx.y == 0) {
+    int j = (((int)blockIdx.x) * 32 + ((int)threadIdx.x)) * 2;
+    if (((int)threadIdx.y) == 0) {
         if (j + 1 < 99) {
             double b0_0;
             double b0_1;
@@ -40,7 +40,7 @@ extern "C" __global__ void __launch_bounds__(96) bespoke_cstream_msplit_f64_62b5
             }
         }
     }
-    if (threadIdx.y == 1) {
+    if (((int)threadIdx.y) == 1) {
         if (j + 1 < 99) {
             double b0_0;
             double b0_1;
@@ -73,7 +73,7 @@ extern "C" __global__ void __launch_bounds__(96) bespoke_cstream_msplit_f64_62b5
             }
         }
     }
-    if (threadIdx.y == 2) {
+    if (((int)threadIdx.y) == 2) {
         if (j + 1 < 99) {
             double b1_0;
             double b1_1;

@@ -12,8 +12,8 @@ inline void bespoke_atomic_add_f32(volatile __global float *p, float v)
  */
 __kernel __attribute__((reqd_work_group_size(4, 1, 1))) void misc_f32(int n, __global const int* restrict to, __global const float* restrict x, __global float* restrict y)
 {
-    if (get_group_id(0) * get_local_size(0) + get_local_id(0) >= n) return;
-    int g = get_group_id(0) * 4 + get_local_id(0);
+    if (((int)get_group_id(0)) * ((int)get_local_size(0)) + ((int)get_local_id(0)) >= n) return;
+    int g = ((int)get_group_id(0)) * 4 + ((int)get_local_id(0));
     float r[3];
     for (int q = 0; q < 3; q++) {
         r[q] = (float)(q * g);

@@ -4,8 +4,8 @@
  */
 extern "C" __global__ void __launch_bounds__(4) misc_f32(int n, const int* __restrict__ to, const float* __restrict__ x, float* __restrict__ y)
 {
-    if (blockIdx.x * blockDim.x + threadIdx.x >= n) return;
-    int g = blockIdx.x * 4 + threadIdx.x;
+    if (((int)blockIdx.x) * ((int)blockDim.x) + ((int)threadIdx.x) >= n) return;
+    int g = ((int)blockIdx.x) * 4 + ((int)threadIdx.x);
     float r[3];
     for (int q = 0; q < 3; q++) {
         r[q] = (float)(q * g);

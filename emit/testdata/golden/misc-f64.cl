@@ -14,8 +14,8 @@ inline void bespoke_atomic_add_f64(volatile __global double *p, double v)
  */
 __kernel __attribute__((reqd_work_group_size(4, 1, 1))) void misc_f64(int n, __global const int* restrict to, __global const double* restrict x, __global double* restrict y)
 {
-    if (get_group_id(0) * get_local_size(0) + get_local_id(0) >= n) return;
-    int g = get_group_id(0) * 4 + get_local_id(0);
+    if (((int)get_group_id(0)) * ((int)get_local_size(0)) + ((int)get_local_id(0)) >= n) return;
+    int g = ((int)get_group_id(0)) * 4 + ((int)get_local_id(0));
     double r[3];
     for (int q = 0; q < 3; q++) {
         r[q] = (double)(q * g);

@@ -4,8 +4,8 @@
  */
 extern "C" __global__ void __launch_bounds__(4) misc_f64(int n, const int* __restrict__ to, const double* __restrict__ x, double* __restrict__ y)
 {
-    if (blockIdx.x * blockDim.x + threadIdx.x >= n) return;
-    int g = blockIdx.x * 4 + threadIdx.x;
+    if (((int)blockIdx.x) * ((int)blockDim.x) + ((int)threadIdx.x) >= n) return;
+    int g = ((int)blockIdx.x) * 4 + ((int)threadIdx.x);
     double r[3];
     for (int q = 0; q < 3; q++) {
         r[q] = (double)(q * g);

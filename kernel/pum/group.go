@@ -1,0 +1,436 @@
+package pum
+
+import (
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/pum"
+)
+
+// MaxGroupShared bounds the static shared memory of a group kernel
+// (CUDA's static limit is 48 KiB; the rest is left for the compiler).
+const MaxGroupShared = 40 << 10
+
+// GroupShape is how IntegrateGroup lays a bin's work on a block: TC
+// threads per cell, CB cells per block (block = CB·TC threads), the Gauss
+// points staged per chunk (PC, Chunks chunks per cell), the tiling of the
+// element block (H = ⌈n_f/2⌉, Tiles = H(H+1)/2 tiles of 2×2 entries, K
+// tiles per thread) and KF load entries per thread.
+type GroupShape struct {
+	TC, CB, PC, Chunks, H, Tiles, K, KF int
+	Geo                                 int // staged geometry reals per cell
+}
+
+// Group returns the spec's group-kernel shape (Threads is the most
+// threads per block).
+func (s Spec) Group() GroupShape {
+	d, a := s.Dim, s.Active
+	nf := s.NF()
+	var g GroupShape
+	g.H = (nf + 1) / 2
+	g.Tiles = g.H * (g.H + 1) / 2
+	g.TC = 1
+	for g.TC < g.Tiles && g.TC < s.Threads {
+		g.TC *= 2
+	}
+	g.TC = min(g.TC, s.Threads)
+	g.CB = max(1, s.Threads/g.TC)
+	g.K = (g.Tiles + g.TC - 1) / g.TC
+	g.KF = (nf + g.TC - 1) / g.TC
+	g.Geo = 2*d + 2*a*d
+	nqd := pow(s.points(), d)
+	per := (d+1)*2*g.H + 3 // staged reals per point: u, ∇u (padded to 2H), 3 weights
+	reals := MaxGroupShared / s.DType.Bytes()
+	for {
+		g.PC = (reals/g.CB - g.Geo - a*a) / per
+		if g.PC >= 1 || g.CB == 1 {
+			break
+		}
+		g.CB /= 2
+	}
+	g.PC = max(1, min(g.PC, nqd))
+	g.Chunks = (nqd + g.PC - 1) / g.PC
+	g.PC = (nqd + g.Chunks - 1) / g.Chunks // even chunks
+	return g
+}
+
+// IntegrateGroup builds the GPU integration kernel of one bin: a team of
+// TC threads per cell (CB cells per block, see Group). Per chunk of Gauss
+// points the team first computes, one (point, active slot) pair per
+// thread, the weights, the Shepard PU, the Legendre products and
+// u = φψ, ∇u of the slot's B functions into shared memory (the matrix G
+// of the Gram product, with the point weights w·r, w·κ, w·f beside), then
+// every thread adds the chunk's points to its tiles of E = Gᵀ W G: tile
+// (I, J), I ≤ J < H, holds the entries {I, I+H} × {J, J+H}, which with
+// symmetry cover the whole block once. Entries stay in registers over
+// the chunks; the load F = Σ w f u is summed by threads over its entries.
+//
+// Without fused the blocks and loads go to e and fl as Integrate writes
+// them (same parameters, same layout), for the assembly kernels. With
+// fused each entry (and its mirror) is added atomically into the BSR
+// values val (block found once per slot pair, in shared memory) and the
+// load into f: integration and assembly in one kernel, no element
+// buffer.
+func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	d, a, B, p, nq := s.Dim, s.Active, s.B(), s.Degree, s.points()
+	nf := a * B
+	nqd := pow(nq, d)
+	sp, err := pum.NewSpace(&pum.Cover{Dim: d}, p)
+	if err != nil {
+		return nil, err
+	}
+	g := s.Group()
+	mass := s.Coeff.Mass()
+	h, TC, CB, PC := g.H, g.TC, g.CB, g.PC
+	how := "group"
+	if fused {
+		how = "fused"
+	}
+	sfx := s.suffix()
+	k := &kernel.Kernel{
+		Name:    "bespoke_pum_integrate_" + how + "_" + sfx,
+		Variant: "integrate-" + how + "/" + sfx,
+		DType:   s.DType,
+		Index64: true,
+		Launch:  kernel.Launch{Block: [3]int{CB * TC, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(Cells, CB)}},
+		Doc: nm("for each cell t < cells of a bin with %d active patches (n_f = %d), %d threads per cell, %d cells per block: E_t = Σ_q w_q [κ ∇u·∇uᵀ + r u uᵀ], F_t = Σ_q w_q f u, u = φ_a ψ_a^n (%s)",
+			a, nf, TC, CB, how),
+		Meta: map[string]any{"dim": d, "degree": p, "active": a, "nf": nf, "points": nq, "tc": TC, "cb": CB, "pc": PC, "fused": fused},
+	}
+	k.Params = []kernel.Param{
+		size(Cells, "cells of this launch"),
+		size(C0, "first cell of the launch within the bin"),
+	}
+	if !fused {
+		k.Params = append(k.Params, size(Batch, "cells of the batch (element stride when interleaved)"))
+	}
+	k.Params = append(k.Params,
+		buf("lo", kernel.Real, true, "cell lower corners, bin cell × d"),
+		buf("hi", kernel.Real, true, "cell upper corners"),
+		buf("act", kernel.Int32, true, "active patches, bin cell × active"),
+		buf("centre", kernel.Real, true, "patch centres, N × d"),
+		buf("sup", kernel.Real, true, "patch support half-widths α·h/2, N × d"),
+		buf("qx", kernel.Real, true, "Gauss nodes on [-1,1]"),
+		buf("qw", kernel.Real, true, "Gauss weights"))
+	if fused {
+		k.Params = append(k.Params,
+			buf("rowptr", kernel.Int32, true, "BSR block-row pointers"),
+			buf("col", kernel.Int32, true, "BSR block columns"),
+			buf("val", kernel.Real, false, "BSR values, B×B blocks row-major"),
+			buf("f", kernel.Real, false, "load vector"))
+	} else {
+		k.Params = append(k.Params,
+			buf("e", kernel.Real, false, "element blocks of the batch"),
+			buf("fl", kernel.Real, false, "element loads of the batch, t·n_f"))
+	}
+	k.Shared = []kernel.Shared{
+		{Name: "sg", Type: kernel.Real, Dims: []int{CB, g.Geo}},
+		{Name: "su", Type: kernel.Real, Dims: []int{CB, PC, 2 * h}},
+		{Name: "sdu", Type: kernel.Real, Dims: []int{CB, d, PC, 2 * h}},
+		{Name: "sw", Type: kernel.Real, Dims: []int{CB, 3, PC}},
+	}
+	if fused {
+		k.Shared = append(k.Shared, kernel.Shared{Name: "sblk", Type: kernel.Int32, Dims: []int{CB, a * a}})
+	}
+	for _, sh := range k.Shared {
+		k.Launch.SharedBytes += sh.Len() * map[bool]int{true: 4, false: s.DType.Bytes()}[sh.Type == kernel.Int32]
+	}
+	cs, lt := v("cs"), v("lt")
+	icast := func(e kernel.Expr) kernel.Expr { return kernel.Cast{To: kernel.Index, X: e} }
+	// Both arguments cast: OpenCL's min(long, int) is ambiguous.
+	imin := func(x, y kernel.Expr) kernel.Expr {
+		return kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{icast(x), icast(y)}}
+	}
+	sgAt := func(i kernel.Expr) kernel.Expr { return at("sg", cs, i) }
+	body := []kernel.Stmt{
+		idecl("lx", kernel.LocalX),
+		idecl("cs", ibin("/", v("lx"), ci(TC))),
+		idecl("lt", ibin("%", v("lx"), ci(TC))),
+		idecl("g", ibin("+", ibin("*", kernel.GroupX, ci(CB)), cs)),
+		idecl("live", ibin("<", v("g"), v(Cells))),
+		// Cells past the launch read the last cell (and write nothing).
+		idecl("cell", ibin("+", v(C0), imin(v("g"), ibin("-", v(Cells), ci(1))))),
+	}
+	// Stage the geometry: lo, half-width, then centre and support of the
+	// active slots.
+	cd := func(kk kernel.Expr) kernel.Expr { return ibin("+", ibin("*", v("cell"), ci(d)), kk) }
+	actOf := func(sl kernel.Expr) kernel.Expr { return icast(at("act", ibin("+", ibin("*", v("cell"), ci(a)), sl))) }
+	z := v("z")
+	stage := kernel.If{Cond: ibin("<", z, ci(d)),
+		Then: []kernel.Stmt{kernel.Put("sg", at("lo", cd(z)), cs, z)},
+		Else: []kernel.Stmt{kernel.If{Cond: ibin("<", z, ci(2*d)),
+			Then: []kernel.Stmt{idecl("kk", ibin("-", z, ci(d))),
+				kernel.Put("sg", div(sub(at("hi", cd(v("kk"))), at("lo", cd(v("kk")))), lit(2)), cs, z)},
+			Else: []kernel.Stmt{
+				idecl("r", ibin("%", ibin("-", z, ci(2*d)), ci(a*d))),
+				idecl("pi", actOf(ibin("/", v("r"), ci(d)))),
+				idecl("ix", ibin("+", ibin("*", v("pi"), ci(d)), ibin("%", v("r"), ci(d)))),
+				kernel.If{Cond: ibin("<", z, ci(2*d+a*d)),
+					Then: []kernel.Stmt{kernel.Put("sg", at("centre", v("ix")), cs, z)},
+					Else: []kernel.Stmt{kernel.Put("sg", at("sup", v("ix")), cs, z)}},
+			}}}}
+	body = append(body, loop("zz", ci(0), ci((g.Geo+TC-1)/TC),
+		idecl("z", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
+		kernel.If{Cond: ibin("<", z, ci(g.Geo)), Then: []kernel.Stmt{stage}}))
+	if fused {
+		body = append(body, loop("zz", ci(0), ci((a*a+TC-1)/TC),
+			idecl("z", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
+			kernel.If{Cond: ibin("<", z, ci(a*a)), Then: []kernel.Stmt{
+				idecl("I", actOf(ibin("/", z, ci(a)))),
+				idecl("J", actOf(ibin("%", z, ci(a)))),
+				idecl("blk", ci(0)),
+				loop("y", icast(at("rowptr", v("I"))), icast(at("rowptr", ibin("+", v("I"), ci(1)))),
+					kernel.If{Cond: ibin("==", icast(at("col", v("y"))), v("J")), Then: []kernel.Stmt{kernel.Assign{Name: "blk", Value: v("y")}}}),
+				kernel.Put("sblk", kernel.Cast{To: kernel.Int32, X: v("blk")}, cs, z),
+			}}))
+	}
+	body = append(body, kernel.Barrier{})
+	// Tiles of this thread: tile e = lt + kk·TC of the H×H upper
+	// triangle, row I = the last r with start(r) ≤ e, start(r) =
+	// r(2H−r+1)/2.
+	start := func(r kernel.Expr) kernel.Expr {
+		return ibin("/", ibin("*", r, ibin("-", ci(2*h+1), r)), ci(2))
+	}
+	for kk := range g.K {
+		e := nm("te%d", kk)
+		I, J := nm("tI%d", kk), nm("tJ%d", kk)
+		body = append(body,
+			idecl(e, imin(ibin("+", lt, ci(kk*TC)), ci(g.Tiles-1))),
+			idecl(I, ci(0)),
+			loop("r", ci(1), ci(h), kernel.If{Cond: ibin(">=", v(e), start(v("r"))), Then: []kernel.Stmt{kernel.Assign{Name: I, Value: v("r")}}}),
+			idecl(J, ibin("+", v(I), ibin("-", v(e), start(v(I))))),
+			idecl(nm("a0_%d", kk), v(I)),
+			idecl(nm("a1_%d", kk), imin(ibin("+", v(I), ci(h)), ci(nf-1))),
+			idecl(nm("b0_%d", kk), v(J)),
+			idecl(nm("b1_%d", kk), imin(ibin("+", v(J), ci(h)), ci(nf-1))))
+		for _, t := range []string{"00", "01", "10", "11"} {
+			body = append(body, decl(nm("acc%d_%s", kk, t), lit(0)))
+		}
+	}
+	for kf := range g.KF {
+		body = append(body,
+			idecl(nm("fi%d", kf), imin(ibin("+", lt, ci(kf*TC)), ci(nf-1))),
+			decl(nm("facc%d", kf), lit(0)))
+	}
+
+	// Chunk loop.
+	var pt []kernel.Stmt // one (point, slot) item: pq, sl, q declared
+	rem := kernel.Expr(v("q"))
+	var w kernel.Expr = lit(1)
+	xs := make([]kernel.Expr, d)
+	for kk := range d {
+		tk := nm("t%d", kk)
+		pt = append(pt, idecl(tk, ibin("%", rem, ci(nq))))
+		rem = ibin("/", rem, ci(nq))
+		x := nm("x%d", kk)
+		lo, hf := sgAt(ci(kk)), sgAt(ci(d+kk))
+		pt = append(pt, decl(x, add(lo, mul(hf, add(at("qx", v(tk)), lit(1))))))
+		xs[kk] = v(x)
+		w = mul(w, mul(at("qw", v(tk)), hf))
+	}
+	pt = append(pt, decl("w", w), decl("S", lit(0)), decl("Wo", lit(0)))
+	for kk := range d {
+		pt = append(pt, decl(nm("gs%d", kk), lit(0)), decl(nm("gwo%d", kk), lit(0)), decl(nm("dxo%d", kk), lit(0)))
+	}
+	for sl := range a {
+		for kk := range d {
+			dx := nm("dx%d_%d", sl, kk)
+			pt = append(pt, decl(dx, sub(xs[kk], sgAt(ci(2*d+sl*d+kk)))))
+			if s.Periodic {
+				pt = append(pt,
+					kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin(">", v(dx), lit(0.5)), Then: sub(v(dx), lit(1)), Else: v(dx)}},
+					kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin("<", v(dx), lit(-0.5)), Then: add(v(dx), lit(1)), Else: v(dx)}})
+			}
+			f := nm("f%d_%d", sl, kk)
+			sk := sgAt(ci(2*d + a*d + sl*d + kk))
+			pt = append(pt,
+				decl(f, kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{lit(0), sub(lit(1), div(kernel.Call{Fn: kernel.Fabs, Args: []kernel.Expr{v(dx)}}, sk))}}),
+				decl(nm("sg%d_%d", sl, kk), kernel.Select{Cond: ibin(">", v(f), lit(0)),
+					Then: div(kernel.Select{Cond: ibin("<", v(dx), lit(0)), Then: lit(1), Else: lit(-1)}, sk), Else: lit(0)}))
+		}
+		var W kernel.Expr = lit(1)
+		for kk := range d {
+			W = mul(W, v(nm("f%d_%d", sl, kk)))
+		}
+		Wn := nm("W%d", sl)
+		pt = append(pt, decl(Wn, W), kernel.Assign{Name: "S", Value: add(v("S"), v(Wn))})
+		own := []kernel.Stmt{kernel.Assign{Name: "Wo", Value: v(Wn)}}
+		for kk := range d {
+			var gg kernel.Expr = v(nm("sg%d_%d", sl, kk))
+			for m := range d {
+				if m != kk {
+					gg = mul(gg, v(nm("f%d_%d", sl, m)))
+				}
+			}
+			gw := nm("gw%d_%d", sl, kk)
+			pt = append(pt, decl(gw, gg), kernel.Assign{Name: nm("gs%d", kk), Value: add(v(nm("gs%d", kk)), v(gw))})
+			own = append(own, kernel.Assign{Name: nm("gwo%d", kk), Value: v(gw)}, kernel.Assign{Name: nm("dxo%d", kk), Value: v(nm("dx%d_%d", sl, kk))})
+		}
+		pt = append(pt, kernel.If{Cond: ibin("==", v("sl"), ci(sl)), Then: own})
+	}
+	pt = append(pt, decl("ph", div(v("Wo"), v("S"))))
+	for kk := range d {
+		pt = append(pt, decl(nm("dph%d", kk), div(sub(v(nm("gwo%d", kk)), mul(v("ph"), v(nm("gs%d", kk)))), v("S"))))
+	}
+	L := func(kk, n int) string { return nm("L%d_%d", kk, n) }
+	D := func(kk, n int) string { return nm("D%d_%d", kk, n) }
+	for kk := range d {
+		iv, xi := nm("iv%d", kk), nm("xi%d", kk)
+		pt = append(pt,
+			decl(iv, div(lit(1), sgAt(ibin("+", ci(2*d+a*d+kk), ibin("*", v("sl"), ci(d)))))),
+			decl(xi, mul(v(nm("dxo%d", kk)), v(iv))),
+			decl(L(kk, 0), lit(1)), decl(D(kk, 0), lit(0)))
+		if p >= 1 {
+			pt = append(pt, decl(L(kk, 1), v(xi)), decl(D(kk, 1), lit(1)))
+		}
+		for n := 1; n < p; n++ {
+			q := float64(n)
+			pt = append(pt,
+				decl(L(kk, n+1), div(sub(mul(mul(lit(2*q+1), v(xi)), v(L(kk, n))), mul(lit(q), v(L(kk, n-1)))), lit(q+1))),
+				decl(D(kk, n+1), add(v(D(kk, n-1)), mul(lit(2*q+1), v(L(kk, n))))))
+		}
+	}
+	pt = append(pt, idecl("cb", ibin("*", v("sl"), ci(B))))
+	for n := range B {
+		ex := sp.Exp[n*d : n*d+d]
+		var psi kernel.Expr = lit(1)
+		for kk := range d {
+			psi = mul(psi, v(L(kk, int(ex[kk]))))
+		}
+		ps := nm("ps%d", n)
+		colx := ibin("+", v("cb"), ci(n))
+		pt = append(pt, decl(ps, psi), kernel.Put("su", mul(v("ph"), v(ps)), cs, v("pq"), colx))
+		for kk := range d {
+			gg := mul(v(D(kk, int(ex[kk]))), v(nm("iv%d", kk)))
+			for m := range d {
+				if m != kk {
+					gg = mul(gg, v(L(m, int(ex[m]))))
+				}
+			}
+			pt = append(pt, kernel.Put("sdu", add(mul(v(ps), v(nm("dph%d", kk))), mul(v("ph"), gg)), cs, ci(kk), v("pq"), colx))
+		}
+	}
+	kap, rr, ff := s.Coeff.exprs(xs)
+	wr := kernel.Expr(lit(0))
+	if mass {
+		wr = mul(v("w"), rr)
+	}
+	pt = append(pt, kernel.If{Cond: ibin("==", v("sl"), ci(0)), Then: []kernel.Stmt{
+		kernel.Put("sw", wr, cs, ci(0), v("pq")),
+		kernel.Put("sw", mul(v("w"), kap), cs, ci(1), v("pq")),
+		kernel.Put("sw", mul(v("w"), ff), cs, ci(2), v("pq")),
+	}})
+	items := loop("zz", ci(0), ci((PC*a+TC-1)/TC),
+		idecl("it", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
+		kernel.If{Cond: ibin("<", v("it"), ci(PC*a)), Then: []kernel.Stmt{
+			idecl("pq", ibin("/", v("it"), ci(a))),
+			idecl("sl", ibin("%", v("it"), ci(a))),
+			idecl("q", ibin("+", ibin("*", v("ch"), ci(PC)), v("pq"))),
+			kernel.If{Cond: ibin("<", v("q"), ci(nqd)), Then: pt},
+		}})
+	// The Gram update of the chunk's points.
+	var gr []kernel.Stmt
+	if mass {
+		gr = append(gr, decl("wr", at("sw", cs, ci(0), v("r"))))
+	}
+	gr = append(gr, decl("wk", at("sw", cs, ci(1), v("r"))), decl("wf", at("sw", cs, ci(2), v("r"))))
+	type comp struct {
+		load func(col kernel.Expr) kernel.Expr
+		wt   string
+	}
+	var comps []comp
+	if mass {
+		comps = append(comps, comp{func(c kernel.Expr) kernel.Expr { return at("su", cs, v("r"), c) }, "wr"})
+	}
+	for kk := range d {
+		comps = append(comps, comp{func(c kernel.Expr) kernel.Expr { return at("sdu", cs, ci(kk), v("r"), c) }, "wk"})
+	}
+	for kk := range g.K {
+		for ci_, c := range comps {
+			x0, x1, y0, y1 := nm("x0_%d_%d", kk, ci_), nm("x1_%d_%d", kk, ci_), nm("y0_%d_%d", kk, ci_), nm("y1_%d_%d", kk, ci_)
+			gr = append(gr,
+				decl(x0, mul(v(c.wt), c.load(v(nm("a0_%d", kk))))),
+				decl(x1, mul(v(c.wt), c.load(v(nm("a1_%d", kk))))),
+				decl(y0, c.load(v(nm("b0_%d", kk)))),
+				decl(y1, c.load(v(nm("b1_%d", kk)))))
+			for _, t := range [][3]string{{"00", x0, y0}, {"01", x0, y1}, {"10", x1, y0}, {"11", x1, y1}} {
+				an := nm("acc%d_%s", kk, t[0])
+				gr = append(gr, kernel.Assign{Name: an, Value: add(v(an), mul(v(t[1]), v(t[2])))})
+			}
+		}
+	}
+	for kf := range g.KF {
+		an := nm("facc%d", kf)
+		gr = append(gr, kernel.Assign{Name: an, Value: add(v(an), mul(v("wf"), at("su", cs, v("r"), v(nm("fi%d", kf)))))})
+	}
+	npts := imin(ci(PC), ibin("-", ci(nqd), ibin("*", v("ch"), ci(PC))))
+	body = append(body, loop("ch", ci(0), ci(g.Chunks),
+		items,
+		kernel.Barrier{},
+		loop("r", ci(0), npts, gr...),
+		kernel.Barrier{}))
+
+	// Write out.
+	var out []kernel.Stmt
+	put := func(ae, be kernel.Expr, val string) []kernel.Stmt {
+		if fused {
+			vix := func(x, y kernel.Expr) kernel.Expr {
+				blk := icast(at("sblk", cs, ibin("+", ibin("*", ibin("/", x, ci(B)), ci(a)), ibin("/", y, ci(B)))))
+				return ibin("+", ibin("+", ibin("*", blk, ci(B*B)), ibin("*", ibin("%", x, ci(B)), ci(B))), ibin("%", y, ci(B)))
+			}
+			return []kernel.Stmt{
+				kernel.AtomicAdd{Buf: "val", Index: []kernel.Expr{vix(ae, be)}, Value: v(val)},
+				kernel.If{Cond: ibin("!=", ae, be), Then: []kernel.Stmt{kernel.AtomicAdd{Buf: "val", Index: []kernel.Expr{vix(be, ae)}, Value: v(val)}}},
+			}
+		}
+		return []kernel.Stmt{
+			kernel.Put("e", v(val), s.elem(v("g"), ibin("+", ibin("*", ae, ci(nf)), be))),
+			kernel.Put("e", v(val), s.elem(v("g"), ibin("+", ibin("*", be, ci(nf)), ae))),
+		}
+	}
+	for kk := range g.K {
+		I, J := v(nm("tI%d", kk)), v(nm("tJ%d", kk))
+		a0, b0 := v(nm("a0_%d", kk)), v(nm("b0_%d", kk))
+		a1, b1 := ibin("+", I, ci(h)), ibin("+", J, ci(h)) // unclamped
+		var ws []kernel.Stmt
+		ws = append(ws, put(a0, b0, nm("acc%d_00", kk))...)
+		ws = append(ws, kernel.If{Cond: ibin("<", b1, ci(nf)), Then: put(a0, b1, nm("acc%d_01", kk))})
+		ws = append(ws, kernel.If{Cond: ibin("&&", ibin("<", a1, ci(nf)), ibin("!=", I, J)), Then: put(a1, b0, nm("acc%d_10", kk))})
+		ws = append(ws, kernel.If{Cond: ibin("<", b1, ci(nf)), Then: put(a1, b1, nm("acc%d_11", kk))}) // b1 < nf ⇒ a1 < nf
+		out = append(out, kernel.If{Cond: ibin("<", ibin("+", lt, ci(kk*TC)), ci(g.Tiles)), Then: ws})
+	}
+	for kf := range g.KF {
+		i := ibin("+", lt, ci(kf*TC))
+		var st kernel.Stmt
+		if fused {
+			pix := ibin("+", ibin("*", actOf(ibin("/", i, ci(B))), ci(B)), ibin("%", i, ci(B)))
+			st = kernel.AtomicAdd{Buf: "f", Index: []kernel.Expr{pix}, Value: v(nm("facc%d", kf))}
+		} else {
+			st = kernel.Put("fl", v(nm("facc%d", kf)), ibin("+", ibin("*", v("g"), ci(nf)), i))
+		}
+		out = append(out, kernel.If{Cond: ibin("<", i, ci(nf)), Then: []kernel.Stmt{st}})
+	}
+	body = append(body, kernel.If{Cond: v("live"), Then: out})
+	k.Body = body
+	return k, kernel.Validate(k)
+}
+
+// Zero builds a kernel that sets x[0…n) = 0 (clearing the matrix and load
+// on the device instead of uploading zeros).
+func Zero(dt kernel.DType, threads int) (*kernel.Kernel, error) {
+	k := &kernel.Kernel{
+		Name:    nm("bespoke_pum_zero_%s_t%d", dt, threads),
+		Variant: nm("zero/%s_t%d", dt, threads),
+		DType:   dt,
+		Index64: true,
+		Params:  []kernel.Param{size("n", "elements to clear"), buf("x", kernel.Real, false, "the buffer")},
+		Launch:  kernel.Launch{Block: [3]int{threads, 1, 1}, Grid: [3]kernel.Axis{kernel.Over("n", threads)}},
+		Active:  v("n"),
+		Doc:     "x[i] = 0 for i < n",
+		Body: []kernel.Stmt{
+			kernel.Put("x", lit(0), ibin("+", ibin("*", kernel.GroupX, ci(threads)), kernel.LocalX)),
+		},
+	}
+	return k, kernel.Validate(k)
+}
