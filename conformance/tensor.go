@@ -7,6 +7,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/fem"
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
+	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/tensor"
 	"github.com/bespoke-hpc/bespoke/verify"
@@ -17,32 +18,54 @@ import (
 // with barriers inside, whole elements in shared memory, several elements
 // per block, the 1-D matrices from shared memory or as literals.
 
-// tensorOrders are the orders checked: the smallest, an even and an odd
-// one, and the largest whose slab (Q = 9) is not a power of two.
-var tensorOrders = []int{1, 2, 5, 8}
+// tensorOrders are the orders checked on GPUs: the smallest, an even and
+// an odd one, and the largest whose slab (Q = 9) is not a power of two;
+// cpuTensorOrders those whose GPU layouts CPU backends check (their
+// compilers take seconds a kernel; the interpreter checks every layout at
+// more orders, and CPU backends check their own layout at every order to
+// 8).
+var (
+	tensorOrders    = []int{1, 2, 5, 8}
+	cpuTensorOrders = []int{1, 4, 7}
+)
 
 // RunTensor checks every variant of each operator at tensorOrders in both
 // precisions on a batch of 37 elements (no multi-element block count
 // divides it).
 func RunTensor(t *testing.T, dev device.Device) {
 	rng := testenv.Rand(t)
+	gpu := dev.Info().GPU
+	type pass struct {
+		orders []int
+		target family.Target
+		dts    []kernel.DType
+	}
+	passes := []pass{{tensorOrders, family.Target{GPU: true}, DTypes}}
+	if !gpu {
+		passes = []pass{
+			{cpuTensorOrders, family.Target{GPU: true}, DTypes},
+			{[]int{1, 2, 3, 4, 5, 6, 7, 8}, family.Target{}, []kernel.DType{kernel.F64}},
+		}
+	}
 	var cases []verify.Case
-	for _, op := range fem.Kernels {
-		for _, n := range tensorOrders {
-			for _, dt := range DTypes {
-				p, err := tensor.New(op, n, 0.5, dt)
-				if err != nil {
-					t.Fatal(err)
+	for _, ps := range passes {
+		for _, op := range fem.Kernels {
+			for _, n := range ps.orders {
+				for _, dt := range ps.dts {
+					p, err := tensor.New(op, n, 0.5, dt)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ins, err := p.Checks(37)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cs, err := verify.Cases(rng, ins, ps.target, nil)
+					if err != nil {
+						t.Fatal(fmt.Errorf("%s: %w", p.Label(), err))
+					}
+					cases = append(cases, cs...)
 				}
-				ins, err := p.Checks(37)
-				if err != nil {
-					t.Fatal(err)
-				}
-				cs, err := verify.Cases(rng, ins, family.Target{GPU: true}, nil)
-				if err != nil {
-					t.Fatal(fmt.Errorf("%s: %w", p.Label(), err))
-				}
-				cases = append(cases, cs...)
 			}
 		}
 	}

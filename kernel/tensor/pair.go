@@ -77,20 +77,24 @@ func (in *Instance) sharedWords2(v Variant) (int, bool) {
 	return 0, false
 }
 
-// minOrder2 is the least order at which Candidates offers a layout of
-// this file on GPUs: below it the slab and cube layouts are not bound by
-// shared memory or FP64 throughput and the extra registers cost
-// occupancy.
-func minOrder2(kind string) int {
+// offered2 reports whether Candidates offers a layout of this file on
+// GPUs for an operator at order n: where the H100 (fp64, full search,
+// 2026-11-24) found it first or within a point of the first. Below these
+// orders the slab and cube layouts are not bound by shared memory or FP64
+// throughput and the extra registers cost occupancy; above them (pair at
+// N = 15: 242 registers, 46 % of the roof against 77; cube-pair at N ≥ 11:
+// 22 % against 61) they spill or starve the SM. BK1 runs its cube-pair
+// below cube-fold everywhere, so it is not offered there.
+func offered2(op fem.Kernel, kind string, n int) bool {
 	switch kind {
 	case pairKind:
-		return 6
+		return n >= 6 && n <= 14
 	case cubePairKind:
-		return 5
+		return op == fem.BK3 && n >= 5 && n <= 10
 	case cubeFoldKind:
-		return 7
+		return n >= 7
 	}
-	return 0
+	return true
 }
 
 // pairStage is the screened Poisson stage of the pair layouts on n

@@ -210,7 +210,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 		return out
 	}
 	for _, kind := range in.kinds() {
-		if isCPU(kind) || in.N < minOrder2(kind) {
+		if isCPU(kind) || !offered2(in.Kernel, kind, in.N) {
 			continue
 		}
 		for _, e := range []int{1, 2, 4, 8, 16, 32} {
