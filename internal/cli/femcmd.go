@@ -32,7 +32,45 @@ func femCmd() *cobra.Command {
 		Use:   "fem",
 		Short: "Tensor-product FEM operators: apply one to an E-vector (bench, verify and gen take --family fem)",
 	}
-	c.AddCommand(femApplyCmd(), femBenchCmd())
+	c.AddCommand(femApplyCmd(), femBenchCmd(), femGenCmd())
+	return c
+}
+
+// femGenCmd is gen with the tensor-product family preset: one operator's
+// kernel source and launch metadata.
+func femGenCmd() *cobra.Command {
+	c := genCmd()
+	c.Use = "gen"
+	c.Short = "Write one tensor-product operator's kernel source and launch metadata"
+	c.Example = `  bespoke fem gen --kernel bk5 --order 7 --variant slab-lit/e1 --backend cuda -o bk5.cu --meta bk5.json
+  bespoke fem gen --kernel bk3 --order 4 --backend opencl --list`
+	c.Args = cobra.NoArgs
+	fl := c.Flags().Lookup("family")
+	fl.DefValue, fl.Hidden = familyFEM, true
+	if err := fl.Value.Set(familyFEM); err != nil {
+		panic(err) // a known family name
+	}
+	for _, name := range []string{"beta", "alpha", "max-nnz", "axis", "n", "ldb", "ldc"} {
+		if f := c.Flags().Lookup(name); f != nil {
+			f.Hidden = true
+		}
+	}
+	v := c.Flags().Lookup("variant")
+	v.Usage = "kernel variant (see --list; default slab-lit/e1 for bk5, cube-lit/e1 for bk1 and bk3)"
+	gen := c.RunE
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if !v.Changed {
+			k, _ := cmd.Flags().GetString("kernel")
+			name := "slab-lit/e1"
+			if k == string(fem.BK1) || k == string(fem.BK3) {
+				name = "cube-lit/e1"
+			}
+			if err := v.Value.Set(name); err != nil {
+				return err
+			}
+		}
+		return gen(cmd, args)
+	}
 	return c
 }
 

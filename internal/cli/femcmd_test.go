@@ -161,3 +161,31 @@ func TestFEMBenchBakeOffs(t *testing.T) {
 		}
 	}
 }
+
+// fem gen: each operator's default layout in each dialect, with launch
+// metadata; a layout of another operator is a one-line usage error.
+func TestFEMGen(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		kernel, backend, want string
+	}{
+		{"bk5", "cuda", "slab-lit/e1"},
+		{"bk3", "opencl", "cube-lit/e1"},
+		{"bk1", "c", "cube-lit/e1"},
+	} {
+		meta := filepath.Join(dir, tc.kernel+".json")
+		code, stdout, stderr := run(t, "fem", "gen", "--kernel", tc.kernel, "--order", "2", "--backend", tc.backend, "--meta", meta)
+		if code != ExitOK || !strings.Contains(stdout, tc.want) {
+			t.Errorf("%s %s: exit %d, %q in the source: %v; %s", tc.kernel, tc.backend, code, tc.want, strings.Contains(stdout, tc.want), stderr)
+			continue
+		}
+		raw, err := os.ReadFile(meta)
+		if err != nil || !strings.Contains(string(raw), `"variant": "`+tc.want+`"`) {
+			t.Errorf("%s: metadata %v: %.200s", tc.kernel, err, raw)
+		}
+	}
+	code, _, stderr := run(t, "fem", "gen", "--kernel", "bk5", "--order", "3", "--variant", "cube/e1")
+	if code == ExitOK || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no layout") {
+		t.Errorf("bk5 with cube/e1: exit %d, %q", code, stderr)
+	}
+}
