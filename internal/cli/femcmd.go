@@ -10,13 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bespoke-hpc/bespoke/build"
 	"github.com/bespoke-hpc/bespoke/fem"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/tensor"
 	"github.com/bespoke-hpc/bespoke/operator/npy"
-	"github.com/bespoke-hpc/bespoke/verify"
 )
 
 type femApplyOptions struct {
@@ -303,16 +301,6 @@ func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float
 	if err != nil {
 		return nil, err
 	}
-	dev, err := openDevice(o.backend, o.device)
-	if err != nil {
-		return nil, err
-	}
-	defer dev.Close()
-	prog, dk, err := build.One(dev, kern)
-	if err != nil {
-		return nil, err
-	}
-	defer prog.Close()
 	out := make([]float64, len(u))
 	for i := range out {
 		out[i] = math.NaN()
@@ -328,7 +316,7 @@ func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float
 	for name, c := range p.Constants() {
 		data.Arrays[name] = &family.Array{Type: kernel.Real, Init: c}
 	}
-	got, err := verify.Launch(dev, dk, kern, data)
+	got, _, err := launchOnce(o.backend, o.device, kern, data)
 	if err != nil {
 		return nil, err
 	}

@@ -9,13 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bespoke-hpc/bespoke/build"
 	"github.com/bespoke-hpc/bespoke/element"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/integrate"
 	"github.com/bespoke-hpc/bespoke/operator/npy"
-	"github.com/bespoke-hpc/bespoke/verify"
 )
 
 // integrateCmd is `bespoke integrate`: element-matrix integration (the
@@ -344,17 +342,7 @@ func integrateOnDevice(w io.Writer, o integrateApplyOptions, b *element.Batch, o
 	if err != nil {
 		return nil, err
 	}
-	dev, err := openDevice(o.backend, o.device)
-	if err != nil {
-		return nil, err
-	}
-	defer dev.Close()
-	prog, dk, err := build.One(dev, kern)
-	if err != nil {
-		return nil, err
-	}
-	defer prog.Close()
-	got, err := verify.Launch(dev, dk, kern, data)
+	got, info, err := launchOnce(o.backend, o.device, kern, data)
 	if err != nil {
 		return nil, err
 	}
@@ -369,12 +357,12 @@ func integrateOnDevice(w io.Writer, o integrateApplyOptions, b *element.Batch, o
 	scale, worst := 0.0, 0.0
 	for i, x := range mats {
 		if math.IsNaN(x) {
-			return nil, fmt.Errorf("%s on %s: element %d left unwritten", kern.Variant, dev.Info().Name, i/(in.Kind.Nodes()*in.Kind.Nodes()))
+			return nil, fmt.Errorf("%s on %s: element %d left unwritten", kern.Variant, info.Name, i/(in.Kind.Nodes()*in.Kind.Nodes()))
 		}
 		scale = math.Max(scale, math.Abs(want[i]))
 		worst = math.Max(worst, math.Abs(x-want[i]))
 	}
 	fmt.Fprintf(w, "%s %s on %s (%s): %d elements, max error %.2g relative to the largest entry of the float64 reference\n",
-		p.Label(), kern.Variant, dev.Info().Name, dev.Info().Backend, b.E, worst/math.Max(scale, math.SmallestNonzeroFloat64))
+		p.Label(), kern.Variant, info.Name, info.Backend, b.E, worst/math.Max(scale, math.SmallestNonzeroFloat64))
 	return mats, nil
 }
