@@ -9,7 +9,6 @@ import (
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
-	"github.com/bespoke-hpc/bespoke/kernel/pass"
 	"github.com/bespoke-hpc/bespoke/kernel/tensor"
 	"github.com/bespoke-hpc/bespoke/verify"
 )
@@ -24,22 +23,7 @@ func TestCPUInterpret(t *testing.T) {
 	cs = append(cs, cases(t, fem.BK5, []int{1, 2, 3, 4}, 2, cpu)...)
 	cs = append(cs, cases(t, fem.BK1, []int{1, 2, 3}, 2, cpu)...)
 	cs = append(cs, cases(t, fem.BK3, []int{1, 2, 3}, 2, cpu)...)
-	for _, c := range cs {
-		for _, lowered := range []bool{false, true} {
-			if lowered {
-				h, err := pass.HostLoops(c.Kernel)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.Kernel = h
-			}
-			res, err := verify.Interpret(c)
-			if err != nil || !res.OK() {
-				t.Fatalf("%s %s (lowered %v): %+v, %v", c.Label, c.Kernel.Variant, lowered, res, err)
-			}
-		}
-	}
-	t.Logf("%d kernels interpreted", 2*len(cs))
+	t.Logf("%d kernels interpreted", interpretAll(t, cs))
 }
 
 // The CPU layouts compiled by the C backend for N = 1…8 (fp32 to N = 3).

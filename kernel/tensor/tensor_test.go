@@ -21,6 +21,13 @@ import (
 // on a real perturbed mesh, checked against fem's float64 reference.
 func cases(t *testing.T, op fem.Kernel, orders []int, f32Up int, target family.Target) []verify.Case {
 	t.Helper()
+	return casesOf(t, op, orders, f32Up, target, nil)
+}
+
+// casesOf is cases restricted to the named variants (nil: every
+// candidate), each built whether or not Candidates offers it there.
+func casesOf(t *testing.T, op fem.Kernel, orders []int, f32Up int, target family.Target, only []string) []verify.Case {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(31, 32))
 	var out []verify.Case
 	for _, n := range orders {
@@ -36,12 +43,12 @@ func cases(t *testing.T, op fem.Kernel, orders []int, f32Up int, target family.T
 			if err != nil {
 				t.Fatal(err)
 			}
-			cs, err := verify.Cases(rng, ins, target, nil)
+			cs, err := verify.Cases(rng, ins, target, only)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(cs) == 0 {
-				t.Fatalf("N=%d: no candidates", n)
+			if len(cs) == 0 || (only != nil && len(cs) != len(only)) {
+				t.Fatalf("%s N=%d: %d candidates (named %v)", op, n, len(cs), only)
 			}
 			out = append(out, cs...)
 		}
@@ -49,15 +56,10 @@ func cases(t *testing.T, op fem.Kernel, orders []int, f32Up int, target family.T
 	return out
 }
 
-// gpu is the target of the GPU layouts (cpu_test.go checks the CPU ones).
-var gpu = family.Target{GPU: true}
-
-// In the interpreter, as written for a GPU and as lowered for the host.
-func TestInterpret(t *testing.T) {
-	var cs []verify.Case
-	cs = append(cs, cases(t, fem.BK5, []int{1, 2, 3, 5}, 5, gpu)...)
-	cs = append(cs, cases(t, fem.BK1, []int{1, 2, 4}, 2, gpu)...)
-	cs = append(cs, cases(t, fem.BK3, []int{1, 2, 3}, 2, gpu)...)
+// interpretAll runs every case in the interpreter, as written and as
+// lowered for the host, and returns how many kernels ran.
+func interpretAll(t *testing.T, cs []verify.Case) int {
+	t.Helper()
 	n := 0
 	for _, c := range cs {
 		for _, lowered := range []bool{false, true} {
@@ -75,6 +77,19 @@ func TestInterpret(t *testing.T) {
 			n++
 		}
 	}
+	return n
+}
+
+// gpu is the target of the GPU layouts (cpu_test.go checks the CPU ones).
+var gpu = family.Target{GPU: true}
+
+// In the interpreter, as written for a GPU and as lowered for the host.
+func TestInterpret(t *testing.T) {
+	var cs []verify.Case
+	cs = append(cs, cases(t, fem.BK5, []int{1, 2, 3, 5}, 5, gpu)...)
+	cs = append(cs, cases(t, fem.BK1, []int{1, 2, 4}, 2, gpu)...)
+	cs = append(cs, cases(t, fem.BK3, []int{1, 2, 3}, 2, gpu)...)
+	n := interpretAll(t, cs)
 	t.Logf("%d kernels interpreted", n)
 }
 
