@@ -234,38 +234,14 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		pt = append(pt, decl(nm("gs%d", kk), lit(0)), decl(nm("gwo%d", kk), lit(0)), decl(nm("dxo%d", kk), lit(0)))
 	}
 	for sl := range a {
+		pt = append(pt, hats(s, sl, xs,
+			func(kk int) kernel.Expr { return sgAt(ci(2*d + sl*d + kk)) },
+			func(kk int) kernel.Expr { return sgAt(ci(2*d + a*d + sl*d + kk)) })...)
+		// This thread's own slot's weight, gradient terms and offsets.
+		own := []kernel.Stmt{kernel.Assign{Name: "Wo", Value: v(nm("W%d", sl))}}
 		for kk := range d {
-			dx := nm("dx%d_%d", sl, kk)
-			pt = append(pt, decl(dx, sub(xs[kk], sgAt(ci(2*d+sl*d+kk)))))
-			if s.Periodic {
-				pt = append(pt,
-					kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin(">", v(dx), lit(0.5)), Then: sub(v(dx), lit(1)), Else: v(dx)}},
-					kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin("<", v(dx), lit(-0.5)), Then: add(v(dx), lit(1)), Else: v(dx)}})
-			}
-			f := nm("f%d_%d", sl, kk)
-			sk := sgAt(ci(2*d + a*d + sl*d + kk))
-			pt = append(pt,
-				decl(f, kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{lit(0), sub(lit(1), div(kernel.Call{Fn: kernel.Fabs, Args: []kernel.Expr{v(dx)}}, sk))}}),
-				decl(nm("sg%d_%d", sl, kk), kernel.Select{Cond: ibin(">", v(f), lit(0)),
-					Then: div(kernel.Select{Cond: ibin("<", v(dx), lit(0)), Then: lit(1), Else: lit(-1)}, sk), Else: lit(0)}))
-		}
-		var W kernel.Expr = lit(1)
-		for kk := range d {
-			W = mul(W, v(nm("f%d_%d", sl, kk)))
-		}
-		Wn := nm("W%d", sl)
-		pt = append(pt, decl(Wn, W), kernel.Assign{Name: "S", Value: add(v("S"), v(Wn))})
-		own := []kernel.Stmt{kernel.Assign{Name: "Wo", Value: v(Wn)}}
-		for kk := range d {
-			var gg kernel.Expr = v(nm("sg%d_%d", sl, kk))
-			for m := range d {
-				if m != kk {
-					gg = mul(gg, v(nm("f%d_%d", sl, m)))
-				}
-			}
-			gw := nm("gw%d_%d", sl, kk)
-			pt = append(pt, decl(gw, gg), kernel.Assign{Name: nm("gs%d", kk), Value: add(v(nm("gs%d", kk)), v(gw))})
-			own = append(own, kernel.Assign{Name: nm("gwo%d", kk), Value: v(gw)}, kernel.Assign{Name: nm("dxo%d", kk), Value: v(nm("dx%d_%d", sl, kk))})
+			own = append(own, kernel.Assign{Name: nm("gwo%d", kk), Value: v(nm("gw%d_%d", sl, kk))},
+				kernel.Assign{Name: nm("dxo%d", kk), Value: v(nm("dx%d_%d", sl, kk))})
 		}
 		pt = append(pt, kernel.If{Cond: ibin("==", v("sl"), ci(sl)), Then: own})
 	}

@@ -242,37 +242,9 @@ func Integrate(s Spec) (*kernel.Kernel, error) {
 	}
 	// Weights.
 	for sl := range a {
-		for kk := range d {
-			dx := nm("dx%d_%d", sl, kk)
-			pt = append(pt, decl(dx, sub(xs[kk], v(nm("c%d_%d", sl, kk)))))
-			if s.Periodic { // nearest periodic image (|dx| < 1 always)
-				pt = append(pt,
-					kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin(">", v(dx), lit(0.5)), Then: sub(v(dx), lit(1)), Else: v(dx)}},
-					kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin("<", v(dx), lit(-0.5)), Then: add(v(dx), lit(1)), Else: v(dx)}})
-			}
-			f := nm("f%d_%d", sl, kk)
-			sk := v(nm("s%d_%d", sl, kk))
-			pt = append(pt,
-				decl(f, kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{lit(0), sub(lit(1), div(kernel.Call{Fn: kernel.Fabs, Args: []kernel.Expr{v(dx)}}, sk))}}),
-				// −sign(dx)/s where the hat is non-zero (its derivative).
-				decl(nm("sg%d_%d", sl, kk), kernel.Select{Cond: ibin(">", v(f), lit(0)),
-					Then: div(kernel.Select{Cond: ibin("<", v(dx), lit(0)), Then: lit(1), Else: lit(-1)}, sk), Else: lit(0)}))
-		}
-		var W kernel.Expr = lit(1)
-		for kk := range d {
-			W = mul(W, v(nm("f%d_%d", sl, kk)))
-		}
-		pt = append(pt, decl(nm("W%d", sl), W), kernel.Assign{Name: "S", Value: add(v("S"), v(nm("W%d", sl)))})
-		for kk := range d {
-			var g kernel.Expr = v(nm("sg%d_%d", sl, kk))
-			for m := range d {
-				if m != kk {
-					g = mul(g, v(nm("f%d_%d", sl, m)))
-				}
-			}
-			gw := nm("gw%d_%d", sl, kk)
-			pt = append(pt, decl(gw, g), kernel.Assign{Name: nm("gs%d", kk), Value: add(v(nm("gs%d", kk)), v(gw))})
-		}
+		pt = append(pt, hats(s, sl, xs,
+			func(kk int) kernel.Expr { return v(nm("c%d_%d", sl, kk)) },
+			func(kk int) kernel.Expr { return v(nm("s%d_%d", sl, kk)) })...)
 	}
 	kap, rr, ff := s.Coeff.exprs(xs)
 	pt = append(pt, decl("wk", mul(v("w"), kap)), decl("wf", mul(v("w"), ff)))
@@ -436,4 +408,47 @@ func Assemble(s Spec, atomic bool) (*kernel.Kernel, error) {
 		}},
 	}
 	return k, kernel.Validate(k)
+}
+
+// hats are the Shepard weight terms of active slot sl at the point xs:
+// per direction the offset dx (the nearest periodic image), the hat
+// factor f = max(0, 1 − |dx|/s) and its derivative sg = −sign(dx)/s where
+// f > 0; the weight W = Π f, added to S, and its gradient terms gw_k =
+// sg_k Π_{m≠k} f_m, added to gs_k. centre and support give the slot's
+// centre and hat half-width along a direction.
+func hats(s Spec, sl int, xs []kernel.Expr, centre, support func(kk int) kernel.Expr) []kernel.Stmt {
+	d := s.Dim
+	var pt []kernel.Stmt
+	for kk := range d {
+		dx := nm("dx%d_%d", sl, kk)
+		pt = append(pt, decl(dx, sub(xs[kk], centre(kk))))
+		if s.Periodic { // nearest periodic image (|dx| < 1 always)
+			pt = append(pt,
+				kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin(">", v(dx), lit(0.5)), Then: sub(v(dx), lit(1)), Else: v(dx)}},
+				kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin("<", v(dx), lit(-0.5)), Then: add(v(dx), lit(1)), Else: v(dx)}})
+		}
+		f := nm("f%d_%d", sl, kk)
+		sk := support(kk)
+		pt = append(pt,
+			decl(f, kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{lit(0), sub(lit(1), div(kernel.Call{Fn: kernel.Fabs, Args: []kernel.Expr{v(dx)}}, sk))}}),
+			// −sign(dx)/s where the hat is non-zero (its derivative).
+			decl(nm("sg%d_%d", sl, kk), kernel.Select{Cond: ibin(">", v(f), lit(0)),
+				Then: div(kernel.Select{Cond: ibin("<", v(dx), lit(0)), Then: lit(1), Else: lit(-1)}, sk), Else: lit(0)}))
+	}
+	var W kernel.Expr = lit(1)
+	for kk := range d {
+		W = mul(W, v(nm("f%d_%d", sl, kk)))
+	}
+	pt = append(pt, decl(nm("W%d", sl), W), kernel.Assign{Name: "S", Value: add(v("S"), v(nm("W%d", sl)))})
+	for kk := range d {
+		var g kernel.Expr = v(nm("sg%d_%d", sl, kk))
+		for m := range d {
+			if m != kk {
+				g = mul(g, v(nm("f%d_%d", sl, m)))
+			}
+		}
+		gw := nm("gw%d_%d", sl, kk)
+		pt = append(pt, decl(gw, g), kernel.Assign{Name: nm("gs%d", kk), Value: add(v(nm("gs%d", kk)), v(gw))})
+	}
+	return pt
 }
