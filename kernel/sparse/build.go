@@ -24,6 +24,8 @@ func Build(pb Problem, v Variant) (*kernel.Kernel, error) {
 		}
 	case CStreamKSplit:
 		g.ksplitKernel()
+	case Dense:
+		g.denseKernel()
 	default:
 		return nil, fmt.Errorf("unknown family %q", v.Family)
 	}

@@ -167,7 +167,7 @@ func (in *Instance) DType() kernel.DType { return in.Problem.DType }
 func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	vs := Candidates(in.Problem)
 	if t.GPU {
-		vs = GPUCandidates(in.Problem)
+		vs = append(GPUCandidates(in.Problem), DenseCandidates(in.Problem)...)
 	}
 	if !t.MinBlocks {
 		vs = slices.DeleteFunc(vs, func(v Variant) bool { return v.Occupancy > 0 })
@@ -270,6 +270,7 @@ func (in *Instance) Data(rng *rand.Rand) (*family.Data, error) {
 	ldc := in.LDC
 	return &family.Data{
 		Arrays: map[string]*family.Array{
+			"a": {Type: kernel.Real, Init: ra.Data}, // α·A for the dense kernels
 			"b": {Type: kernel.Real, Init: b},
 			"c": {Type: kernel.Real, Init: c0, Want: want, Kept: func(i int) bool { return i%ldc >= n }},
 		},
@@ -293,9 +294,9 @@ func (in *Instance) TuneKey() string {
 		pb.Alpha, pb.Beta, pb.N > 0, pb.LDB > 0, pb.LDC > 0, bits.Len(uint(in.N)), in.LDB%512, in.LDC%512)
 }
 
-// DataBytes is B, C and the reference of C, in float64.
+// DataBytes is B, C, the reference of C and α·A, in float64.
 func (in *Instance) DataBytes() int64 {
-	return 8 * (int64(in.Op.Cols)*int64(in.LDB) + 2*int64(in.Op.Rows)*int64(in.LDC))
+	return 8 * (int64(in.Op.Cols)*int64(in.LDB) + 2*int64(in.Op.Rows)*int64(in.LDC) + int64(in.Op.Rows)*int64(in.Op.Cols))
 }
 
 // Apply computes C ← α·A·B + β·C for columns 0..n-1 in float64, the loop
@@ -355,6 +356,12 @@ func (in *Instance) Workload() (*family.Workload, error) {
 		Flops:      2 * int64(st.NNZ) * int64(n),
 		Tol:        Tolerance(dt),
 	}
+	ra := op.Clone()
+	for i, a := range ra.Data {
+		ra.Data[i] = dt.Rounded(in.Alpha * a)
+	}
+	// α·A, as the dense kernels read it (the others take no "a").
+	w.Arrays = append(w.Arrays, family.WorkArray{Name: "a", Type: kernel.Real, Len: int64(len(ra.Data)), Role: family.Input, Reals: ra.Data})
 	for i := 0; i < op.Rows; i++ {
 		for s := 0; s < samples; s++ {
 			w.Samples = append(w.Samples, family.Sample{Array: "c", Index: int64(i)*int64(in.LDC) + int64(col(s))})
@@ -363,10 +370,6 @@ func (in *Instance) Workload() (*family.Workload, error) {
 	// The reference at the sampled columns is Apply on panels of just
 	// those columns, read from the bench's tables: one loop for checks
 	// and timed runs alike.
-	ra := op.Clone()
-	for i, a := range ra.Data {
-		ra.Data[i] = dt.Rounded(in.Alpha * a)
-	}
 	beta, ldb, ldc := dt.Rounded(in.Beta), int64(in.LDB), int64(in.LDC)
 	w.Reference = func(at func(string, int64) float64) []float64 {
 		b, c := make([]float64, op.Cols*samples), make([]float64, op.Rows*samples)

@@ -85,6 +85,9 @@ func (pb Problem) CheckOperator() error {
 
 // checkVariant reports why v does not fit the problem's shape.
 func (pb Problem) checkVariant(v Variant) error {
+	if v.Family == Dense {
+		return pb.checkDense(v)
+	}
 	if v.Width == 2 && (pb.LDB <= 0 || pb.LDC <= 0 || pb.LDB%2 != 0 || pb.LDC%2 != 0) {
 		return fmt.Errorf("variant %s needs ldb and ldc baked in and even (aligned vector access)", v.Name())
 	}
@@ -111,6 +114,8 @@ func (v Variant) sharedBytes(pb Problem) int {
 		return 2 * v.Chunk * v.Block * w
 	case CStreamKSplit:
 		return 2 * v.Split * v.Chunk * v.Block * w
+	case Dense:
+		return v.denseShared(pb)
 	}
 	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Family is a kernel strategy.
@@ -67,10 +68,17 @@ type Variant struct {
 	// Occupancy is the blocks per multiprocessor the CUDA compiler must
 	// allow (capping registers); 0 leaves it free. Other dialects ignore it.
 	Occupancy int `json:"occupancy,omitempty"`
+	// Rows (dense only) is the rows of C each thread computes; Width is
+	// then its columns, Block its threads along x, Chunk the columns of
+	// A staged per step (see Dense).
+	Rows int `json:"rows,omitempty"`
 }
 
 // Name is the variant's stable name, e.g. "bstream-msplit/x64-y4-c16".
 func (v Variant) Name() string {
+	if v.Family == Dense {
+		return v.denseName()
+	}
 	s := fmt.Sprintf("%s/x%d", v.Family, v.Block)
 	if v.Split > 0 {
 		s += fmt.Sprintf("-y%d", v.Split)
@@ -97,6 +105,9 @@ var variantRE = regexp.MustCompile(`^(cstream|bstream|bstream-msplit|cstream-ksp
 // ParseVariant reads a name as printed by Name. A bare family name takes
 // its defaults.
 func ParseVariant(s string) (Variant, error) {
+	if s == string(Dense) || strings.HasPrefix(s, string(Dense)+"/") {
+		return parseDense(s)
+	}
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
 		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. cstream, bstream/x128-w2, bstream-msplit/x64-y4-c16)", s)
@@ -135,6 +146,8 @@ func ParseVariant(s string) (Variant, error) {
 // Defaults returns a family's default parameters.
 func Defaults(f Family) Variant {
 	switch f {
+	case Dense:
+		return Variant{Family: f, Block: 8, Rows: 8, Width: 4, Chunk: 8}
 	case BStreamMSplit:
 		return Variant{Family: f, Block: 64, Width: 1, Split: 4, Chunk: 16}
 	case CStreamKSplit:
@@ -146,6 +159,12 @@ func Defaults(f Family) Variant {
 }
 
 func (v Variant) valid() error {
+	if v.Family == Dense {
+		return v.validDense()
+	}
+	if v.Rows != 0 {
+		return fmt.Errorf("variant %s: only dense takes rows per thread", v.Name())
+	}
 	switch {
 	case v.Block < 1 || v.Block > 1024:
 		return fmt.Errorf("variant %s: block %d out of 1..1024", v.Name(), v.Block)

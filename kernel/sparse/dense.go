@@ -1,0 +1,404 @@
+package sparse
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/operator"
+)
+
+// Dense: a blocked kernel for nearly dense operators (PyFR's tets at p ≥ 4),
+// where literal kernels spill or overflow the instruction cache. A's entries
+// come at run time from the buffer "a" (α·A row-major, see Instance.Data)
+// through shared memory instead of being unrolled as immediates.
+//
+// A block holds Block × ⌈m/Rows⌉ threads (tx, ty) and computes all m rows
+// of Block·Width adjacent columns (j0 = blockIdx.x·Block·Width). Thread
+// (tx, ty) keeps a register tile of Rows × Width sums: rows ty·Rows + r,
+// columns j0 + tx + c·Block. The rows of B are staged Chunk at a time in
+// shared memory (bsh, Chunk × Block·Width; one barrier per chunk), and so
+// are the matching Chunk columns of α·A (ash, transposed: ash[kk][row]),
+// unless the whole of α·A fits beside the chunk of B in at most
+// denseWholeA bytes, in which case it is staged once per block. For every
+// column kk of a chunk a thread reads Width values of B and Rows of A from
+// shared memory and does Rows·Width multiply-adds.
+//
+// Zero tiles are skipped at build time: a chunk whose columns of A are all
+// zero is never staged, and a thread whose Rows × Chunk tile of A is zero
+// does no arithmetic for it (a condition on ty; runs of chunks with the
+// same pattern are one run-time loop, so the code stays a few loop bodies
+// long). Any m and k: the last chunk is shorter (its own loop bound), rows
+// past m are zero in ash and never stored, columns past n are neither
+// staged nor stored.
+const Dense Family = "dense"
+
+// denseWholeA is the most shared memory (bytes, α·A and one chunk of B)
+// for which a dense kernel stages all of α·A once instead of chunk by
+// chunk.
+const denseWholeA = 24 << 10
+
+// denseMaxTile bounds Rows·Width, the sums a thread keeps live.
+const denseMaxTile = 64
+
+// denseMinEntries and denseMinDensity decide where DenseCandidates offers the
+// blocked kernel: operators of at least that many entries (m·k) and that
+// density. Below, the unrolled kernels keep everything in registers.
+const (
+	denseMinEntries = 4096
+	denseMinDensity = 0.3
+)
+
+// denseMaxCandidateThreads bounds the block of an offered dense candidate
+// (CUDA's launch bound then leaves at least 128 registers a thread).
+const denseMaxCandidateThreads = 512
+
+// DenseCandidates lists the dense variants worth trying for the problem: a
+// handful of register tiles (8×4, 4×4, 8×2, 8×1, 4×2, 16×2), offered only
+// for operators with density ≥ 0.3 and m·k ≥ 4096 whose block fits.
+func DenseCandidates(pb Problem) []Variant {
+	st := operator.Analyze(pb.Op)
+	if st.Density < denseMinDensity || pb.Op.Rows*pb.Op.Cols < denseMinEntries {
+		return nil
+	}
+	var out []Variant
+	for _, v := range []Variant{
+		{Family: Dense, Block: 8, Rows: 8, Width: 4, Chunk: 8},
+		{Family: Dense, Block: 16, Rows: 4, Width: 4, Chunk: 8},
+		{Family: Dense, Block: 16, Rows: 8, Width: 2, Chunk: 8},
+		{Family: Dense, Block: 32, Rows: 8, Width: 1, Chunk: 16},
+		{Family: Dense, Block: 16, Rows: 4, Width: 2, Chunk: 16},
+		{Family: Dense, Block: 8, Rows: 16, Width: 2, Chunk: 8},
+	} {
+		if pb.Check(v) == nil && v.denseThreads(pb.Op.Rows) <= denseMaxCandidateThreads {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// denseThreads is the block size for an operator of m rows.
+func (v Variant) denseThreads(m int) int { return v.Block * v.denseY(m) }
+
+// denseY is the threads along y: ⌈m / Rows⌉.
+func (v Variant) denseY(m int) int { return (m + v.Rows - 1) / max(v.Rows, 1) }
+
+func (v Variant) denseName() string {
+	return fmt.Sprintf("%s/x%d-r%d-w%d-c%d", v.Family, v.Block, v.Rows, v.Width, v.Chunk)
+}
+
+var denseRE = regexp.MustCompile(`^dense(?:/x(\d+)-r(\d+)-w(\d+)-c(\d+))?$`)
+
+// parseDense reads "dense" (the defaults) or "dense/xX-rR-wW-cC".
+func parseDense(s string) (Variant, error) {
+	m := denseRE.FindStringSubmatch(s)
+	if m == nil {
+		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. dense/x8-r8-w4-c8: threads along x, rows and columns per thread, k-chunk)", s)
+	}
+	v := Defaults(Dense)
+	if m[1] != "" {
+		for i, dst := range []*int{&v.Block, &v.Rows, &v.Width, &v.Chunk} {
+			n, err := strconv.Atoi(m[i+1])
+			if err != nil {
+				return Variant{}, fmt.Errorf("variant %q: %v", s, err)
+			}
+			*dst = n
+		}
+	}
+	return v, v.valid()
+}
+
+func (v Variant) validDense() error {
+	switch {
+	case v.Block < 1 || v.Block > 1024:
+		return fmt.Errorf("variant %s: block %d out of 1..1024", v.Name(), v.Block)
+	case v.Rows < 1 || v.Width < 1 || v.Rows*v.Width > denseMaxTile:
+		return fmt.Errorf("variant %s: rows and width must be ≥ 1 with rows·width ≤ %d", v.Name(), denseMaxTile)
+	case v.Chunk < 1 || v.Chunk > 256:
+		return fmt.Errorf("variant %s: chunk must be 1..256", v.Name())
+	case v.Split != 0 || v.Grouped || v.Occupancy != 0:
+		return fmt.Errorf("variant %s: dense takes no split, grouping or occupancy", v.Name())
+	}
+	return nil
+}
+
+// checkDense reports why v does not fit the problem: too many threads for
+// the operator's rows, or too much shared memory.
+func (pb Problem) checkDense(v Variant) error {
+	if t := v.denseThreads(pb.Op.Rows); t > 1024 {
+		return fmt.Errorf("variant %s needs %d threads per block for %d rows (at most 1024)", v.Name(), t, pb.Op.Rows)
+	}
+	if s := v.sharedBytes(pb); s > MaxSharedBytes {
+		return fmt.Errorf("variant %s needs %d bytes of shared memory (limit %d)", v.Name(), s, MaxSharedBytes)
+	}
+	return nil
+}
+
+// denseLayout is the shape of a dense kernel's shared arrays.
+type denseLayout struct {
+	nb     int  // columns per block: Block·Width
+	mp     int  // rows covered by the threads: ⌈m/Rows⌉·Rows
+	stride int  // row stride of ash: mp rounded up to an odd number of 16-byte units
+	ka     int  // columns of A held in ash: k (whole) or Chunk
+	whole  bool // α·A staged once
+}
+
+func (v Variant) denseLayout(pb Problem) denseLayout {
+	m, k, w := pb.Op.Rows, pb.Op.Cols, pb.DType.Bytes()
+	l := denseLayout{nb: v.Block * v.Width, mp: v.denseY(m) * v.Rows}
+	// The row stride of ash keeps a thread's Rows values 16-byte aligned
+	// (so that a compiler may read them with vector loads when Rows is
+	// even) and is an odd number of 16-byte units (so that staging, which
+	// writes a column of ash per thread, spreads over the banks).
+	vec := 16 / w
+	l.stride = (l.mp + vec - 1) / vec * vec
+	if (l.stride/vec)%2 == 0 {
+		l.stride += vec
+	}
+	chunk := min(v.Chunk, k)
+	l.whole = (k*l.stride+chunk*l.nb)*w <= denseWholeA
+	l.ka = chunk
+	if l.whole {
+		l.ka = k
+	}
+	return l
+}
+
+func (v Variant) denseShared(pb Problem) int {
+	l := v.denseLayout(pb)
+	return (min(v.Chunk, pb.Op.Cols)*l.nb + l.ka*l.stride) * pb.DType.Bytes()
+}
+
+// denseParam is the buffer of α·A the dense kernels read.
+var denseParam = kernel.Param{Name: "a", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "α·A, m×k row-major"}
+
+// denseRun is a run of chunks staged and computed by one loop: chunks of
+// size columns starting at from, from+Chunk, … below to; ys says which y
+// threads have a non-zero tile in them (nil: all).
+type denseRun struct {
+	from, to, size int
+	ys             []bool
+}
+
+// denseRuns cuts the columns of A into chunks, drops those that are all
+// zero and joins neighbours of the same size and pattern.
+func (g *gen) denseRuns() []denseRun {
+	v, m, k := g.v, g.m, g.k
+	ty := v.denseY(m)
+	var runs []denseRun
+	for c0 := 0; c0 < k; c0 += v.Chunk {
+		size := min(v.Chunk, k-c0)
+		ys := make([]bool, ty)
+		anyNZ, all := false, true
+		for y := range ys {
+			for i := y * v.Rows; i < min((y+1)*v.Rows, m) && !ys[y]; i++ {
+				for r := c0; r < c0+size; r++ {
+					if g.pb.Op.At(i, r) != 0 {
+						ys[y] = true
+						break
+					}
+				}
+			}
+			anyNZ = anyNZ || ys[y]
+			all = all && ys[y]
+		}
+		if !anyNZ {
+			continue
+		}
+		if all {
+			ys = nil
+		}
+		if n := len(runs); n > 0 && runs[n-1].to == c0 && runs[n-1].size == size && fmt.Sprint(runs[n-1].ys) == fmt.Sprint(ys) {
+			runs[n-1].to = c0 + size
+			continue
+		}
+		runs = append(runs, denseRun{from: c0, to: c0 + size, size: size, ys: ys})
+	}
+	return runs
+}
+
+// yCondition is true for the y threads marked in ys (ranges of ty).
+func yCondition(ys []bool) kernel.Expr {
+	ty := kernel.Ref("ty")
+	var cond kernel.Expr
+	for y := 0; y < len(ys); {
+		if !ys[y] {
+			y++
+			continue
+		}
+		e := y
+		for e < len(ys) && ys[e] {
+			e++
+		}
+		var c kernel.Expr
+		switch {
+		case y == 0 && e == len(ys):
+			return nil
+		case e == y+1:
+			c = bin("==", ty, lit(y))
+		case y == 0:
+			c = bin("<", ty, lit(e))
+		case e == len(ys):
+			c = bin(">=", ty, lit(y))
+		default:
+			c = bin("&&", bin(">=", ty, lit(y)), bin("<", ty, lit(e)))
+		}
+		if cond == nil {
+			cond = c
+		} else {
+			cond = bin("||", cond, c)
+		}
+		y = e
+	}
+	return cond
+}
+
+// denseKernel builds the blocked dense kernel (see Dense).
+func (g *gen) denseKernel() {
+	k, v, pb := g.kern, g.v, g.pb
+	m, kk := g.m, g.k
+	l := v.denseLayout(pb)
+	ty := v.denseY(m)
+	threads := v.Block * ty
+	k.Launch.Block = [3]int{v.Block, ty, 1}
+	k.Launch.Grid = [3]kernel.Axis{kernel.Over(Columns, l.nb)}
+	k.Launch.SharedBytes = v.denseShared(pb)
+	k.Params = append([]kernel.Param{denseParam}, k.Params...)
+	k.Doc = strings.Replace(k.Doc, fmt.Sprintf("one thread per %d column(s)", v.Width),
+		fmt.Sprintf("blocks of %d columns, %d×%d sums a thread, α·A from the buffer a through shared memory", l.nb, v.Rows, v.Width), 1)
+	k.Shared = []kernel.Shared{
+		{Name: "bsh", Type: kernel.Real, Dims: []int{min(v.Chunk, kk), l.nb}},
+		{Name: "ash", Type: kernel.Real, Dims: []int{l.ka, l.stride}},
+	}
+	ref := kernel.Ref
+	idx := func(name string, init kernel.Expr) kernel.Stmt {
+		return kernel.Decl{Type: kernel.Index, Name: name, Init: init}
+	}
+	n, ldb, ldc := g.nExpr(), g.ldbExpr(), g.ldcExpr()
+	body := []kernel.Stmt{
+		idx("tx", localX),
+		idx("ty", localY),
+		idx("tid", bin("+", bin("*", ref("ty"), lit(v.Block)), ref("tx"))),
+		idx("j0", bin("*", groupX, lit(l.nb))),
+		idx("rb", bin("*", ref("ty"), lit(v.Rows))),
+	}
+	acc := func(r, c int) string { return fmt.Sprintf("acc%d_%d", r, c) }
+	for r := 0; r < v.Rows; r++ {
+		for c := 0; c < v.Width; c++ {
+			body = append(body, kernel.Decl{Type: kernel.Real, Name: acc(r, c), Init: kernel.Lit{V: 0}})
+		}
+	}
+	// stageA fills ash[q][row] = α·A[row][c0+q] for q < cols, row < mp
+	// (zero past m), c0 an expression.
+	stageA := func(c0 kernel.Expr, cols int) []kernel.Stmt {
+		e := ref("e")
+		var load kernel.Expr
+		if l.whole { // e runs over A row-major: a[e] is (row, q)
+			load = kernel.At("a", e)
+		} else {
+			load = kernel.At("a", bin("+", bin("+", bin("*", ref("row"), lit(kk)), c0), ref("q")))
+		}
+		put := kernel.Put("ash", load, ref("q"), ref("row"))
+		var st kernel.Stmt = put
+		if l.mp > m {
+			st = kernel.If{Cond: bin("<", ref("row"), lit(m)), Then: []kernel.Stmt{put},
+				Else: []kernel.Stmt{kernel.Put("ash", kernel.Lit{V: 0}, ref("q"), ref("row"))}}
+		}
+		return []kernel.Stmt{kernel.For{Var: "e", From: ref("tid"), To: lit(l.mp * cols), Step: int64(threads), Body: []kernel.Stmt{
+			idx("row", bin("/", e, lit(cols))),
+			idx("q", bin("%", e, lit(cols))),
+			st,
+		}}}
+	}
+	// stageB fills bsh[q][col] = B[c0+q][j0+col] for q < rows, col < nb,
+	// j0+col < n.
+	stageB := func(c0 kernel.Expr, rows int) []kernel.Stmt {
+		e := ref("e")
+		col := bin("+", ref("j0"), ref("col"))
+		return []kernel.Stmt{kernel.For{Var: "e", From: ref("tid"), To: lit(rows * l.nb), Step: int64(threads), Body: []kernel.Stmt{
+			idx("q", bin("/", e, lit(l.nb))),
+			idx("col", bin("%", e, lit(l.nb))),
+			kernel.If{Cond: bin("<", col, n), Then: []kernel.Stmt{
+				kernel.Put("bsh", kernel.At("b", bin("+", bin("*", bin("+", c0, ref("q")), ldb), col)), ref("q"), ref("col")),
+			}},
+		}}}
+	}
+	// compute adds the chunk's products into the sums.
+	compute := func(c0 kernel.Expr, size int, ys []bool) []kernel.Stmt {
+		q := ref("kk")
+		aCol := kernel.Expr(q)
+		if l.whole {
+			aCol = bin("+", c0, q)
+		}
+		var inner []kernel.Stmt
+		for c := 0; c < v.Width; c++ {
+			inner = append(inner, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("bv%d", c), Init: kernel.At("bsh", q, plus(c*v.Block, ref("tx")))})
+		}
+		for r := 0; r < v.Rows; r++ {
+			inner = append(inner, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("av%d", r), Init: kernel.At("ash", aCol, plus(r, ref("rb")))})
+		}
+		for r := 0; r < v.Rows; r++ {
+			for c := 0; c < v.Width; c++ {
+				inner = append(inner, kernel.Assign{Name: acc(r, c), Value: bin("+", ref(acc(r, c)),
+					bin("*", ref(fmt.Sprintf("av%d", r)), ref(fmt.Sprintf("bv%d", c))))})
+			}
+		}
+		loop := []kernel.Stmt{kernel.For{Var: "kk", From: lit(0), To: lit(size), Body: inner, Unroll: true}}
+		if cond := yCondition(ys); cond != nil {
+			return []kernel.Stmt{kernel.If{Cond: cond, Then: loop}}
+		}
+		return loop
+	}
+	if l.whole {
+		body = append(body, kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d, into shared memory once (transposed)", m, kk)})
+		body = append(body, stageA(lit(0), kk)...)
+	}
+	for _, run := range g.denseRuns() {
+		var c0 kernel.Expr = ref("kc")
+		single := run.to-run.from == run.size
+		if single {
+			c0 = lit(run.from)
+		}
+		chunk := []kernel.Stmt{kernel.Comment{Text: fmt.Sprintf("columns %d..%d of A, %d at a time", run.from, run.to-1, run.size)}}
+		chunk = append(chunk, stageB(c0, run.size)...)
+		if !l.whole {
+			chunk = append(chunk, stageA(c0, run.size)...)
+		}
+		chunk = append(chunk, kernel.Barrier{})
+		chunk = append(chunk, compute(c0, run.size, run.ys)...)
+		chunk = append(chunk, kernel.Barrier{})
+		if single {
+			body = append(body, chunk...)
+		} else {
+			body = append(body, kernel.For{Var: "kc", From: lit(run.from), To: lit(run.to), Step: int64(run.size), Body: chunk})
+		}
+	}
+	// Stores: columns past n and rows past m are left alone.
+	beta := pb.Beta
+	for c := 0; c < v.Width; c++ {
+		col := fmt.Sprintf("jc%d", c)
+		body = append(body, idx(col, bin("+", ref("j0"), plus(c*v.Block, ref("tx")))))
+		var stores []kernel.Stmt
+		for r := 0; r < v.Rows; r++ {
+			off := bin("+", bin("*", plus(r, ref("rb")), ldc), ref(col))
+			var val kernel.Expr = ref(acc(r, c))
+			switch {
+			case beta == 1:
+				val = bin("+", val, kernel.At("c", off))
+			case beta != 0:
+				val = bin("+", val, bin("*", kernel.Lit{V: beta}, kernel.At("c", off)))
+			}
+			var st kernel.Stmt = kernel.Put("c", val, off)
+			if (ty-1)*v.Rows+r >= m { // only the last y thread has rows past m here
+				st = kernel.If{Cond: bin("<", plus(r, ref("rb")), lit(m)), Then: []kernel.Stmt{st}}
+			}
+			stores = append(stores, st)
+		}
+		body = append(body, kernel.If{Cond: bin("<", ref(col), n), Then: stores})
+	}
+	k.Body = body
+	k.Meta["tile"] = fmt.Sprintf("%d×%d", v.Rows, v.Width)
+	k.Meta["a_whole"] = l.whole
+}
