@@ -154,8 +154,8 @@ func TestDenseHost(t *testing.T) {
 	t.Logf("%d kernels verified on %s", len(cs), dev.Info().Name)
 }
 
-// Dense candidates are offered for the nearly dense PyFR operators of at
-// least 4096 entries only, and only to GPU targets.
+// Dense candidates are listed for the nearly dense PyFR operators of at
+// least 4096 entries only, run by name, and not offered by default.
 func TestDenseCandidates(t *testing.T) {
 	for name, want := range map[string]bool{
 		"p5/tet/m460": true, "p6/tet/m460": true, "p6/tet/m132": true, "p5/tet/m6": true, "p6/tet/m0": true,
@@ -176,8 +176,15 @@ func TestDenseCandidates(t *testing.T) {
 		has := func(t family.Target) bool {
 			return slices.ContainsFunc(in.Candidates(t), func(c family.Candidate) bool { return c.(Variant).Family == Dense })
 		}
-		if has(family.Target{GPU: true}) != want || has(family.Target{}) {
-			t.Errorf("%s: dense offered to the GPU %v, the CPU %v", name, has(family.Target{GPU: true}), has(family.Target{}))
+		// Not offered by default yet (slower than the unrolled kernels
+		// and cuBLAS on the H100): named, they run.
+		if has(family.Target{GPU: true}) || has(family.Target{}) {
+			t.Errorf("%s: dense offered by default to the GPU %v, the CPU %v", name, has(family.Target{GPU: true}), has(family.Target{}))
+		}
+		for _, v := range vs {
+			if c, err := in.Variant(v.Name()); err != nil || in.Check(c) != nil {
+				t.Errorf("%s: %s by name: %v", name, v.Name(), err)
+			}
 		}
 	}
 }
