@@ -292,7 +292,7 @@ func (f *problemFlags) contractProblems(args []string, dts []kernel.DType) ([]fa
 func (f *problemFlags) orderList(maxOrder int) ([]int, error) {
 	var orders []int
 	for _, part := range strings.Split(f.orders, ",") {
-		lo, hi, err := orderRange(strings.TrimSpace(part))
+		lo, hi, err := orderRange(strings.TrimSpace(part), maxOrder)
 		if err != nil {
 			return nil, usagef("--order %q: %v", f.orders, err)
 		}

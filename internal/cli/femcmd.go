@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -121,6 +122,14 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 		fs := cmd.Flags()
 		kernels, _ := fs.GetString("kernel")
 		ops, bps := splitBakeOffs(kernels)
+		for _, name := range strings.Split(ops, ",") {
+			if _, err := fem.ParseKernel(name); name != "" && err != nil {
+				return usagef("--kernel %q: unknown operator %q (want bk1, bk3, bk5, bp3 or bp5)", kernels, name)
+			}
+		}
+		if ops == "" && len(bps) == 0 {
+			return usagef("--kernel %q names no operator", kernels)
+		}
 		if ops != "" {
 			if err := fs.Set("kernel", ops); err != nil {
 				return err

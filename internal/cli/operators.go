@@ -43,7 +43,7 @@ func Suite(spec string) ([]*operator.Operator, error) {
 		if !ok {
 			return nil, usagef("suite %q: want KIND:pLO[-HI], e.g. hex:p1-6", sel)
 		}
-		lo, hi, err := orderRange(orders)
+		lo, hi, err := orderRange(orders, 20)
 		if err != nil {
 			return nil, usagef("suite %q: %v", sel, err)
 		}
@@ -65,7 +65,8 @@ func Suite(spec string) ([]*operator.Operator, error) {
 	return ops, nil
 }
 
-func orderRange(s string) (lo, hi int, err error) {
+// orderRange parses one order or a range of orders, each in 1..maxOrder.
+func orderRange(s string, maxOrder int) (lo, hi int, err error) {
 	s = strings.TrimPrefix(s, "p")
 	a, b, isRange := strings.Cut(s, "-")
 	if lo, err = strconv.Atoi(a); err != nil {
@@ -77,8 +78,8 @@ func orderRange(s string) (lo, hi int, err error) {
 			return 0, 0, fmt.Errorf("bad order %q", b)
 		}
 	}
-	if lo < 1 || hi < lo || hi > 20 {
-		return 0, 0, fmt.Errorf("orders %d..%d out of 1..20", lo, hi)
+	if lo < 1 || hi < lo || hi > maxOrder {
+		return 0, 0, fmt.Errorf("orders %d..%d out of 1..%d", lo, hi, maxOrder)
 	}
 	return lo, hi, nil
 }
