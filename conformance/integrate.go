@@ -59,17 +59,17 @@ func RunIntegrate(t *testing.T, dev device.Device) {
 	rng := testenv.Rand(t)
 	names := integrateVariants()
 	next := 0
-	// Two variants per problem on GPUs; one on CPU backends, whose
-	// compilers take seconds a kernel (every variant is still built
-	// several times over the problems).
-	per := 2
+	// Two variants per problem on GPUs; one, in fp64, on CPU backends,
+	// whose compilers take seconds a kernel (kernel/integrate's tests
+	// check both precisions on C and PoCL).
+	per, dts := 2, DTypes
 	if !dev.Info().GPU {
-		per = 1
+		per, dts = 1, []kernel.DType{kernel.F64}
 	}
 	var cases []verify.Case
 	for _, kind := range element.Kinds {
 		for _, s := range integrateSetups {
-			for _, dt := range DTypes {
+			for _, dt := range dts {
 				p, err := integrate.New(kind, s.op, dt, s.opts)
 				if err != nil {
 					t.Fatal(err)

@@ -153,8 +153,11 @@ func TestBoundedFailures(t *testing.T) {
 			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic") {
 				t.Errorf("stack trace on stderr: %.300q", r.stderr)
 			}
-			if r.took > 5*time.Second || r.maxRSSKB > 1<<20 {
-				t.Errorf("took %v and %d MB (limits 5 s, 1 GB)", r.took.Round(time.Millisecond), r.maxRSSKB>>10)
+			// Bounded, not fast: 20 s leaves room for a loaded 2-core
+			// machine (5 s failed at 5.1 s beside a parallel test run)
+			// and still catches work that scales with the input.
+			if r.took > 20*time.Second || r.maxRSSKB > 1<<20 {
+				t.Errorf("took %v and %d MB (limits 20 s, 1 GB)", r.took.Round(time.Millisecond), r.maxRSSKB>>10)
 			}
 		})
 	}
