@@ -70,20 +70,9 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			in := interruptible(cmd.ErrOrStderr(), "writing the results so far")
-			defer in.release()
-			dev, err := openDevice(o.backend, o.device)
-			if err != nil {
-				return err
-			}
-			// A device with compilations still running is left open: the
-			// process is ending.
-			defer func() {
-				if !in.interrupted() {
-					dev.Close()
-				}
-			}()
-			return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), dev, ps, o, in.stop)
+			return onTimingDevice(cmd, o.backend, o.device, func(dev device.Device, stop <-chan struct{}) error {
+				return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), dev, ps, o, stop)
+			})
 		},
 	}
 	f := c.Flags()
@@ -342,4 +331,22 @@ func gitCommit() string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// onTimingDevice opens the backend's device for a timing run and runs f
+// with the channel an interrupt closes. A device with compilations still
+// running when interrupted is left open: the process is ending.
+func onTimingDevice(cmd *cobra.Command, backend, sel string, f func(device.Device, <-chan struct{}) error) error {
+	in := interruptible(cmd.ErrOrStderr(), "writing the results so far")
+	defer in.release()
+	dev, err := openDevice(backend, sel)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if !in.interrupted() {
+			dev.Close()
+		}
+	}()
+	return f(dev, in.stop)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/element"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
@@ -75,24 +76,15 @@ coefficients in, full entry-major matrices out); GFLOP/s at the nominal counts
 		if err != nil {
 			return err
 		}
-		in := interruptible(cmd.ErrOrStderr(), "writing the results so far")
-		defer in.release()
-		dev, err := openDevice(o.backend, o.device)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if !in.interrupted() {
-				dev.Close()
+		return onTimingDevice(cmd, o.backend, o.device, func(dev device.Device, stop <-chan struct{}) error {
+			if o.n == 0 {
+				o.n = integrateCPUElements
+				if dev.Info().GPU {
+					o.n = integrateGPUElements
+				}
 			}
-		}()
-		if o.n == 0 {
-			o.n = integrateCPUElements
-			if dev.Info().GPU {
-				o.n = integrateGPUElements
-			}
-		}
-		return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), dev, ps, o, in.stop)
+			return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), dev, ps, o, stop)
+		})
 	}
 	return c
 }
