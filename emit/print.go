@@ -55,6 +55,7 @@ func Render(d Dialect, ks ...*kernel.Kernel) (Source, error) {
 		b.WriteString("\n")
 		sp.kernel(p)
 		src.Entries = append(src.Entries, k.Name)
+		src.Wide = src.Wide || k.Hints.WideVectors
 	}
 	src.Text = b.String()
 	return src, nil

@@ -24,6 +24,9 @@ type Source struct {
 	Dialect Dialect
 	Text    string
 	Entries []string
+	// Wide: some kernel asks for the widest host vectors
+	// (kernel.Hints.WideVectors).
+	Wide bool
 }
 
 // spelling is everything that differs between dialects: a dialect is this
@@ -55,6 +58,9 @@ type spelling struct {
 	vectorize     string // line before a loop to vectorise, "" for none
 	// minBlocks says whether the dialect honours Hints.MinBlocksPerUnit.
 	minBlocks bool
+	// atomicFetchAdd is the expression that adds the int value to the int
+	// element ref atomically and yields the element's old value.
+	atomicFetchAdd func(ref, value string) string
 }
 
 // vecSpelling spells aligned vector loads and stores.

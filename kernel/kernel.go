@@ -137,6 +137,12 @@ type Hints struct {
 	// multiprocessor, capping registers per thread to raise occupancy
 	// (CUDA's __launch_bounds__); 0 leaves the choice to the compiler.
 	MinBlocksPerUnit int `json:"min_blocks_per_unit,omitempty"`
+	// WideVectors marks compute-bound straight-line code that gains from
+	// the host's widest vectors and largest register file: the C device
+	// then builds its source with AVX-512 where the CPU has it (it is
+	// off otherwise: memory-bound kernels gain nothing and compile far
+	// slower). GPU dialects ignore it.
+	WideVectors bool `json:"wide_vectors,omitempty"`
 }
 
 // Kernel is a complete dialect-neutral kernel, written from the point of

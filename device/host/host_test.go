@@ -413,3 +413,37 @@ func TestConcurrentBuild(t *testing.T) {
 	}
 	t.Logf("compiles per device: %d %d %d", devs[0].compiles.Load(), devs[1].compiles.Load(), devs[2].compiles.Load())
 }
+
+// A source that asks for wide vectors is built with AVX-512 where the CPU
+// has it, and under its own cache key; any other keeps -mno-avx512f.
+func TestWideFlags(t *testing.T) {
+	d := open(t)
+	src := emit.Source{Dialect: emit.C, Text: "void f(void) {}\n"}
+	wide := src
+	wide.Wide = true
+	has := func(fs []string, f string) bool {
+		for _, x := range fs {
+			if x == f {
+				return true
+			}
+		}
+		return false
+	}
+	narrow, w := d.srcFlags(src), d.srcFlags(wide)
+	if has(d.flags, "-mno-avx512f") && !has(narrow, "-mno-avx512f") {
+		t.Errorf("plain source without -mno-avx512f: %v", narrow)
+	}
+	switch {
+	case has(d.flags, "-mno-avx512f") && d.avx512():
+		if has(w, "-mno-avx512f") || !has(w, "-mprefer-vector-width=512") {
+			t.Errorf("wide source on an AVX-512 CPU: %v", w)
+		}
+		if d.key(src) == d.key(wide) {
+			t.Error("wide and plain builds share a cache key")
+		}
+	default:
+		if strings.Join(w, " ") != strings.Join(narrow, " ") {
+			t.Errorf("wide source without AVX-512 changed flags: %v against %v", w, narrow)
+		}
+	}
+}

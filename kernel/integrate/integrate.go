@@ -254,10 +254,14 @@ func (in *Instance) index64() bool {
 // shape functions' gradients, into local memory), then forms and stores
 // row r. Work-item lx has row lx / m and element lx % m, so that each
 // row's stores are coalesced over the m elements.
+//
+// Parts = P ≥ 2 shares an element among P work-items, each forming the
+// geometry and a block of Nodes/P rows (see buildParts).
 type Variant struct {
 	WG, EPT int
 	Local   bool
 	Rows    bool
+	Parts   int
 }
 
 // Name is e.g. "w64/e2" or "w64/e1/local".
@@ -269,6 +273,9 @@ func (v Variant) Name() string {
 	if v.Rows {
 		s += "/rows"
 	}
+	if v.Parts > 1 {
+		s += fmt.Sprintf("/p%d", v.Parts)
+	}
 	return s
 }
 
@@ -276,20 +283,27 @@ func (v Variant) ident() string {
 	return strings.ReplaceAll(v.Name(), "/", "_")
 }
 
-var variantRE = regexp.MustCompile(`^w(\d+)/e(\d+)(/local)?(/rows)?$`)
+var variantRE = regexp.MustCompile(`^w(\d+)/e(\d+)(/local)?(/rows)?(?:/p(\d+))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("integrate: unknown variant %q (want wN/eM, wN/eM/local or wN/eM/rows)", s)
+		return Variant{}, fmt.Errorf("integrate: unknown variant %q (want wN/eM, wN/eM/local, wN/eM/rows or wN/eM/pP)", s)
 	}
 	wg, err1 := strconv.Atoi(m[1])
 	ept, err2 := strconv.Atoi(m[2])
-	if err1 != nil || err2 != nil {
+	parts, err3 := 0, error(nil)
+	if m[5] != "" {
+		parts, err3 = strconv.Atoi(m[5])
+	}
+	if err1 != nil || err2 != nil || err3 != nil {
 		return Variant{}, fmt.Errorf("integrate: variant %q: number out of range", s)
 	}
-	return Variant{WG: wg, EPT: ept, Local: m[3] != "", Rows: m[4] != ""}, nil
+	if m[5] != "" && parts < 2 {
+		return Variant{}, fmt.Errorf("integrate: variant %q: parts /p%d (want at least 2)", s, parts)
+	}
+	return Variant{WG: wg, EPT: ept, Local: m[3] != "", Rows: m[4] != "", Parts: parts}, nil
 }
 
 // Limits of a variant.
@@ -297,6 +311,9 @@ const (
 	// MaxEPT bounds the elements per work-item (the loop is unrolled up
 	// to 4).
 	MaxEPT = 16
+	// partWarp is the fewest elements a work-group with parts holds per
+	// part: a warp, so that the branch on the part is uniform over it.
+	partWarp = 32
 	// MaxLocalBytes is the local memory a variant may stage: the static
 	// limit of CUDA and of most OpenCL devices.
 	MaxLocalBytes = 48 << 10
@@ -305,7 +322,7 @@ const (
 // Candidates: on a GPU, work-groups of 64, 128 and 256 (the paper's 64 and
 // two wider), one or two elements per work-item, with and without local
 // staging; on a CPU (where local memory is ordinary memory and staging was
-// 20 % slower on the paper's Xeon Phi), work-groups of 16 to 128 with one
+// 20 % slower on the paper's Xeon Phi), work-groups of 4 to 64 with one
 // element per work-item (vectorised across elements), and two elements per
 // work-item and staging once each, for the record.
 func (in *Instance) Candidates(t family.Target) []family.Candidate {
@@ -316,6 +333,13 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 				for _, local := range []bool{false, true} {
 					vs = append(vs, Variant{WG: wg, EPT: ept, Local: local})
 				}
+			}
+		}
+		// Rows in 2 to 4 parts: a work-item holds a fraction of the
+		// accumulators (the CDR kernels run out of registers).
+		for _, wg := range []int{64, 128, 256} {
+			for _, parts := range []int{2, 3, 4} {
+				vs = append(vs, Variant{WG: wg * parts / 2, EPT: 1, Parts: parts})
 			}
 		}
 		// Split elements (prism and hex: as many points as nodes), 16 or
@@ -330,7 +354,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 		// the vector loop over elements (see build). More elements per
 		// work-item put a loop inside it, which gcc does not vectorise:
 		// one such variant (and one staged) stays, for the record.
-		for _, wg := range []int{16, 32, 64, 128} {
+		for _, wg := range []int{4, 8, 16, 32, 64} {
 			vs = append(vs, Variant{WG: wg, EPT: 1})
 		}
 		vs = append(vs, Variant{WG: 64, EPT: 2}, Variant{WG: 64, EPT: 1, Local: true})
@@ -366,6 +390,12 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("integrate: %s: a split variant always stages (/rows, not /local/rows)", v.Name())
 	case v.Rows && v.WG%in.Kind.Nodes() != 0:
 		return fmt.Errorf("integrate: %s: a split work-group is a multiple of the %d nodes of a %s", v.Name(), in.Kind.Nodes(), in.Kind)
+	case v.Parts > 1 && (v.Local || v.Rows):
+		return fmt.Errorf("integrate: %s: a variant with parts neither stages nor splits by rows", v.Name())
+	case v.Parts > 1 && in.Kind.Nodes()%v.Parts != 0:
+		return fmt.Errorf("integrate: %s: %d parts do not divide the %d rows of a %s", v.Name(), v.Parts, in.Kind.Nodes(), in.Kind)
+	case v.Parts > 1 && (v.WG%v.Parts != 0 || v.WG/v.Parts < partWarp):
+		return fmt.Errorf("integrate: %s: a work-group with parts holds at least %d elements per part (WG a multiple of %d·parts)", v.Name(), partWarp, partWarp)
 	case (v.Local || v.Rows) && in.localBytes(v) > MaxLocalBytes:
 		return fmt.Errorf("integrate: %s: stages %d B of local memory (at most %d)", v.Name(), in.localBytes(v), MaxLocalBytes)
 	}
@@ -401,8 +431,11 @@ func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {
 	if err := in.check(v); err != nil {
 		return nil, err
 	}
-	if v.Rows {
+	switch {
+	case v.Rows:
 		return in.buildRows(v), nil
+	case v.Parts > 1:
+		return in.buildParts(v), nil
 	}
 	return in.build(v), nil
 }

@@ -144,7 +144,7 @@ func TestHost(t *testing.T) {
 		testenv.Unavailable(t, "c", err)
 	}
 	defer dev.Close()
-	run(t, dev, spread(t, element.Kinds, []string{"w16/e1", "w64/e2", "w64/e1/local"}))
+	run(t, dev, spread(t, element.Kinds, []string{"w16/e1", "w64/e2", "w64/e1/local", "w64/e1/p2"}))
 }
 
 // On the OpenCL device BESPOKE_OPENCL_DEVICE selects (PoCL here), which
@@ -364,6 +364,20 @@ func TestErrors(t *testing.T) {
 			p, _ := integrate.New(element.Hex, element.CDR, kernel.F64, integrate.Options{ElemMajor: true})
 			in, _ := p.Timed(10)
 			return in.Check(integrate.Variant{WG: 256, EPT: 1, Local: true})
+		}},
+		{"one part", "want at least 2", func() error {
+			_, err := integrate.ParseVariant("w64/e1/p1")
+			return err
+		}},
+		{"parts that do not divide the rows", "do not divide the 4 rows", func() error {
+			p, _ := integrate.New(element.Tet, element.CDR, kernel.F64, integrate.Options{})
+			in, _ := p.Timed(10)
+			return in.Check(integrate.Variant{WG: 96, EPT: 1, Parts: 3})
+		}},
+		{"parts narrower than a warp", "at least 32 elements per part", func() error {
+			p, _ := integrate.New(element.Prism, element.CDR, kernel.F64, integrate.Options{})
+			in, _ := p.Timed(10)
+			return in.Check(integrate.Variant{WG: 48, EPT: 1, Parts: 2})
 		}},
 		{"wrong batch", "given to an instance", func() error {
 			p, _ := integrate.New(element.Tet, element.Mass, kernel.F64, integrate.Options{})
