@@ -262,6 +262,10 @@ type Variant struct {
 	Local   bool
 	Rows    bool
 	Parts   int
+	// Blocks asks the compiler to fit this many work-groups on one
+	// multiprocessor (kernel.Hints.MinBlocksPerUnit): fewer registers
+	// per work-item, more of them resident (CUDA; ignored elsewhere).
+	Blocks int
 }
 
 // Name is e.g. "w64/e2" or "w64/e1/local".
@@ -276,6 +280,9 @@ func (v Variant) Name() string {
 	if v.Parts > 1 {
 		s += fmt.Sprintf("/p%d", v.Parts)
 	}
+	if v.Blocks > 0 {
+		s += fmt.Sprintf("/b%d", v.Blocks)
+	}
 	return s
 }
 
@@ -283,7 +290,7 @@ func (v Variant) ident() string {
 	return strings.ReplaceAll(v.Name(), "/", "_")
 }
 
-var variantRE = regexp.MustCompile(`^w(\d+)/e(\d+)(/local)?(/rows)?(?:/p(\d+))?$`)
+var variantRE = regexp.MustCompile(`^w(\d+)/e(\d+)(/local)?(/rows)?(?:/p(\d+))?(?:/b(\d+))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
@@ -297,13 +304,17 @@ func ParseVariant(s string) (Variant, error) {
 	if m[5] != "" {
 		parts, err3 = strconv.Atoi(m[5])
 	}
-	if err1 != nil || err2 != nil || err3 != nil {
+	blocks, err4 := 0, error(nil)
+	if m[6] != "" {
+		blocks, err4 = strconv.Atoi(m[6])
+	}
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return Variant{}, fmt.Errorf("integrate: variant %q: number out of range", s)
 	}
 	if m[5] != "" && parts < 2 {
 		return Variant{}, fmt.Errorf("integrate: variant %q: parts /p%d (want at least 2)", s, parts)
 	}
-	return Variant{WG: wg, EPT: ept, Local: m[3] != "", Rows: m[4] != "", Parts: parts}, nil
+	return Variant{WG: wg, EPT: ept, Local: m[3] != "", Rows: m[4] != "", Parts: parts, Blocks: blocks}, nil
 }
 
 // Limits of a variant.
@@ -311,6 +322,9 @@ const (
 	// MaxEPT bounds the elements per work-item (the loop is unrolled up
 	// to 4).
 	MaxEPT = 16
+	// maxResident bounds Blocks·WG: the most threads one H100 (and any
+	// CUDA device since sm_50 bar a few) keeps resident per multiprocessor.
+	maxResident = 2048
 	// partWarp is the fewest elements a work-group with parts holds per
 	// part: a warp, so that the branch on the part is uniform over it.
 	partWarp = 32
@@ -332,6 +346,16 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 			for _, ept := range []int{1, 2} {
 				for _, local := range []bool{false, true} {
 					vs = append(vs, Variant{WG: wg, EPT: ept, Local: local})
+				}
+			}
+		}
+		// Register caps of 128 and about 100 per work-item (CUDA's
+		// launch bounds): more work-groups resident to hide latency
+		// where the whole element in registers leaves few.
+		for _, wg := range []int{64, 128} {
+			for _, regs := range []int{128, 102} {
+				for _, local := range []bool{false, true} {
+					vs = append(vs, Variant{WG: wg, EPT: 1, Local: local, Blocks: 65536 / (regs * wg)})
 				}
 			}
 		}
@@ -390,6 +414,8 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("integrate: %s: a split variant always stages (/rows, not /local/rows)", v.Name())
 	case v.Rows && v.WG%in.Kind.Nodes() != 0:
 		return fmt.Errorf("integrate: %s: a split work-group is a multiple of the %d nodes of a %s", v.Name(), in.Kind.Nodes(), in.Kind)
+	case v.Blocks < 0 || v.WG*v.Blocks > maxResident:
+		return fmt.Errorf("integrate: %s: %d work-groups of %d on one multiprocessor (at most %d work-items)", v.Name(), v.Blocks, v.WG, maxResident)
 	case v.Parts > 1 && (v.Local || v.Rows):
 		return fmt.Errorf("integrate: %s: a variant with parts neither stages nor splits by rows", v.Name())
 	case v.Parts > 1 && in.Kind.Nodes()%v.Parts != 0:
@@ -431,13 +457,17 @@ func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {
 	if err := in.check(v); err != nil {
 		return nil, err
 	}
+	var k *kernel.Kernel
 	switch {
 	case v.Rows:
-		return in.buildRows(v), nil
+		k = in.buildRows(v)
 	case v.Parts > 1:
-		return in.buildParts(v), nil
+		k = in.buildParts(v)
+	default:
+		k = in.build(v)
 	}
-	return in.build(v), nil
+	k.Hints.MinBlocksPerUnit = v.Blocks
+	return k, nil
 }
 
 // Tol bounds the error of an output relative to its largest reference
