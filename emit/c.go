@@ -39,6 +39,10 @@ var cSpelling = spelling{
 	},
 	unroll:    "#pragma GCC unroll 64",
 	vectorize: "#pragma omp simd",
+
+	// gcc's and clang's builtin: relaxed, since nothing else is ordered
+	// by it (the kernel ends before anything reads the tickets' writes).
+	atomicFetchAdd: func(ref, v string) string { return "__atomic_fetch_add(&" + ref + ", " + v + ", __ATOMIC_RELAXED)" },
 }
 
 // cCall spells an intrinsic with C99's maths functions (the f-suffixed

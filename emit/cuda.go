@@ -39,6 +39,8 @@ var cudaSpelling = spelling{
 	atomicAdd: func(p *printer, ref, v string) { p.text("atomicAdd(&", ref, ", ", v, ");") },
 	unroll:    "#pragma unroll",
 	minBlocks: true,
+
+	atomicFetchAdd: func(ref, v string) string { return "atomicAdd(&" + ref + ", " + v + ")" },
 }
 
 // gpuCall spells an intrinsic in CUDA or OpenCL C, whose maths functions

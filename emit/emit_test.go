@@ -171,3 +171,48 @@ func TestRenderRejects(t *testing.T) {
 		t.Error("only CUDA honours MinBlocksPerUnit")
 	}
 }
+
+// An atomic fetch-add is spelled with each dialect's integer atomic, its
+// value cast to the buffer's int.
+func TestAtomicFetchAdd(t *testing.T) {
+	for d, want := range map[emit.Dialect][]string{
+		emit.CUDA:   {"ticket = atomicAdd(&count[0], (int)1);", "atomicAdd(&count[1], (int)(g + 1));"},
+		emit.OpenCL: {"ticket = atomic_add(&count[0], (int)1);", "atomic_add(&count[1], (int)(g + 1));"},
+		emit.C:      {"_old = __atomic_fetch_add(&count[0], (int)1, __ATOMIC_RELAXED);", "__atomic_fetch_add(&count[1], (int)(_c->g[_lx] + 1), __ATOMIC_RELAXED);"},
+	} {
+		src, err := emit.Render(d, kerneltest.Tickets())
+		if err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		for _, w := range want {
+			if !strings.Contains(src.Text, w) {
+				t.Errorf("%s lacks %q:\n%s", d, w, src.Text)
+			}
+		}
+	}
+}
+
+// A source's register cap is set only when every kernel asks for resident
+// blocks, from the tightest of them.
+func TestMaxRegisters(t *testing.T) {
+	one := func(name string, threads int) *kernel.Kernel {
+		return &kernel.Kernel{Name: name, Launch: kernel.Launch{Block: [3]int{threads, 1, 1}},
+			Params: []kernel.Param{{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}},
+			Body:   []kernel.Stmt{kernel.Put("y", kernel.Lit{V: 1}, kernel.Int{})}}
+	}
+	a, b := one("k", 64), one("other", 128)
+	src, err := emit.Render(emit.OpenCL, a, b)
+	if err != nil || src.MaxRegisters != 0 {
+		t.Fatalf("no hints: cap %d, %v", src.MaxRegisters, err)
+	}
+	a.Hints.MinBlocksPerUnit = 4
+	if src, _ = emit.Render(emit.OpenCL, a, b); src.MaxRegisters != 0 {
+		t.Errorf("one kernel without a hint: cap %d", src.MaxRegisters)
+	}
+	b.Hints.MinBlocksPerUnit = 8
+	src, _ = emit.Render(emit.OpenCL, a, b)
+	want := min(255, 65536/(a.Launch.Threads()*4)/8*8, 65536/(b.Launch.Threads()*8)/8*8)
+	if src.MaxRegisters != want {
+		t.Errorf("cap %d, want %d", src.MaxRegisters, want)
+	}
+}

@@ -39,6 +39,9 @@ var openclSpelling = spelling{
 		p.text("bespoke_atomic_add_", p.k.DType.String(), "(&", ref, ", ", v, ");")
 	},
 	unroll: "#pragma unroll",
+
+	// OpenCL 1.1's 32-bit integer atomics on global memory (core).
+	atomicFetchAdd: func(ref, v string) string { return "atomic_add(&" + ref + ", " + v + ")" },
 }
 
 // openclPrelude enables double precision where a kernel needs it and

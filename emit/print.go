@@ -57,6 +57,7 @@ func Render(d Dialect, ks ...*kernel.Kernel) (Source, error) {
 		src.Entries = append(src.Entries, k.Name)
 		src.Wide = src.Wide || k.Hints.WideVectors
 	}
+	src.MaxRegisters = maxRegisters(ks)
 	src.Text = b.String()
 	return src, nil
 }
@@ -408,6 +409,16 @@ func (p *printer) stmt(s kernel.Stmt) {
 		b.WriteString(";\n")
 	case kernel.AtomicAdd:
 		p.sp.atomicAdd(p, p.ref(s.Buf, s.Index), p.expr(s.Value, 0))
+	case kernel.AtomicFetchAdd:
+		// The value as the buffer's int: CUDA's atomicAdd and OpenCL's
+		// atomic_add are overloaded by it.
+		v := p.expr(kernel.Cast{To: kernel.Int32, X: s.Value}, 0)
+		call := p.sp.atomicFetchAdd(p.ref(s.Buf, s.Index), v)
+		if s.Old == "" {
+			p.text(call, ";")
+		} else {
+			p.text(s.Old, " = ", call, ";")
+		}
 	case kernel.VecLoad:
 		p.vecLoad(s)
 	case kernel.VecStore:
@@ -529,4 +540,22 @@ func Lowered(d Dialect, k *kernel.Kernel) (*kernel.Kernel, error) {
 		return nil, fmt.Errorf("emit: %w", err)
 	}
 	return lk, nil
+}
+
+// maxRegisters is Source.MaxRegisters: the least of 65536/(threads·blocks),
+// rounded down to a multiple of 8 and at most 255, over kernels that all
+// ask for resident blocks; 0 if any does not.
+func maxRegisters(ks []*kernel.Kernel) int {
+	regs := 0
+	for _, k := range ks {
+		b := k.Hints.MinBlocksPerUnit
+		if b <= 0 {
+			return 0
+		}
+		r := min(255, 65536/(k.Launch.Threads()*b)/8*8)
+		if regs == 0 || r < regs {
+			regs = r
+		}
+	}
+	return regs
 }

@@ -27,6 +27,12 @@ type Source struct {
 	// Wide: some kernel asks for the widest host vectors
 	// (kernel.Hints.WideVectors).
 	Wide bool
+	// MaxRegisters, when every kernel asks for a number of resident
+	// blocks (kernel.Hints.MinBlocksPerUnit), is the fewest registers per
+	// thread that lets them all fit in the 64 K registers of an NVIDIA
+	// multiprocessor: what a platform without launch bounds (NVIDIA's
+	// OpenCL) can be told instead. 0 otherwise.
+	MaxRegisters int
 }
 
 // spelling is everything that differs between dialects: a dialect is this

@@ -346,6 +346,24 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 		return c.write(s.Buf, s.Index, s.Value, false)
 	case AtomicAdd:
 		return c.write(s.Buf, s.Index, s.Value, true)
+	case AtomicFetchAdd:
+		t, err := env.element(s.Buf, s.Index)
+		if err != nil {
+			return err
+		}
+		if sym, _ := env.Lookup(s.Buf); !sym.Buf || sym.Const || t != Int32 {
+			return fmt.Errorf("atomic fetch-add into %q: only writable int32 buffer parameters take it", s.Buf)
+		}
+		if err := c.assignable(Int32, s.Value, s.Buf); err != nil {
+			return err
+		}
+		if s.Old != "" {
+			sym, ok := env.Lookup(s.Old)
+			if !ok || sym.Array || sym.Const || !sym.Type.IsInt() {
+				return fmt.Errorf("atomic fetch-add into %q: old value into %q, which is not a declared integer variable", s.Buf, s.Old)
+			}
+		}
+		return nil
 	case VecLoad:
 		if err := c.vector(s.Buf, s.Index, len(s.Dst)); err != nil {
 			return err
@@ -513,6 +531,10 @@ func varyingVars(body []Stmt) map[string]bool {
 				case VecLoad:
 					for _, d := range s.Dst {
 						mark(d)
+					}
+				case AtomicFetchAdd:
+					if s.Old != "" {
+						mark(s.Old) // a ticket differs between threads
 					}
 				case If:
 					d := div || exprVarying(s.Cond, varying)

@@ -27,6 +27,13 @@ func small(body ...Stmt) *Kernel {
 	}
 }
 
+// counted is small with an int32 buffer cnt for atomic fetch-adds.
+func counted(body ...Stmt) *Kernel {
+	k := small(body...)
+	k.Params = append(k.Params, Param{Name: "cnt", Kind: BufferParam, Type: Int32})
+	return k
+}
+
 func TestValidate(t *testing.T) {
 	good := []Stmt{
 		Decl{Type: Index, Name: "i", Init: Bin{Op: "+", L: Bin{Op: "*", L: gx, R: Int{V: 8}}, R: lx}},
@@ -39,9 +46,12 @@ func TestValidate(t *testing.T) {
 		}},
 		If{Cond: Bin{Op: "<", L: v("i"), R: v("n")}, Then: []Stmt{
 			AtomicAdd{Buf: "y", Index: []Expr{At("map", v("i"))}, Value: Cast{To: Real, X: v("i")}},
+			Decl{Type: Int32, Name: "o"},
+			AtomicFetchAdd{Old: "o", Buf: "cnt", Index: []Expr{Int{V: 1}}, Value: v("i")},
+			AtomicFetchAdd{Buf: "cnt", Index: []Expr{v("o")}, Value: Int{V: 1}},
 		}},
 	}
-	if err := Validate(small(good...)); err != nil {
+	if err := Validate(counted(good...)); err != nil {
 		t.Fatalf("a good kernel: %v", err)
 	}
 	for _, tc := range []struct {
@@ -60,6 +70,14 @@ func TestValidate(t *testing.T) {
 		{"barrier after a varying assignment", []Stmt{Decl{Type: Index, Name: "m", Init: Int{V: 2}}, Assign{Name: "m", Value: lx},
 			For{Var: "z", From: Int{}, To: v("m"), Body: []Stmt{Barrier{}}}}, "barrier"},
 		{"atomic on shared", []Stmt{AtomicAdd{Buf: "s", Index: []Expr{Int{}, Int{}}, Value: Lit{V: 1}}}, "atomic"},
+		{"fetch-add into a real buffer", []Stmt{AtomicFetchAdd{Buf: "y", Index: []Expr{Int{}}, Value: Int{V: 1}}}, "int32"},
+		{"fetch-add into a read-only buffer", []Stmt{AtomicFetchAdd{Buf: "map", Index: []Expr{Int{}}, Value: Int{V: 1}}}, "int32"},
+		{"fetch-add of a real", []Stmt{AtomicFetchAdd{Buf: "cnt", Index: []Expr{Int{}}, Value: Lit{V: 1}}}, "cast"},
+		{"fetch-add into an undeclared old", []Stmt{AtomicFetchAdd{Old: "o", Buf: "cnt", Index: []Expr{Int{}}, Value: Int{V: 1}}}, "not a declared integer"},
+		{"fetch-add into a real old", []Stmt{Decl{Type: Real, Name: "o"}, AtomicFetchAdd{Old: "o", Buf: "cnt", Index: []Expr{Int{}}, Value: Int{V: 1}}}, "not a declared integer"},
+		{"fetch-add into a parameter", []Stmt{AtomicFetchAdd{Old: "n", Buf: "cnt", Index: []Expr{Int{}}, Value: Int{V: 1}}}, "not a declared integer"},
+		{"barrier under a ticket", []Stmt{Decl{Type: Index, Name: "o", Init: Int{}}, AtomicFetchAdd{Old: "o", Buf: "cnt", Index: []Expr{Int{}}, Value: Int{V: 1}},
+			If{Cond: Bin{Op: "<", L: v("o"), R: Int{V: 4}}, Then: []Stmt{Barrier{}}}}, "barrier"},
 		{"infinite literal", []Stmt{Put("y", Lit{V: math.Inf(1)}, Int{})}, "not finite"},
 		{"unknown intrinsic", []Stmt{Put("y", Call{Fn: "exp", Args: []Expr{Lit{V: 1}}}, Int{})}, "exp"},
 		{"array with an initial value", []Stmt{Decl{Type: Real, Name: "a", Dims: []int{2}, Init: Lit{V: 0}}}, "initial value"},
@@ -68,7 +86,7 @@ func TestValidate(t *testing.T) {
 			VecLoad{Dst: []string{"a", "b", "c"}, Buf: "x", Index: Int{}}}, "width 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Validate(small(tc.body...))
+			err := Validate(counted(tc.body...))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Validate = %v, want an error containing %q", err, tc.want)
 			}

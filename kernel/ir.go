@@ -174,6 +174,18 @@ type AtomicAdd struct {
 	Value Expr
 }
 
+// AtomicFetchAdd adds Value (an integer) to an element of an Int32 buffer
+// parameter as one indivisible update and, when Old is not empty, sets the
+// declared integer variable Old to the element's value before the add:
+// threads that add to one element see distinct old values (tickets). The
+// element must stay within 32 bits.
+type AtomicFetchAdd struct {
+	Old   string
+	Buf   string
+	Index []Expr
+	Value Expr
+}
+
 // VecLoad reads len(Dst) consecutive elements Buf[Index], Buf[Index+1], …
 // of a real buffer parameter into the already declared real variables Dst,
 // as one aligned vector load where the dialect has one. Index must be a
@@ -221,16 +233,17 @@ type Barrier struct{}
 // Comment is printed as a one-line comment.
 type Comment struct{ Text string }
 
-func (Decl) isStmt()      {}
-func (Assign) isStmt()    {}
-func (Store) isStmt()     {}
-func (AtomicAdd) isStmt() {}
-func (VecLoad) isStmt()   {}
-func (VecStore) isStmt()  {}
-func (If) isStmt()        {}
-func (For) isStmt()       {}
-func (Barrier) isStmt()   {}
-func (Comment) isStmt()   {}
+func (Decl) isStmt()           {}
+func (Assign) isStmt()         {}
+func (Store) isStmt()          {}
+func (AtomicAdd) isStmt()      {}
+func (AtomicFetchAdd) isStmt() {}
+func (VecLoad) isStmt()        {}
+func (VecStore) isStmt()       {}
+func (If) isStmt()             {}
+func (For) isStmt()            {}
+func (Barrier) isStmt()        {}
+func (Comment) isStmt()        {}
 
 // Shorthand for kernels built in Go (every family's builder uses it).
 var (

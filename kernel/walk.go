@@ -37,6 +37,11 @@ func StmtExprs(s Stmt, f func(Expr)) {
 			f(i)
 		}
 		f(s.Value)
+	case AtomicFetchAdd:
+		for _, i := range s.Index {
+			f(i)
+		}
+		f(s.Value)
 	case VecLoad:
 		f(s.Index)
 	case VecStore:
@@ -163,6 +168,9 @@ func MapExprs(s Stmt, f func(Expr) Expr) Stmt {
 		x.Index, x.Value = ms(x.Index), m(x.Value)
 		return x
 	case AtomicAdd:
+		x.Index, x.Value = ms(x.Index), m(x.Value)
+		return x
+	case AtomicFetchAdd:
 		x.Index, x.Value = ms(x.Index), m(x.Value)
 		return x
 	case VecLoad:

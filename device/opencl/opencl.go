@@ -330,6 +330,18 @@ func (d *Device) buildOptions() string {
 	return d.options
 }
 
+// srcOptions are the options src is built with: the device's, plus on
+// NVIDIA's platform the register cap the source's kernels ask for
+// (emit.Source.MaxRegisters, from CUDA-style launch bounds, which OpenCL C
+// cannot spell; cl_nv_compiler_options passes it to ptxas).
+func (d *Device) srcOptions(src emit.Source) string {
+	o := d.buildOptions()
+	if src.MaxRegisters > 0 && strings.Contains(strings.ToLower(d.info.Platform), "nvidia") {
+		o = strings.TrimSpace(fmt.Sprintf("%s -cl-nv-maxrregcount=%d", o, src.MaxRegisters))
+	}
+	return o
+}
+
 // Dialect is emit.OpenCL.
 func (d *Device) Dialect() emit.Dialect { return emit.OpenCL }
 
@@ -516,9 +528,9 @@ func isPoCL(platform string) bool {
 	return strings.Contains(platform, "Portable Computing Language") || strings.EqualFold(platform, "pocl")
 }
 
-func (d *Device) key(text string) string {
+func (d *Device) key(src emit.Source) string {
 	return cache.Key("bespoke-opencl-v1", d.info.Platform, d.platformVersion, d.info.Name,
-		d.driver, d.info.Arch, d.buildOptions(), text)
+		d.driver, d.info.Arch, d.srcOptions(src), src.Text)
 }
 
 // Build compiles all of src's entries in one program and creates a kernel
@@ -529,7 +541,7 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 	}
 	var prog uintptr
 	useCache := !cache.Disabled() && !d.ownCache() && cl.CreateProgramWithBinary != nil && cl.GetProgramInfo != nil
-	st, key := cache.Open("opencl"), d.key(src.Text)
+	st, key := cache.Open("opencl"), d.key(src)
 	if useCache {
 		if bin, ok := st.Get(key); ok && len(bin) > 0 {
 			prog = d.fromBinary(bin)
@@ -543,7 +555,7 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 	if prog == 0 && useCache && Builder != nil && !d.SerialBuilds() {
 		// Out of process: the driver's locks here stay free for the
 		// timing loop, and an interrupt can kill the build.
-		bin, err := Builder(d.info.ID, d.buildOptions(), src.Text)
+		bin, err := Builder(d.info.ID, d.srcOptions(src), src.Text)
 		if be := (*BuildError)(nil); errors.As(err, &be) {
 			be.Device, be.Entries = d.info.Name, src.Entries
 		}
@@ -605,7 +617,7 @@ var ErrNoBuilder = errors.New("opencl: the build process failed")
 // (device.Compiler), through Builder; without one, or on PoCL, it builds
 // and releases the program.
 func (d *Device) Compile(src emit.Source) error {
-	st, key := cache.Open("opencl"), d.key(src.Text)
+	st, key := cache.Open("opencl"), d.key(src)
 	if cache.Disabled() || d.ownCache() || Builder == nil || cl.CreateProgramWithBinary == nil {
 		p, err := d.Build(src)
 		if err == nil {
@@ -616,7 +628,7 @@ func (d *Device) Compile(src emit.Source) error {
 	if _, ok := st.Get(key); ok {
 		return nil
 	}
-	bin, err := Builder(d.info.ID, d.buildOptions(), src.Text)
+	bin, err := Builder(d.info.ID, d.srcOptions(src), src.Text)
 	if errors.Is(err, ErrNoBuilder) {
 		p, err := d.Build(src)
 		if err == nil {
@@ -660,7 +672,7 @@ func (d *Device) fromSource(src emit.Source) (uintptr, error) {
 	if err := check("clCreateProgramWithSource", code); err != nil {
 		return 0, err
 	}
-	code = cl.BuildProgram(prog, 1, a.Uintptrs(d.dev), a.CString(d.buildOptions()), 0, 0)
+	code = cl.BuildProgram(prog, 1, a.Uintptrs(d.dev), a.CString(d.srcOptions(src)), 0, 0)
 	dl.FixSignals() // the platform's compiler may have installed handlers of its own
 	if code != clSuccess {
 		log := d.buildLog(prog)

@@ -381,3 +381,24 @@ func TestExtraOptions(t *testing.T) {
 		}
 	}
 }
+
+// A register cap reaches NVIDIA's compiler (and the cache key) only on
+// NVIDIA's platform: other compilers reject -cl-nv options.
+func TestRegisterCapOption(t *testing.T) {
+	src := emit.Source{Dialect: emit.OpenCL, Text: "kernel void f(void) {}\n"}
+	capped := src
+	capped.MaxRegisters = 128
+	for _, c := range []struct {
+		platform string
+		want     bool
+	}{{"NVIDIA CUDA", true}, {"Portable Computing Language", false}} {
+		d := &Device{info: device.Info{Platform: c.platform}, options: BuildOptions}
+		got := strings.Contains(d.srcOptions(capped), "-cl-nv-maxrregcount=128")
+		if got != c.want || strings.Contains(d.srcOptions(src), "maxrregcount") {
+			t.Errorf("%s: options %q / %q", c.platform, d.srcOptions(capped), d.srcOptions(src))
+		}
+		if (d.key(src) != d.key(capped)) != c.want {
+			t.Errorf("%s: capped and plain keys equal: %v", c.platform, d.key(src) == d.key(capped))
+		}
+	}
+}

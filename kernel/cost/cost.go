@@ -121,6 +121,13 @@ func (c *counter) stmt(s kernel.Stmt, mult float64) {
 		c.n.Atomics += mult
 		c.access(s.Buf, 1, true, mult)
 		c.access(s.Buf, 1, false, mult)
+	case kernel.AtomicFetchAdd:
+		c.indices(s.Index, mult)
+		c.expr(s.Value, mult)
+		c.n.Atomics += mult
+		c.access(s.Buf, 1, true, mult)
+		c.access(s.Buf, 1, false, mult)
+		delete(c.vars, s.Old) // a ticket: unknown statically
 	case kernel.VecLoad:
 		c.expr(s.Index, mult)
 		for _, d := range s.Dst {
@@ -156,8 +163,11 @@ func (c *counter) stmt(s kernel.Stmt, mult float64) {
 		// Either branch may have run: forget what they assigned.
 		for _, ss := range [][]kernel.Stmt{s.Then, s.Else} {
 			kernel.WalkStmts(ss, func(st kernel.Stmt) bool {
-				if a, ok := st.(kernel.Assign); ok {
+				switch a := st.(type) {
+				case kernel.Assign:
 					delete(c.vars, a.Name)
+				case kernel.AtomicFetchAdd:
+					delete(c.vars, a.Old)
 				}
 				return true
 			})

@@ -491,6 +491,24 @@ func (c *compiler) stmt(s kernel.Stmt) func(*frame) {
 		}
 		v := c.intExpr(value)
 		return func(f *frame) { s, i := at(f); s.ints[i] = c.fit(r.typ, v(f), buf) }
+	case kernel.AtomicFetchAdd:
+		at := c.element(s.Buf, s.Index)
+		v, buf := c.intExpr(s.Value), s.Buf
+		set := func(*frame, int64) {}
+		if s.Old != "" {
+			r, name := c.lookup(s.Old), s.Old
+			set = func(f *frame, old int64) { f.ints[r.slot] = c.fit(r.typ, old, name) }
+		}
+		return func(f *frame) {
+			st, i := at(f)
+			x := c.fit(kernel.Int32, v(f), buf)
+			f.m.atomic.Lock()
+			old := st.ints[i]
+			st.ints[i] = old + x
+			f.m.atomic.Unlock()
+			c.fit(kernel.Int32, old+x, buf)
+			set(f, old)
+		}
 	case kernel.VecLoad:
 		at := c.vecAt(s.Buf, s.Index, len(s.Dst))
 		dst := make([]int, len(s.Dst))

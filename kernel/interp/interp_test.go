@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/kerneltest"
 )
 
 // Shorthand (kernel's builders).
@@ -135,5 +136,27 @@ func TestStatements(t *testing.T) {
 		if math.Abs(y[j]-want[j]) > 1e-12 {
 			t.Errorf("y[%d] = %v, want %v", j, y[j], want[j])
 		}
+	}
+}
+
+// Atomic fetch-adds hand out distinct tickets, also to threads that run
+// side by side (a kernel with a barrier), and fault past 32 bits.
+func TestTickets(t *testing.T) {
+	const n = 10
+	count, slot := make([]int64, 2), make([]int64, n)
+	if err := Run(kerneltest.Tickets(), [3]int{3, 1, 1}, map[string]any{"n": n, "count": count, "slot": slot}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for _, g := range slot {
+		seen[g] = true
+	}
+	if len(seen) != n || count[0] != n || count[1] != n*(n+1)/2 {
+		t.Errorf("slot %v, count %v: want a permutation of 0…%d, %d and %d", slot, count, n-1, n, n*(n+1)/2)
+	}
+	count = []int64{math.MaxInt32, 0}
+	err := Run(kerneltest.Tickets(), [3]int{1, 1, 1}, map[string]any{"n": 1, "count": count, "slot": slot})
+	if err == nil || !strings.Contains(err.Error(), "overflow") {
+		t.Errorf("a ticket past 32 bits: %v", err)
 	}
 }

@@ -100,3 +100,33 @@ func Misc(dt kernel.DType) *kernel.Kernel {
 // MiscLen is how many slots of y Misc adds into; y holds 2·MiscLen + 2·n
 // values.
 const MiscLen = 2
+
+// Tickets exercises atomic fetch-adds: thread g < n draws a ticket from
+// count[0] (its old value), and after a barrier (so that the ticket lives
+// across it) writes slot[ticket] = g and adds g + 1 to count[1] without
+// keeping the old value. slot ends a permutation of 0…n−1, count holds n
+// and n(n+1)/2.
+func Tickets() *kernel.Kernel {
+	const bx = 4
+	one := []kernel.Expr{i(1)}
+	return &kernel.Kernel{
+		Name: "tickets", Variant: "sample", DType: kernel.F64,
+		Params: []kernel.Param{{Name: "n", Kind: kernel.ScalarParam, Type: kernel.Index},
+			{Name: "count", Kind: kernel.BufferParam, Type: kernel.Int32},
+			{Name: "slot", Kind: kernel.BufferParam, Type: kernel.Int32}},
+		Launch: kernel.Launch{Block: [3]int{bx, 1, 1}, Grid: [3]kernel.Axis{kernel.Over("n", bx)}},
+		Doc:    "a sample of atomic fetch-adds (tickets)",
+		Body: []kernel.Stmt{
+			kernel.Decl{Type: kernel.Index, Name: "g", Init: bin("+", bin("*", gx, i(bx)), lx)},
+			kernel.Decl{Type: kernel.Index, Name: "ticket", Init: i(-1)},
+			kernel.If{Cond: bin("<", v("g"), v("n")), Then: []kernel.Stmt{
+				kernel.AtomicFetchAdd{Old: "ticket", Buf: "count", Index: []kernel.Expr{i(0)}, Value: i(1)},
+			}},
+			kernel.Barrier{},
+			kernel.If{Cond: bin(">=", v("ticket"), i(0)), Then: []kernel.Stmt{
+				kernel.Put("slot", kernel.Cast{To: kernel.Int32, X: v("g")}, v("ticket")),
+				kernel.AtomicFetchAdd{Buf: "count", Index: one, Value: bin("+", v("g"), i(1))},
+			}},
+		},
+	}
+}

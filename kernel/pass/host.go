@@ -13,6 +13,10 @@ var threadVars = [3]string{"_lx", "_ly", "_lz"}
 // limVar is the bound of the x loop of a kernel with Active threads.
 const limVar = "_lim"
 
+// oldVar receives an atomic fetch-add's old value before it is stored into
+// a lifted variable.
+const oldVar = "_old"
+
 // HostLoops lowers k, written for one thread of a block, to the code that
 // one CPU thread runs for a whole block: the work-group loop transformation
 // CPU OpenCL drivers use. The result is a kernel of one thread per block
@@ -322,6 +326,20 @@ func (l *lowerer) threads(ss []kernel.Stmt, top bool, outer *shadows) []kernel.S
 			if isLifted(st.Buf) {
 				st.Index = append(l.threadIndex(false), st.Index...)
 				s = st
+			}
+		case kernel.AtomicFetchAdd:
+			if st.Old != "" && isLifted(st.Old) {
+				// The old value into a scoped temporary, then into the
+				// thread's element of the lifted variable.
+				typ := l.lifted[st.Old].typ
+				dst := st.Old
+				st.Old = oldVar
+				out = append(out, kernel.If{Cond: kernel.Int{V: 1}, Then: []kernel.Stmt{
+					kernel.Decl{Type: typ, Name: oldVar},
+					st,
+					kernel.Store{Buf: dst, Index: l.threadIndex(false), Value: kernel.Var{Name: oldVar}},
+				}})
+				continue
 			}
 		case kernel.VecLoad:
 			if slices.ContainsFunc(st.Dst, isLifted) {

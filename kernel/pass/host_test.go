@@ -113,6 +113,36 @@ func TestHostLoopsMisc(t *testing.T) {
 	}
 }
 
+// A ticket lifted across a barrier still receives the fetch-add's old
+// value.
+func TestHostLoopsTickets(t *testing.T) {
+	k := kerneltest.Tickets()
+	h, err := pass.HostLoops(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(h.Shared, func(s kernel.Shared) bool { return s.Name == "ticket" }) {
+		t.Fatalf("ticket not lifted: %v", h.Shared)
+	}
+	const n = 7
+	for _, kk := range []*kernel.Kernel{k, h} {
+		count, slot := make([]int64, 2), make([]int64, n)
+		if err := interp.Run(kk, [3]int{2, 1, 1}, map[string]any{"n": n, "count": count, "slot": slot}); err != nil {
+			t.Fatal(err)
+		}
+		s := slices.Clone(slot)
+		slices.Sort(s)
+		for j, g := range s {
+			if g != int64(j) {
+				t.Fatalf("%v: slot %v is no permutation", kk.Launch.Block, slot)
+			}
+		}
+		if count[0] != n || count[1] != n*(n+1)/2 {
+			t.Errorf("%v: count %v", kk.Launch.Block, count)
+		}
+	}
+}
+
 // Every GEMM variant, lowered, computes the same bits as on a GPU's
 // threads, and both match the family's loop.
 func TestHostLoopsGEMM(t *testing.T) {

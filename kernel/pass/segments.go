@@ -26,8 +26,11 @@ func Segments(body []kernel.Stmt, params []kernel.Param) (pieces [][]kernel.Stmt
 	}
 	assigned := map[string]bool{}
 	kernel.WalkStmts(body, func(s kernel.Stmt) bool {
-		if a, ok := s.(kernel.Assign); ok {
+		switch a := s.(type) {
+		case kernel.Assign:
 			assigned[a.Name] = true
+		case kernel.AtomicFetchAdd:
+			assigned[a.Old] = true // set by the atomic: never recomputed
 		}
 		return true
 	})
@@ -185,6 +188,8 @@ func uses(s kernel.Stmt) []string {
 			vs = append(vs, s.Buf)
 		case kernel.AtomicAdd:
 			vs = append(vs, s.Buf)
+		case kernel.AtomicFetchAdd:
+			vs = append(vs, s.Buf)
 		case kernel.VecLoad:
 			vs = append(vs, s.Buf)
 		}
@@ -202,7 +207,7 @@ func uses(s kernel.Stmt) []string {
 
 func isStore(s kernel.Stmt) bool {
 	switch s.(type) {
-	case kernel.Store, kernel.VecStore, kernel.AtomicAdd:
+	case kernel.Store, kernel.VecStore, kernel.AtomicAdd, kernel.AtomicFetchAdd:
 		return true
 	}
 	return false
