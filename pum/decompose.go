@@ -9,7 +9,9 @@ import (
 
 // Decomposition is every patch's basic extent cut into integration cells on
 // which the PU is smooth (layout in the package comment). The cells of all
-// patches tile the domain.
+// patches tile the domain. A summary of a decomposition made elsewhere
+// (on a device) holds only Cover, NCells, MaxActive and BinPtr, and nil
+// per-cell arrays.
 type Decomposition struct {
 	Cover     *Cover
 	NCells    int
@@ -49,58 +51,74 @@ func (c *Cover) split(i int, ps *patchSplits) error {
 		return fmt.Errorf("pum: patch %d overlaps %d patches, more than MaxNeighbours = %d", i, len(nbr), MaxNeighbours)
 	}
 	ps.ncell = 1
+	var nb [MaxNeighbours]support1
 	for k := range d {
-		ci, hi := c.Centre[i*d+k], c.Half[i*d+k]
-		lo, up := ci-hi, ci+hi
-		if !c.Periodic {
-			lo, up = max(lo, 0), min(up, 1)
+		ci := c.Centre[i*d+k]
+		for s, j := range nbr {
+			nb[s] = support1{ci - c.dxOf(int(j), k, ci), c.Alpha * c.Half[int(j)*d+k]} // image of c_j nearest c_i
 		}
-		tol := splitTol * (up - lo)
-		pts := ps.pt[k][:0]
-		pts = append(pts, lo, up)
-		for _, j := range nbr {
-			cj := ci - c.dxOf(int(j), k, ci) // image of c_j nearest c_i
-			sj := c.Alpha * c.Half[int(j)*d+k]
-			for _, v := range [3]float64{cj - sj, cj, cj + sj} {
-				if v > lo+tol && v < up-tol {
-					pts = append(pts, v)
-				}
-			}
-		}
-		// Insertion sort (a few dozen points) and merge near-duplicates.
-		for a := 1; a < len(pts); a++ {
-			for b := a; b > 0 && pts[b] < pts[b-1]; b-- {
-				pts[b], pts[b-1] = pts[b-1], pts[b]
-			}
-		}
-		m := 1
-		for a := 1; a < len(pts); a++ {
-			if pts[a]-pts[m-1] > tol {
-				pts[m] = pts[a]
-				m++
-			} else if a == len(pts)-1 {
-				pts[m-1] = pts[a] // keep the exact upper bound
-			}
-		}
+		m := split1(ci, c.Half[i*d+k], c.Periodic, nb[:len(nbr)], ps.pt[k][:], ps.mask[k][:])
 		ps.n[k] = m
-		for t := range m - 1 {
-			a, b := pts[t], pts[t+1]
-			var mk uint64
-			for s, j := range nbr {
-				cj := ci - c.dxOf(int(j), k, ci)
-				sj := c.Alpha * c.Half[int(j)*d+k]
-				if cj-sj < b-tol && cj+sj > a+tol {
-					mk |= 1 << s
-				}
-			}
-			ps.mask[k][t] = mk
-		}
 		ps.ncell *= m - 1
 	}
 	if ps.ncell > MaxCellsPerPatch {
 		return fmt.Errorf("pum: patch %d has %d cells, more than MaxCellsPerPatch = %d", i, ps.ncell, MaxCellsPerPatch)
 	}
 	return nil
+}
+
+// support1 is a neighbour's support along one direction: the image of its
+// centre nearest the patch's, and its half-width.
+type support1 struct{ c, s float64 }
+
+// split1 computes the split points along one direction of a patch with
+// centre ci and basic half-width hi into pt, and into mask[t] the slots
+// of nb whose supports overlap interval t; it returns the number of
+// points. The points are the basic extent's bounds and the neighbours'
+// support bounds and centres strictly inside it, sorted, with points
+// closer than splitTol·(extent) merged: which neighbours give a point,
+// and how often, does not change the result.
+func split1(ci, hi float64, periodic bool, nb []support1, pt []float64, mask []uint64) int {
+	lo, up := ci-hi, ci+hi
+	if !periodic {
+		lo, up = max(lo, 0), min(up, 1)
+	}
+	tol := splitTol * (up - lo)
+	pts := pt[:0]
+	pts = append(pts, lo, up)
+	for _, n := range nb {
+		for _, v := range [3]float64{n.c - n.s, n.c, n.c + n.s} {
+			if v > lo+tol && v < up-tol {
+				pts = append(pts, v)
+			}
+		}
+	}
+	// Insertion sort (a few dozen points) and merge near-duplicates.
+	for a := 1; a < len(pts); a++ {
+		for b := a; b > 0 && pts[b] < pts[b-1]; b-- {
+			pts[b], pts[b-1] = pts[b-1], pts[b]
+		}
+	}
+	m := 1
+	for a := 1; a < len(pts); a++ {
+		if pts[a]-pts[m-1] > tol {
+			pts[m] = pts[a]
+			m++
+		} else if a == len(pts)-1 {
+			pts[m-1] = pts[a] // keep the exact upper bound
+		}
+	}
+	for t := range m - 1 {
+		a, b := pts[t], pts[t+1]
+		var mk uint64
+		for s, n := range nb {
+			if n.c-n.s < b-tol && n.c+n.s > a+tol {
+				mk |= 1 << s
+			}
+		}
+		mask[t] = mk
+	}
+	return m
 }
 
 // cellMask returns the active-slot mask of cell t (odometer order, x

@@ -179,13 +179,15 @@ func (sys *System) Stats() (dof, cells, points int) {
 // (§6.7) summed over this decomposition's actual cells: per cell
 // 2·(d+1)·n_q·n_f² flops (the full product, not halved for symmetry),
 // n_f = (active patches)·B. It excludes evaluating W, φ, ψ and the load.
+// It reads only the bin sizes (BinPtr), so it holds for a summary
+// decomposition too.
 func (sys *System) ModelFlops() float64 {
 	d, B := sys.Cover.Dim, sys.Space.B
 	nq := sys.Rule.NumPoints()
 	f := 0.0
-	for c := range sys.Dec.NCells {
-		nf := float64(int(sys.Dec.ActPtr[c+1]-sys.Dec.ActPtr[c]) * B)
-		f += 2 * float64((d+1)*nq) * nf * nf
+	for a := 0; a+1 < len(sys.Dec.BinPtr); a++ {
+		nf := float64(a * B)
+		f += float64(sys.Dec.BinPtr[a+1]-sys.Dec.BinPtr[a]) * 2 * float64((d+1)*nq) * nf * nf
 	}
 	return f
 }

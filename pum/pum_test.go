@@ -1043,3 +1043,50 @@ func TestUniformDecomposition(t *testing.T) {
 		}
 	}
 }
+
+// UniformSplitTables, built without the cover, are the tables Decompose
+// builds from it, bit for bit; bad inputs are refused.
+func TestUniformSplitTables(t *testing.T) {
+	for _, c := range []struct {
+		dim, level int
+		alpha      float64
+		periodic   bool
+	}{{2, 0, DefaultAlpha, false}, {2, 1, DefaultAlpha, false}, {2, 3, DefaultAlpha, false}, {2, 2, DefaultAlpha, true}, {2, 3, 1.9, true},
+		{2, 4, 1.05, false}, {3, 1, DefaultAlpha, false}, {3, 2, 1.5, true}, {3, 3, DefaultAlpha, false}} {
+		cv, err := UniformCover(c.dim, c.level, c.alpha, c.periodic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := newUniformSplits(cv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := UniformSplitTables(c.dim, c.level, c.alpha, c.periodic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Dim != c.dim || st.PerDir != cv.PerDir || st.Periodic != c.periodic || len(st.Ptr) != c.dim*cv.PerDir+1 {
+			t.Fatalf("%+v: tables %d-D, %d per direction, %d entries", c, st.Dim, st.PerDir, len(st.Ptr))
+		}
+		for k := range c.dim {
+			for ix := range cv.PerDir {
+				first, np := st.Entry(k, ix)
+				e := k*cv.PerDir + ix
+				iv := first - e
+				if np != u.n[k][ix] || !reflect.DeepEqual(st.Pt[first:first+np], u.pt[k][ix]) || !reflect.DeepEqual(st.Off[iv:iv+np-1], u.off[k][ix]) {
+					t.Fatalf("%+v: direction %d index %d: points %v offsets %v, want %v %v", c, k, ix,
+						st.Pt[first:first+np], st.Off[iv:iv+np-1], u.pt[k][ix], u.off[k][ix])
+				}
+			}
+		}
+	}
+	for _, bad := range []struct {
+		dim, level int
+		alpha      float64
+		periodic   bool
+	}{{4, 1, DefaultAlpha, false}, {2, 11, DefaultAlpha, false}, {3, 7, DefaultAlpha, false}, {2, 3, 2, false}, {2, 1, DefaultAlpha, true}} {
+		if _, err := UniformSplitTables(bad.dim, bad.level, bad.alpha, bad.periodic); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: error %v, want one line", bad, err)
+		}
+	}
+}

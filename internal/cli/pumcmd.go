@@ -41,6 +41,7 @@ type pumFlags struct {
 	dtype, strategy    string
 	layout             string
 	integrator         string
+	decompose          string
 }
 
 func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, strategy string) {
@@ -57,6 +58,7 @@ func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, 
 	f.StringVar(&o.dtype, "dtype", "f64", "precision of a device run: f32 or f64")
 	f.StringVar(&o.strategy, "strategy", strategy, "device assembly: atomic, colour, fused (atomic adds from the integration kernel, no element buffer)"+map[bool]string{true: ", both (atomic and colour) or all", false: ""}[strategy == "both"])
 	f.StringVar(&o.integrator, "integrator", "auto", "integration kernel: auto (group on a GPU, thread on a CPU; fused: group), thread (one thread per cell) or group (a team of threads per cell, points staged in shared memory)")
+	f.StringVar(&o.decompose, "decompose", pumDecompDevice, "where a device run decomposes the cover into cells: device (count, prefix sum, fill kernels from the split tables; the patch data and matrix pattern made there too) or host (pum.Decompose and the plan on the host, uploaded)")
 	f.StringVar(&o.layout, "layout", "auto", "element-block layout: auto (interleaved on a GPU, blocked on a CPU), blocked, interleaved")
 }
 
@@ -91,6 +93,12 @@ func (o *pumFlags) config() (pumConfig, error) {
 		cfg.integrator = o.integrator
 	default:
 		return cfg, usagef("--integrator %q: want auto, thread or group", o.integrator)
+	}
+	switch o.decompose {
+	case pumDecompDevice, pumDecompHost:
+		cfg.decompose = o.decompose
+	default:
+		return cfg, usagef("--decompose %q: want device or host", o.decompose)
 	}
 	switch o.layout {
 	case "auto", "blocked":
@@ -155,6 +163,7 @@ type pumBenchRow struct {
 	Strategy   string  `json:"strategy"`
 	Layout     string  `json:"layout,omitempty"`
 	Integrator string  `json:"integrator,omitempty"`
+	Decompose  string  `json:"decompose,omitempty"`
 	Dim        int     `json:"dim"`
 	Level      int     `json:"level"`
 	Degree     int     `json:"degree"`
@@ -191,8 +200,12 @@ func pumBenchCmd() *cobra.Command {
 		Long: `bench runs the partition-of-unity pipeline on a uniform cover of [0,1]^d
 (α = 1.25, Gauss rule of p+1 points per direction, variable coefficients by
 default) and prints the split of Kanis (2013): set-up (cover, space, rule,
-uploads of the patch data), decomposition (host: count, prefix sum, fill;
-binning by active patches, colour ordering, upload), integration and
+uploads; with --decompose device, the default, the patch data and the
+matrix pattern made on the device), decomposition (--decompose device:
+kernels from the cover's split tables, for colour count and fill with the
+prefix sums of a small histogram on the host, otherwise one fill in the
+decomposition's order; host: pum.Decompose, binning by active patches,
+colour ordering, upload), integration and
 assembly (device time of their kernels; assembly includes zeroing the
 matrix on the device; with --strategy fused the integration kernels add
 into the matrix themselves), and the total; the download of the matrix and
@@ -279,6 +292,7 @@ func pumRow(backend, devName, strategy string, cfg pumConfig, out *pumOutcome, r
 	if backend != "reference" {
 		r.Layout = cfg.layout.String()
 		r.Integrator = out.integrator
+		r.Decompose = cfg.decompose
 	}
 	if t := r.TotalS; t > 0 {
 		r.USPerDOF = t / float64(dof) * 1e6
@@ -342,13 +356,13 @@ func writePUMBench(w io.Writer, rows []pumBenchRow, jsonOut, csvOut string) erro
 			return err
 		}
 		cw := csv.NewWriter(f)
-		cw.Write(strings.Split("backend,device,dtype,strategy,layout,dim,level,degree,periodic,coeff,patches,dof,cells,points,setup_s,decomposition_s,integration_s,assembly_s,download_s,total_s,build_s,us_per_dof,cells_per_s,points_per_s,model_gflop,model_gflops,thesis_gpu_s,thesis_cpu1_s,integrator", ","))
+		cw.Write(strings.Split("backend,device,dtype,strategy,layout,dim,level,degree,periodic,coeff,patches,dof,cells,points,setup_s,decomposition_s,integration_s,assembly_s,download_s,total_s,build_s,us_per_dof,cells_per_s,points_per_s,model_gflop,model_gflops,thesis_gpu_s,thesis_cpu1_s,integrator,decompose", ","))
 		g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 		for _, r := range rows {
 			cw.Write([]string{r.Backend, r.Device, r.DType, r.Strategy, r.Layout, strconv.Itoa(r.Dim), strconv.Itoa(r.Level), strconv.Itoa(r.Degree),
 				strconv.FormatBool(r.Periodic), r.Coeff, strconv.Itoa(r.Patches), strconv.Itoa(r.DOF), strconv.Itoa(r.Cells), strconv.Itoa(r.Points),
 				g(r.SetupS), g(r.DecompS), g(r.IntegS), g(r.AssemS), g(r.DownloadS), g(r.TotalS), g(r.BuildS),
-				g(r.USPerDOF), g(r.CellsPerS), g(r.PointsPerS), g(r.ModelGFLOP), g(r.GFLOPS), g(r.ThesisGPU), g(r.ThesisCPU), r.Integrator})
+				g(r.USPerDOF), g(r.CellsPerS), g(r.PointsPerS), g(r.ModelGFLOP), g(r.GFLOPS), g(r.ThesisGPU), g(r.ThesisCPU), r.Integrator, r.Decompose})
 		}
 		cw.Flush()
 		if err := cw.Error(); err != nil {

@@ -7,12 +7,16 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/device/cuda"
 	"github.com/bespoke-hpc/bespoke/device/host"
 	"github.com/bespoke-hpc/bespoke/device/opencl"
+	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	kpum "github.com/bespoke-hpc/bespoke/kernel/pum"
@@ -196,12 +200,13 @@ func readMTX(t *testing.T, path string) (int, map[[2]int]float64) {
 func TestPUMAssembleCLI(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{}
-	for _, be := range []string{"reference", "c"} {
+	for _, be := range []string{"reference", "c", "c-host"} {
 		mtx := filepath.Join(dir, be+".mtx")
 		npyf := filepath.Join(dir, be+".npy")
 		var so, se bytes.Buffer
+		backend, decomp := strings.CutSuffix(be, "-host")
 		if code := Main([]string{"pum", "assemble", "--dim", "2", "--level", "2", "--degree", "2", "--kappa", "2", "--r", "0.5",
-			"--backend", be, "-o", mtx, "--rhs", npyf}, &so, &se); code != ExitOK {
+			"--backend", backend, "--decompose", map[bool]string{true: "host", false: "device"}[decomp], "-o", mtx, "--rhs", npyf}, &so, &se); code != ExitOK {
 			t.Fatalf("%s: exit %d: %s", be, code, se.String())
 		}
 		if !strings.Contains(so.String(), "wrote") {
@@ -210,17 +215,19 @@ func TestPUMAssembleCLI(t *testing.T) {
 		files[be] = mtx
 	}
 	n, ref := readMTX(t, files["reference"])
-	n2, got := readMTX(t, files["c"])
-	if n != 16*6 || n2 != n || len(ref) != len(got) || len(ref) == 0 {
-		t.Fatalf("sizes: %d, %d; %d and %d entries", n, n2, len(ref), len(got))
-	}
-	amax, diff := 0.0, 0.0
-	for k, v := range ref {
-		amax = math.Max(amax, math.Abs(v))
-		diff = math.Max(diff, math.Abs(got[k]-v))
-	}
-	if diff/amax > 1e-12 {
-		t.Errorf("device and reference MatrixMarket differ by %.3g relative", diff/amax)
+	for _, be := range []string{"c", "c-host"} {
+		n2, got := readMTX(t, files[be])
+		if n != 16*6 || n2 != n || len(ref) != len(got) || len(ref) == 0 {
+			t.Fatalf("%s: sizes: %d, %d; %d and %d entries", be, n, n2, len(ref), len(got))
+		}
+		amax, diff := 0.0, 0.0
+		for k, v := range ref {
+			amax = math.Max(amax, math.Abs(v))
+			diff = math.Max(diff, math.Abs(got[k]-v))
+		}
+		if diff/amax > 1e-12 {
+			t.Errorf("%s: device and reference MatrixMarket differ by %.3g relative", be, diff/amax)
+		}
 	}
 	// κ = 2, r = 0.5 constant: the (0,0) entry of patch 0 is 0.5·∫φ₀².
 	if ref[[2]int{1, 1}] <= 0 {
@@ -243,7 +250,7 @@ func TestPUMBenchCLI(t *testing.T) {
 	if err := json.Unmarshal(b, &rows); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || rows[0].Strategy != pumAtomic || rows[1].Strategy != pumColour {
+	if len(rows) != 2 || rows[0].Strategy != pumAtomic || rows[1].Strategy != pumColour || rows[0].Decompose != pumDecompDevice {
 		t.Fatalf("rows %+v", rows)
 	}
 	for _, r := range rows {
@@ -282,6 +289,8 @@ func TestPUMBadFlags(t *testing.T) {
 		{[]string{"bench", "--strategy", "tree"}, "--strategy"},
 		{[]string{"bench", "--layout", "diagonal"}, "--layout"},
 		{[]string{"bench", "--integrator", "warp"}, "--integrator"},
+		{[]string{"bench", "--decompose", "gpu"}, "--decompose"},
+		{[]string{"assemble", "--decompose", "both", "-o", out}, "--decompose"},
 		{[]string{"bench", "--reps", "0"}, "--reps"},
 		{[]string{"bench", "--periodic", "--level", "1"}, "periodic"},
 		{[]string{"assemble", "--level", "2"}, "-o"},
@@ -294,5 +303,234 @@ func TestPUMBadFlags(t *testing.T) {
 		if code == ExitOK || !strings.Contains(msg, tc.want) || strings.Count(msg, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q (want a one-line error naming %q)", tc.args, code, msg, tc.want)
 		}
+	}
+}
+
+// pumDeviceBins runs the device decomposition alone on dev (its kernels
+// in one program) and downloads the bins, the patch data and the matrix
+// pattern.
+func pumDeviceBins(t *testing.T, dev device.Device, dc *kpum.Decomposer, ds kpum.DecompSpec, order kpum.BinOrder) ([]kpum.BinData, map[string][]float64) {
+	t.Helper()
+	dk, err := newPUMDecompKernels(ds, order, dc.Bins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := emit.Render(dev.Dialect(), dk.kernels()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := dev.Build(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	l := &pumLauncher{dev: dev, dks: map[string]device.Kernel{}, bufs: map[string]device.Buffer{}}
+	for _, k := range dk.kernels() {
+		if l.dks[k.Name], err = prog.Kernel(k.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &pumRunner{dev: dev, dt: ds.DType}
+	defer r.close()
+	var tm time.Duration
+	if err := pumPatternOnDevice(r, l, dc, dk.pattern, &tm); err != nil {
+		t.Fatal(err)
+	}
+	bins, err := pumDecomposeOnDevice(r, l, dc, dk, &tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm <= 0 || l.launches != len(dk.kernels()) {
+		t.Errorf("%v in %d launches", tm, l.launches)
+	}
+	reals := func(b device.Buffer, n int) []float64 {
+		raw := make([]byte, n*ds.DType.Bytes())
+		if err := b.Download(raw); err != nil {
+			t.Fatal(err)
+		}
+		return ds.DType.Decode(raw)
+	}
+	ints := func(b device.Buffer, n int) []int32 {
+		raw := make([]byte, 4*n)
+		if err := b.Download(raw); err != nil {
+			t.Fatal(err)
+		}
+		var out []int32
+		for _, v := range kernel.DecodeInts(4, raw) {
+			out = append(out, int32(v))
+		}
+		return out
+	}
+	var out []kpum.BinData
+	for _, b := range bins {
+		out = append(out, kpum.BinData{DeviceBin: b.DeviceBin, Lo: reals(b.bufs["lo"], b.Cells*dc.Dim), Hi: reals(b.bufs["hi"], b.Cells*dc.Dim),
+			Act: ints(b.bufs["act"], b.Cells*b.Active)})
+	}
+	pat := map[string][]float64{"centre": reals(l.bufs["centre"], dc.N*dc.Dim), "sup": reals(l.bufs["sup"], dc.N*dc.Dim)}
+	for name, n := range map[string]int{"rowptr": dc.N + 1, "col": int(dc.Blocks)} {
+		for _, v := range ints(l.bufs[name], n) {
+			pat[name] = append(pat[name], float64(v))
+		}
+	}
+	return out, pat
+}
+
+// checkPUMDeviceDecomposition runs the device decomposition on dev over
+// 2-D and 3-D covers, levels 0–4, clipped and periodic, f64 and f32, in
+// both orders: it gives the host plan, in ColourOrder NewPlan's with
+// colour (the same bins and colour groups and, per group, the same cells:
+// lo, hi, active patches, exactly, for both copy the same split points),
+// in PatchOrder NewPlan's without, cell for cell; and the cover's patch
+// data and matrix pattern.
+func checkPUMDeviceDecomposition(t *testing.T, dev device.Device) {
+	type tc struct {
+		dim, level int
+		periodic   bool
+		dt         kernel.DType
+		threads    int
+	}
+	var cases []tc
+	for _, dim := range []int{2, 3} {
+		for level := 0; level <= 4; level++ {
+			cases = append(cases, tc{dim, level, false, kernel.F64, 16})
+		}
+		cases = append(cases, tc{dim, 2, true, kernel.F64, 16}, tc{dim, 3, true, kernel.F32, 7}, tc{dim, 4, true, kernel.F64, 1})
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("%dd-l%d-per%v-%s-t%d", c.dim, c.level, c.periodic, c.dt, c.threads)
+		cv, err := pum.UniformCover(c.dim, c.level, pum.DefaultAlpha, c.periodic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := pum.Decompose(cv, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dc, err := kpum.NewDecomposer(c.dim, c.level, pum.DefaultAlpha, c.periodic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pat map[string][]float64
+		for _, order := range []kpum.BinOrder{kpum.ColourOrder, kpum.PatchOrder} {
+			pl, err := kpum.NewPlan(dec, order == kpum.ColourOrder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bins []kpum.BinData
+			bins, pat = pumDeviceBins(t, dev, dc, kpum.DecompSpec{Dim: c.dim, DType: c.dt, Threads: c.threads}, order)
+			if err := pl.CompareDevice(c.dt, bins); err != nil {
+				t.Errorf("%s %s: %v", name, order, err)
+			}
+		}
+		for n, want := range map[string][]float64{"centre": cv.Centre, "sup": kpum.Support(cv)} {
+			for i, w := range want {
+				if pat[n][i] != c.dt.Rounded(w) {
+					t.Fatalf("%s: %s[%d] = %v, the cover's %v", name, n, i, pat[n][i], w)
+				}
+			}
+		}
+		for n, want := range map[string][]int32{"rowptr": cv.NbrPtr, "col": cv.Nbr} {
+			for i, w := range want {
+				if pat[n][i] != float64(w) {
+					t.Fatalf("%s: %s[%d] = %v, the cover's %v", name, n, i, pat[n][i], w)
+				}
+			}
+		}
+	}
+}
+
+func TestPUMDeviceDecompositionHost(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	checkPUMDeviceDecomposition(t, dev)
+}
+
+func TestPUMDeviceDecompositionOpenCL(t *testing.T) {
+	dev, err := opencl.Open(os.Getenv("BESPOKE_OPENCL_DEVICE"))
+	if err != nil {
+		testenv.Unavailable(t, "opencl", err)
+	}
+	defer dev.Close()
+	checkPUMDeviceDecomposition(t, dev)
+}
+
+func TestPUMDeviceDecompositionCUDA(t *testing.T) {
+	dev, err := cuda.Open(0)
+	if err != nil {
+		testenv.Unavailable(t, "cuda", err)
+	}
+	defer dev.Close()
+	checkPUMDeviceDecomposition(t, dev)
+	// And the assembled systems: device against host decomposition.
+	checkPUMDecomposeDeviceVsHost(t, dev)
+}
+
+// The assembled system with device decomposition matches the one with
+// host decomposition (and the Go reference), over the strategies, p = 1
+// and 2, clipped and periodic covers; the timings split as before.
+func TestPUMDecomposeDeviceVsHost(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	checkPUMDecomposeDeviceVsHost(t, dev)
+}
+
+func checkPUMDecomposeDeviceVsHost(t *testing.T, dev device.Device) {
+	co := kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1.5, R: 2}
+	type tc struct {
+		dim, level, p int
+		periodic      bool
+		strategy      string
+	}
+	var cases []tc
+	for level := 1; level <= 4; level++ {
+		cases = append(cases, tc{2, level, 1 + level%2, false, []string{pumAtomic, pumColour, pumFused}[level%3]})
+	}
+	cases = append(cases, tc{2, 3, 2, true, pumColour}, tc{2, 4, 1, true, pumAtomic}, tc{3, 1, 1, false, pumAtomic}, tc{3, 2, 2, false, pumColour},
+		tc{3, 2, 1, true, pumFused})
+	for _, c := range cases {
+		name := fmt.Sprintf("%dd-l%d-p%d-per%v-%s", c.dim, c.level, c.p, c.periodic, c.strategy)
+		cfg := pumConfig{dim: c.dim, level: c.level, degree: c.p, periodic: c.periodic, coeff: co, dt: kernel.F64, strategy: c.strategy, budget: 20000}
+		ref, err := pumReference(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs := map[string]*pumOutcome{}
+		for _, d := range []string{pumDecompDevice, pumDecompHost} {
+			cfg.decompose = d
+			if outs[d], err = pumOnDevice(dev, cfg); err != nil {
+				t.Fatalf("%s %s: %v", name, d, err)
+			}
+		}
+		got, want := outs[pumDecompDevice], outs[pumDecompHost]
+		if ea, ef := pumRelDiff(got.sys, want.sys); ea > 1e-12 || ef > 1e-12 {
+			t.Errorf("%s: device against host decomposition: A %.3g, F %.3g", name, ea, ef)
+		}
+		if ea, ef := pumRelDiff(got.sys, ref.sys); ea > 1e-12 || ef > 1e-12 {
+			t.Errorf("%s: device decomposition against the Go reference: A %.3g, F %.3g", name, ea, ef)
+		}
+		gd, wd := got.sys.Dec, want.sys.Dec
+		if gd.NCells != wd.NCells || gd.MaxActive != wd.MaxActive || !slices.Equal(gd.BinPtr, wd.BinPtr) || got.sys.ModelFlops() != want.sys.ModelFlops() {
+			t.Errorf("%s: device decomposition %d cells, bins %v; host %d, %v", name, gd.NCells, gd.BinPtr, wd.NCells, wd.BinPtr)
+		}
+		dks := 2 // pattern and fill
+		if c.strategy == pumColour {
+			dks = 3 // and count
+		}
+		if got.batches != want.batches || got.launches != want.launches+dks {
+			t.Errorf("%s: %d batches and %d launches; host decomposition %d and %d (+%d decomposition kernels)", name, got.batches, got.launches, want.batches, want.launches, dks)
+		}
+		tm := got.tm
+		if tm.Decompose <= 0 || tm.Setup <= 0 || tm.Total != tm.Setup+tm.Decompose+tm.Integrate+tm.Assemble {
+			t.Errorf("%s: timings %v", name, tm)
+		}
+	}
+	if _, err := pumOnDevice(dev, pumConfig{dim: 2, level: 2, degree: 1, coeff: co, dt: kernel.F64, strategy: pumAtomic, decompose: "gpu"}); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("decompose gpu: %v", err)
 	}
 }

@@ -35,7 +35,18 @@ type pumConfig struct {
 	integrator         string // pumThread or pumGroup; "": group on a GPU, thread on a CPU (fused: always group)
 	threads            int    // threads per block; 0: 256 (group) or 64 (thread) on a GPU, 1 on a CPU
 	budget             int64  // element-buffer entries per batch; 0: pumBudget
+	decompose          string // pumDecompDevice or pumDecompHost; "": device
 }
+
+// Where the decomposition runs: on the device from the uniform cover's
+// split tables (kpum.Decomposer, with the patch data and matrix pattern
+// made there too), or on the host (pum.Decompose and kpum.NewPlan, the
+// cover built and uploaded: the reference for comparisons, and the way
+// for covers without tables).
+const (
+	pumDecompDevice = "device"
+	pumDecompHost   = "host"
+)
 
 // pumBudget bounds the element buffer of one batch (entries: 128 MiB in
 // f64), so device memory does not grow with the level beyond the matrix.
@@ -92,23 +103,30 @@ func (r *pumRunner) reals(x []float64) (device.Buffer, error) {
 }
 
 func (r *pumRunner) ints(x []int32) (device.Buffer, error) {
-	wide := make([]int64, len(x))
-	for i, v := range x {
-		wide[i] = int64(v)
-	}
 	b, err := r.alloc(int64(4 * len(x)))
 	if err != nil {
 		return nil, err
 	}
-	return b, b.Upload(kernel.EncodeInts(4, wide))
+	return b, b.Upload(kernel.EncodeInts(4, widen(x)))
 }
 
-// pumOnDevice runs the pipeline on dev: set-up (cover, space, rule, the
-// matrix pattern, uploads of the patch data), decomposition (pum.Decompose
-// on the host, binned and ordered by kpum.NewPlan, uploaded), then per
-// batch the integration kernel and the assembly kernels on the device
-// into the device's matrix and load, and one download at the end. Nothing
-// is accumulated on the host.
+// pumBin is a bin of the device's plan with its buffers lo, hi, act.
+type pumBin struct {
+	kpum.DeviceBin
+	bufs map[string]device.Buffer
+}
+
+// pumOnDevice runs the pipeline on dev: set-up (space, rule, matrix and
+// load buffers; the patch data and the matrix pattern made on the device
+// from small tables, or with host decomposition the cover built and
+// uploaded), decomposition (on the device: for the colour strategy count,
+// a small histogram to the host for the prefix sums and fill, for the
+// others one fill in patch order; or on the host: pum.Decompose,
+// kpum.NewPlan, the bins uploaded), then per batch the integration kernel
+// and the assembly kernels on the device into the device's matrix and
+// load, and one download at the end. Nothing is accumulated on the host.
+// Every kernel is built in one program before the device runs any
+// (outside the timings).
 func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if cfg.dt == kernel.F64 && !dev.Info().FP64 {
 		return nil, fmt.Errorf("pum: %s has no fp64", dev.Info().Name)
@@ -116,6 +134,14 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if cfg.strategy != pumAtomic && cfg.strategy != pumColour && cfg.strategy != pumFused {
 		return nil, fmt.Errorf("pum: assembly strategy %q: want %s, %s or %s", cfg.strategy, pumAtomic, pumColour, pumFused)
 	}
+	switch cfg.decompose {
+	case "":
+		cfg.decompose = pumDecompDevice
+	case pumDecompDevice, pumDecompHost:
+	default:
+		return nil, fmt.Errorf("pum: decomposition %q: want %s or %s", cfg.decompose, pumDecompDevice, pumDecompHost)
+	}
+	onDevice := cfg.decompose == pumDecompDevice
 	gpu := dev.Info().GPU
 	switch {
 	case cfg.strategy == pumFused:
@@ -150,12 +176,11 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	out := &pumOutcome{integrator: cfg.integrator}
 	r := &pumRunner{dev: dev, dt: cfg.dt}
 	defer r.close()
+
+	// Host set-up: the space and rule, the cover (host decomposition)
+	// or the decomposition's tables (device).
 	t0 := time.Now()
-	c, err := pum.UniformCover(cfg.dim, cfg.level, pum.DefaultAlpha, cfg.periodic)
-	if err != nil {
-		return nil, err
-	}
-	sp, err := pum.NewSpace(c, cfg.degree)
+	sp, err := pum.NewSpace(&pum.Cover{Dim: cfg.dim}, cfg.degree)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +189,25 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		return nil, err
 	}
 	B := sp.B
-	entries := int64(len(c.Nbr)) * int64(B) * int64(B)
+	var c *pum.Cover
+	var dc *kpum.Decomposer
+	var np int
+	var blocks int64
+	var tables time.Duration // the decomposition's share of the host set-up
+	if onDevice {
+		tt := time.Now()
+		if dc, err = kpum.NewDecomposer(cfg.dim, cfg.level, pum.DefaultAlpha, cfg.periodic); err != nil {
+			return nil, err
+		}
+		tables = time.Since(tt)
+		np, blocks = dc.N, dc.Blocks
+	} else {
+		if c, err = pum.UniformCover(cfg.dim, cfg.level, pum.DefaultAlpha, cfg.periodic); err != nil {
+			return nil, err
+		}
+		np, blocks = c.N, int64(len(c.Nbr))
+	}
+	entries := blocks * int64(B) * int64(B)
 	if entries > pum.MaxMatrixEntries {
 		return nil, fmt.Errorf("pum: %d matrix entries exceed MaxMatrixEntries = %d (lower the level or degree)", entries, int64(pum.MaxMatrixEntries))
 	}
@@ -174,7 +217,7 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if fused {
 		ebuf = 0
 	}
-	need := rb*(entries+int64(c.N*B)+2*ebuf) + rb*int64(4*len(c.Centre)) + int64(16*c.N)*(rb*2*int64(cfg.dim)+4*8)
+	need := rb*(entries+int64(np*B)+2*ebuf) + rb*int64(4*np*cfg.dim) + int64(16*np)*(rb*2*int64(cfg.dim)+4*8)
 	if m := dev.Info().MemoryBytes; m > 0 && need > m {
 		return nil, fmt.Errorf("pum: needs about %d MiB of device memory, %s has %d MiB", need>>20, dev.Info().Name, m>>20)
 	}
@@ -187,101 +230,76 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if m := dev.Info().MemoryBytes; !gpu && m > 0 && host > m*4/5 {
 		return nil, fmt.Errorf("pum: needs about %d MiB of host memory, more than 80%% of the %d MiB there", host>>20, m>>20)
 	}
-	bufs := map[string]device.Buffer{}
-	for name, x := range map[string][]float64{"centre": c.Centre, "sup": kpum.Support(c), "qx": rule.X, "qw": rule.W} {
-		if bufs[name], err = r.reals(x); err != nil {
-			return nil, err
-		}
-	}
-	for name, x := range map[string][]int32{"rowptr": c.NbrPtr, "col": c.Nbr} {
-		if bufs[name], err = r.ints(x); err != nil {
-			return nil, err
-		}
-	}
-	if bufs["val"], err = r.alloc(entries * rb); err != nil {
-		return nil, err
-	}
-	if bufs["f"], err = r.alloc(int64(c.N*B) * rb); err != nil {
-		return nil, err
-	}
 	t1 := time.Now()
-	out.tm.Setup = t1.Sub(t0)
+	out.tm.Setup = t1.Sub(t0) - tables
+	out.tm.Decompose = tables
 
-	// Decomposition.
-	dec, err := pum.Decompose(c, 0)
-	if err != nil {
-		return nil, err
-	}
-	pl, err := kpum.NewPlan(dec, cfg.strategy == pumColour)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.strategy == pumColour && pl.Colours == 0 {
-		return nil, fmt.Errorf("pum: the cover has no colouring; use --strategy atomic")
-	}
-	chunks, err := pl.Batches(B, cfg.budget)
-	if err != nil {
-		return nil, err
-	}
-	if fused { // one launch per bin: no element buffer to bound it
-		chunks = chunks[:0]
-		for bi, b := range pl.Bins {
-			chunks = append(chunks, kpum.Chunk{Bin: bi, First: 0, Count: len(b.Cells)})
-		}
-	}
-	binBufs := make([]map[string]device.Buffer, len(pl.Bins))
-	maxE, maxF := int64(0), int64(0)
-	for bi, b := range pl.Bins {
-		binBufs[bi] = map[string]device.Buffer{}
-		for name, x := range map[string][]float64{"lo": b.Lo, "hi": b.Hi} {
-			if binBufs[bi][name], err = r.reals(x); err != nil {
-				return nil, err
-			}
-		}
-		if binBufs[bi]["act"], err = r.ints(b.Act); err != nil {
+	// Host decomposition: the plan, before the kernels it sizes.
+	var pl *kpum.Plan
+	var actives []int // the bins the kernels are built for
+	if onDevice {
+		actives = dc.Bins
+	} else {
+		dec, err := pum.Decompose(c, 0)
+		if err != nil {
 			return nil, err
 		}
-		nf := int64(b.Active * B)
-		maxE = max(maxE, min(cfg.budget/(nf*nf), int64(len(b.Cells)))*nf*nf)
-		maxF = max(maxF, min(cfg.budget/(nf*nf), int64(len(b.Cells)))*nf)
+		if pl, err = kpum.NewPlan(dec, cfg.strategy == pumColour); err != nil {
+			return nil, err
+		}
+		if cfg.strategy == pumColour && pl.Colours == 0 {
+			return nil, fmt.Errorf("pum: the cover has no colouring; use --strategy atomic")
+		}
+		for _, b := range pl.Bins {
+			actives = append(actives, b.Active)
+		}
 	}
 	t2 := time.Now()
-	out.tm.Decompose = t2.Sub(t1)
-	if fused {
-		maxE, maxF = 0, 0
-	}
-	if bufs["e"], err = r.alloc(maxE * rb); err != nil {
-		return nil, err
-	}
-	if bufs["fl"], err = r.alloc(maxF * rb); err != nil {
-		return nil, err
-	}
+	out.tm.Decompose += t2.Sub(t1)
 
-	// Kernels: one integration and one assembly kernel per bin, in one
-	// program (one compiler call; cached by source).
+	// Kernels: the decomposition's, one integration and one assembly
+	// kernel per bin and the zeroing kernel, in one program (one
+	// compiler call; cached by source).
 	spec := kpum.Spec{Dim: cfg.dim, Degree: cfg.degree, Periodic: cfg.periodic, Coeff: cfg.coeff, DType: cfg.dt, Threads: cfg.threads, Layout: cfg.layout}
 	var ks []*kernel.Kernel
-	integ := make([]*kernel.Kernel, len(pl.Bins))
-	asm := make([]*kernel.Kernel, len(pl.Bins))
-	for bi, b := range pl.Bins {
+	var dk pumDecompKernels
+	if onDevice {
+		// The colour strategy needs the colour groups; the atomic adds
+		// favour a patch's cells together.
+		order := kpum.PatchOrder
+		if cfg.strategy == pumColour {
+			order = kpum.ColourOrder
+		}
+		threads := 128
+		if !gpu {
+			threads = 16
+		}
+		if dk, err = newPUMDecompKernels(kpum.DecompSpec{Dim: cfg.dim, DType: cfg.dt, Threads: threads}, order, dc.Bins); err != nil {
+			return nil, err
+		}
+		ks = append(ks, dk.kernels()...)
+	}
+	integ := map[int]*kernel.Kernel{}
+	asm := map[int]*kernel.Kernel{}
+	for _, a := range actives {
 		s := spec
-		s.Active = b.Active
+		s.Active = a
 		if cfg.integrator == pumGroup {
-			integ[bi], err = kpum.IntegrateGroup(s, fused)
+			integ[a], err = kpum.IntegrateGroup(s, fused)
 		} else {
-			integ[bi], err = kpum.Integrate(s)
+			integ[a], err = kpum.Integrate(s)
 		}
 		if err != nil {
 			return nil, err
 		}
-		ks = append(ks, integ[bi])
+		ks = append(ks, integ[a])
 		if fused {
 			continue
 		}
-		if asm[bi], err = kpum.Assemble(s, cfg.strategy == pumAtomic); err != nil {
+		if asm[a], err = kpum.Assemble(s, cfg.strategy == pumAtomic); err != nil {
 			return nil, err
 		}
-		ks = append(ks, asm[bi])
+		ks = append(ks, asm[a])
 	}
 	zt := 256
 	if !gpu {
@@ -310,57 +328,126 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	t3 := time.Now()
 	out.build = t3.Sub(t2)
 
-	launch := func(k *kernel.Kernel, vals map[string]int64, bin map[string]device.Buffer) error {
-		bs := map[string]device.Buffer{}
-		for _, p := range k.Params {
-			if p.Kind != kernel.BufferParam {
-				continue
-			}
-			b, ok := bin[p.Name]
-			if !ok {
-				b = bufs[p.Name]
-			}
-			bs[p.Name] = b
+	l := &pumLauncher{dev: dev, dks: dks, bufs: map[string]device.Buffer{}}
+	bufs, launch, elapsed := l.bufs, l.launch, l.elapsed
+
+	// Device set-up: the rule, the matrix and load, the patch data and
+	// the matrix pattern (made on the device, or uploaded).
+	t4 := time.Now()
+	for name, x := range map[string][]float64{"qx": rule.X, "qw": rule.W} {
+		if bufs[name], err = r.reals(x); err != nil {
+			return nil, err
 		}
-		l, args, err := device.Bind(k, vals, bs)
-		if err != nil {
-			return err
-		}
-		out.launches++
-		return dks[k.Name].Launch(l, args...)
 	}
+	if bufs["val"], err = r.alloc(entries * rb); err != nil {
+		return nil, err
+	}
+	if bufs["f"], err = r.alloc(int64(np*B) * rb); err != nil {
+		return nil, err
+	}
+	if !onDevice {
+		for name, x := range map[string][]float64{"centre": c.Centre, "sup": kpum.Support(c)} {
+			if bufs[name], err = r.reals(x); err != nil {
+				return nil, err
+			}
+		}
+		for name, x := range map[string][]int32{"rowptr": c.NbrPtr, "col": c.Nbr} {
+			if bufs[name], err = r.ints(x); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out.tm.Setup += time.Since(t4)
+	if onDevice {
+		if err := pumPatternOnDevice(r, l, dc, dk.pattern, &out.tm.Setup); err != nil {
+			return nil, err
+		}
+	}
+
+	// Decomposition into the bins.
+	var bins []pumBin
+	if onDevice { // adds its own time
+		if bins, err = pumDecomposeOnDevice(r, l, dc, dk, &out.tm.Decompose); err != nil {
+			return nil, err
+		}
+	}
+	t5 := time.Now()
+	if !onDevice {
+		sizes := pl.Sizes()
+		for bi, b := range pl.Bins {
+			pb := pumBin{DeviceBin: sizes[bi], bufs: map[string]device.Buffer{}}
+			for name, x := range map[string][]float64{"lo": b.Lo, "hi": b.Hi} {
+				if pb.bufs[name], err = r.reals(x); err != nil {
+					return nil, err
+				}
+			}
+			if pb.bufs["act"], err = r.ints(b.Act); err != nil {
+				return nil, err
+			}
+			bins = append(bins, pb)
+		}
+	}
+	sizes := make([]kpum.DeviceBin, len(bins))
+	for bi, b := range bins {
+		sizes[bi] = b.DeviceBin
+	}
+	chunks, err := kpum.BinBatches(sizes, B, cfg.budget)
+	if err != nil {
+		return nil, err
+	}
+	if fused { // one launch per bin: no element buffer to bound it
+		chunks = chunks[:0]
+		for bi, b := range bins {
+			chunks = append(chunks, kpum.Chunk{Bin: bi, First: 0, Count: b.Cells})
+		}
+	}
+	maxE, maxF := int64(0), int64(0)
+	for _, b := range bins {
+		nf := int64(b.Active * B)
+		maxE = max(maxE, min(cfg.budget/(nf*nf), int64(b.Cells))*nf*nf)
+		maxF = max(maxF, min(cfg.budget/(nf*nf), int64(b.Cells))*nf)
+	}
+	out.tm.Decompose += time.Since(t5)
+	if fused {
+		maxE, maxF = 0, 0
+	}
+	if bufs["e"], err = r.alloc(maxE * rb); err != nil {
+		return nil, err
+	}
+	if bufs["fl"], err = r.alloc(maxF * rb); err != nil {
+		return nil, err
+	}
+
 	// Zero the matrix and load on the device.
-	dt, err := dev.Elapsed(func() error {
+	err = elapsed(&out.tm.Assemble, func() error {
 		if err := launch(zero, map[string]int64{"n": entries}, map[string]device.Buffer{"x": bufs["val"]}); err != nil {
 			return err
 		}
-		return launch(zero, map[string]int64{"n": int64(c.N * B)}, map[string]device.Buffer{"x": bufs["f"]})
+		return launch(zero, map[string]int64{"n": int64(np * B)}, map[string]device.Buffer{"x": bufs["f"]})
 	})
 	if err != nil {
 		return nil, err
 	}
-	out.tm.Assemble += dt
 	for _, ch := range chunks {
-		b := pl.Bins[ch.Bin]
+		b := bins[ch.Bin]
 		a := b.Active
-		dt, err := dev.Elapsed(func() error {
-			return launch(integ[ch.Bin], map[string]int64{kpum.Cells: int64(ch.Count), kpum.C0: int64(ch.First), kpum.Batch: int64(ch.Count)}, binBufs[ch.Bin])
+		err := elapsed(&out.tm.Integrate, func() error {
+			return launch(integ[a], map[string]int64{kpum.Cells: int64(ch.Count), kpum.C0: int64(ch.First), kpum.Batch: int64(ch.Count)}, b.bufs)
 		})
 		if err != nil {
 			return nil, err
 		}
-		out.tm.Integrate += dt
 		out.batches++
 		if fused {
 			continue
 		}
-		dt, err = dev.Elapsed(func() error {
+		err = elapsed(&out.tm.Assemble, func() error {
 			one := func(first, count int) error {
 				if count <= 0 {
 					return nil
 				}
-				return launch(asm[ch.Bin], map[string]int64{kpum.Pairs: int64(count * a * a), kpum.C0: int64(first),
-					kpum.E0: int64(first - ch.First), kpum.Batch: int64(ch.Count)}, binBufs[ch.Bin])
+				return launch(asm[a], map[string]int64{kpum.Pairs: int64(count * a * a), kpum.C0: int64(first),
+					kpum.E0: int64(first - ch.First), kpum.Batch: int64(ch.Count)}, b.bufs)
 			}
 			if cfg.strategy == pumAtomic {
 				return one(ch.First, ch.Count)
@@ -378,20 +465,232 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		if err != nil {
 			return nil, err
 		}
-		out.tm.Assemble += dt
 	}
+	out.tm.Total = out.tm.Setup + out.tm.Decompose + out.tm.Integrate + out.tm.Assemble
+	out.launches = l.launches
+
+	// The host's view of the result, outside the timings: with device
+	// decomposition the cover is built here and the device's pattern
+	// checked against it.
+	if c == nil {
+		if c, err = pum.UniformCover(cfg.dim, cfg.level, pum.DefaultAlpha, cfg.periodic); err != nil {
+			return nil, err
+		}
+	}
+	sp.Cover = c
 	td := time.Now()
-	raw := make([]byte, max(entries, int64(c.N*B))*rb)
+	raw := make([]byte, max(entries, int64(np*B))*rb)
 	if err := bufs["val"].Download(raw[:entries*rb]); err != nil {
 		return nil, err
 	}
 	a := &pum.BSR{N: c.N, B: B, RowPtr: c.NbrPtr, Col: c.Nbr, Val: cfg.dt.Decode(raw[:entries*rb])}
-	if err := bufs["f"].Download(raw[:int64(c.N*B)*rb]); err != nil {
+	if err := bufs["f"].Download(raw[:int64(np*B)*rb]); err != nil {
 		return nil, err
 	}
-	f := cfg.dt.Decode(raw[:int64(c.N*B)*rb])
+	f := cfg.dt.Decode(raw[:int64(np*B)*rb])
+	if onDevice {
+		if err := pumCheckPattern(bufs, c); err != nil {
+			return nil, err
+		}
+	}
 	out.download = time.Since(td)
-	out.tm.Total = out.tm.Setup + out.tm.Decompose + out.tm.Integrate + out.tm.Assemble
+	var dec *pum.Decomposition
+	if onDevice {
+		dec = dc.Summary(c, sizes)
+	} else {
+		dec = pl.Dec
+	}
 	out.sys = &pum.System{Cover: c, Space: sp, Dec: dec, Rule: rule, A: a, F: f}
 	return out, nil
+}
+
+// pumLauncher launches a program's kernels with the run's buffers.
+type pumLauncher struct {
+	dev      device.Device
+	dks      map[string]device.Kernel
+	bufs     map[string]device.Buffer // by parameter name
+	launches int
+}
+
+// launch runs k with the values and buffers: those of bin first, then the
+// run's own.
+func (l *pumLauncher) launch(k *kernel.Kernel, vals map[string]int64, bin map[string]device.Buffer) error {
+	bs := map[string]device.Buffer{}
+	for _, p := range k.Params {
+		if p.Kind != kernel.BufferParam {
+			continue
+		}
+		b, ok := bin[p.Name]
+		if !ok {
+			b = l.bufs[p.Name]
+		}
+		if b == nil {
+			return fmt.Errorf("pum: no buffer for %s's parameter %s", k.Name, p.Name)
+		}
+		bs[p.Name] = b
+	}
+	lc, args, err := device.Bind(k, vals, bs)
+	if err != nil {
+		return err
+	}
+	l.launches++
+	return l.dks[k.Name].Launch(lc, args...)
+}
+
+// elapsed runs f, which launches, and adds its device time to *d.
+func (l *pumLauncher) elapsed(d *time.Duration, f func() error) error {
+	dt, err := l.dev.Elapsed(f)
+	*d += dt
+	return err
+}
+
+// pumPatternOnDevice makes the patch data (centre, sup) and the matrix
+// pattern (rowptr, col) on the device: the tables up, the pattern kernel.
+// It adds the time to *tm: device time of the kernel, wall time of the
+// rest.
+func pumPatternOnDevice(r *pumRunner, l *pumLauncher, dc *kpum.Decomposer, pattern *kernel.Kernel, tm *time.Duration) (err error) {
+	t0 := time.Now()
+	if l.bufs["sgeo"], err = r.reals(dc.SGeo); err != nil {
+		return err
+	}
+	if l.bufs["snbr"], err = r.ints(dc.SNbr); err != nil {
+		return err
+	}
+	rb := int64(r.dt.Bytes())
+	for name, n := range map[string]int64{"centre": rb * int64(dc.N*dc.Dim), "sup": rb * int64(dc.N*dc.Dim), "rowptr": 4 * int64(dc.N+1), "col": 4 * dc.Blocks} {
+		if l.bufs[name], err = r.alloc(n); err != nil {
+			return err
+		}
+	}
+	*tm += time.Since(t0)
+	return l.elapsed(tm, func() error { return l.launch(pattern, dc.Values(), nil) })
+}
+
+// pumDecompKernels are the device decomposition's kernels: the pattern,
+// and the count and fill kernels of ColourOrder or PatchOrder's fill.
+type pumDecompKernels struct {
+	order                kpum.BinOrder
+	pattern, count, fill *kernel.Kernel
+}
+
+func newPUMDecompKernels(ds kpum.DecompSpec, order kpum.BinOrder, bins []int) (dk pumDecompKernels, err error) {
+	dk.order = order
+	if dk.pattern, err = kpum.PatternKernel(ds); err != nil {
+		return dk, err
+	}
+	if order == kpum.PatchOrder {
+		dk.fill, err = kpum.FillPatchKernel(ds, bins)
+		return dk, err
+	}
+	if dk.count, err = kpum.CountKernel(ds); err != nil {
+		return dk, err
+	}
+	dk.fill, err = kpum.FillKernel(ds, bins)
+	return dk, err
+}
+
+func (dk pumDecompKernels) kernels() []*kernel.Kernel {
+	if dk.count == nil {
+		return []*kernel.Kernel{dk.pattern, dk.fill}
+	}
+	return []*kernel.Kernel{dk.pattern, dk.count, dk.fill}
+}
+
+// pumDecomposeOnDevice runs the device decomposition (the pattern kernel
+// has run): the tables up; in ColourOrder the count kernel, the
+// histogram down and its prefix sums, the cursors up; the bins' buffers
+// and the fill kernel. It adds the time to *tm: device time of the
+// kernels, wall time of the rest.
+func pumDecomposeOnDevice(r *pumRunner, l *pumLauncher, dc *kpum.Decomposer, dk pumDecompKernels, tm *time.Duration) (_ []pumBin, err error) {
+	bufs, launch, elapsed := l.bufs, l.launch, l.elapsed
+	t0 := time.Now()
+	if bufs["spt"], err = r.reals(dc.SPt); err != nil {
+		return nil, err
+	}
+	tables := map[string][]int32{"sptr": dc.SPtr, "sivl": dc.SIvl, "scnt": dc.SCnt}
+	if dk.order == kpum.ColourOrder {
+		tables = map[string][]int32{"sptr": dc.SPtr, "sivl": dc.SIvl, "hist": make([]int32, dc.HistLen())}
+	}
+	for name, x := range tables {
+		if bufs[name], err = r.ints(x); err != nil {
+			return nil, err
+		}
+	}
+	*tm += time.Since(t0)
+	sizes := dc.PatchBins
+	if dk.order == kpum.ColourOrder {
+		if err := elapsed(tm, func() error { return launch(dk.count, dc.Values(), nil) }); err != nil {
+			return nil, err
+		}
+		t1 := time.Now()
+		raw := make([]byte, 4*dc.HistLen())
+		if err := bufs["hist"].Download(raw); err != nil {
+			return nil, err
+		}
+		hist := make([]int32, dc.HistLen())
+		for i, v := range kernel.DecodeInts(4, raw) {
+			hist[i] = int32(v)
+		}
+		if sizes, err = dc.Prefix(hist); err != nil {
+			return nil, err
+		}
+		if err := bufs["hist"].Upload(kernel.EncodeInts(4, widen(hist))); err != nil {
+			return nil, err
+		}
+		*tm += time.Since(t1)
+	}
+	t2 := time.Now()
+	var bins []pumBin
+	fb := map[string]device.Buffer{}
+	for _, s := range sizes {
+		b := pumBin{DeviceBin: s, bufs: map[string]device.Buffer{}}
+		for name, n := range map[string]int64{"lo": int64(r.dt.Bytes()) * int64(s.Cells*dc.Dim), "hi": int64(r.dt.Bytes()) * int64(s.Cells*dc.Dim), "act": 4 * int64(s.Cells*s.Active)} {
+			if b.bufs[name], err = r.alloc(n); err != nil {
+				return nil, err
+			}
+			fb[fmt.Sprintf("%s%d", name, s.Active)] = b.bufs[name]
+		}
+		bins = append(bins, b)
+	}
+	for _, a := range dc.Bins { // bins without cells (none on a uniform cover) get a stand-in
+		for _, name := range []string{"lo", "hi", "act"} {
+			key := fmt.Sprintf("%s%d", name, a)
+			if fb[key] == nil {
+				if fb[key], err = r.alloc(8); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	*tm += time.Since(t2)
+	if err := elapsed(tm, func() error { return launch(dk.fill, dc.Values(), fb) }); err != nil {
+		return nil, err
+	}
+	return bins, nil
+}
+
+// pumCheckPattern compares the matrix pattern the device made with the
+// cover's (a wrong pattern would put the matrix's values in the wrong
+// blocks).
+func pumCheckPattern(bufs map[string]device.Buffer, c *pum.Cover) error {
+	for name, want := range map[string][]int32{"rowptr": c.NbrPtr, "col": c.Nbr} {
+		raw := make([]byte, 4*len(want))
+		if err := bufs[name].Download(raw); err != nil {
+			return err
+		}
+		for i, got := range kernel.DecodeInts(4, raw) {
+			if w := int64(want[i]); got != w {
+				return fmt.Errorf("pum: the device's matrix pattern differs from the cover's: %s[%d] = %d, want %d", name, i, got, w)
+			}
+		}
+	}
+	return nil
+}
+
+func widen(x []int32) []int64 {
+	wide := make([]int64, len(x))
+	for i, v := range x {
+		wide[i] = int64(v)
+	}
+	return wide
 }

@@ -13,9 +13,18 @@
 //     colour group at a time (Plan: patches coloured so that owners of one
 //     colour are ≥ 3 apart, cells grouped by owner colour and position in
 //     their patch, so that no two cells of a group write one block).
+//   - Decompose (decompose.go, uniform covers): the decomposition on the
+//     device from the cover's per-direction split tables (Decomposer): a
+//     pattern kernel writes the patch data and the matrix pattern; in
+//     colour order a count kernel makes a histogram of the cells by
+//     (active count, colour, position), the host its prefix sums, and a
+//     fill kernel puts every cell into its bin at a slot an atomic
+//     fetch-add hands out; in patch order one fill kernel puts every cell
+//     at its place in closed form. The bins are NewPlan's, with colour or
+//     without.
 //
-// The decomposition itself stays on the host (pum.Decompose: count,
-// prefix sum, fill); NewPlan bins and orders its cells for the kernels.
+// On the host, pum.Decompose (count, prefix sum, fill) and NewPlan, which
+// bins and orders its cells for the kernels, serve every cover.
 //
 // It may import kernel, kernel/family, poly and pum.
 package pum

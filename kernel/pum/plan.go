@@ -154,15 +154,30 @@ type Chunk struct {
 // Batches cuts the bins into batches of at most budget element-buffer
 // entries (n_f² per cell), each within one bin.
 func (pl *Plan) Batches(B int, budget int64) ([]Chunk, error) {
-	var out []Chunk
+	return BinBatches(pl.Sizes(), B, budget)
+}
+
+// Sizes describes the plan's bins as a device decomposition does.
+func (pl *Plan) Sizes() []DeviceBin {
+	out := make([]DeviceBin, len(pl.Bins))
 	for bi, b := range pl.Bins {
+		out[bi] = DeviceBin{Active: b.Active, Cells: len(b.Cells), Groups: b.Groups}
+	}
+	return out
+}
+
+// BinBatches cuts bins into batches of at most budget element-buffer
+// entries (n_f² per cell), each within one bin.
+func BinBatches(bins []DeviceBin, B int, budget int64) ([]Chunk, error) {
+	var out []Chunk
+	for bi, b := range bins {
 		nf := int64(b.Active * B)
 		per := budget / (nf * nf)
 		if per < 1 {
 			return nil, fmt.Errorf("kernel/pum: one %d×%d element block exceeds the element budget of %d entries", nf, nf, budget)
 		}
-		for c0 := 0; c0 < len(b.Cells); c0 += int(per) {
-			out = append(out, Chunk{Bin: bi, First: c0, Count: int(min(per, int64(len(b.Cells)-c0)))})
+		for c0 := 0; c0 < b.Cells; c0 += int(per) {
+			out = append(out, Chunk{Bin: bi, First: c0, Count: int(min(per, int64(b.Cells-c0)))})
 		}
 	}
 	return out, nil
