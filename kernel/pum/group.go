@@ -28,7 +28,8 @@ func (s Spec) Group() GroupShape {
 	g.H = (nf + 1) / 2
 	g.Tiles = g.H * (g.H + 1) / 2
 	g.TC = 1
-	for g.TC < g.Tiles && g.TC < s.Threads {
+	want := (g.Tiles + max(s.Tiles, 1) - 1) / max(s.Tiles, 1)
+	for g.TC < want && g.TC < s.Threads {
 		g.TC *= 2
 	}
 	g.TC = min(g.TC, s.Threads)

@@ -47,7 +47,17 @@ type Spec struct {
 	DType       kernel.DType
 	Threads     int // threads per block (cells per block)
 	Layout      Layout
+	// Tiles is the number of 2×2 tiles of the element block the group
+	// kernel aims to give each thread (0 means 1): more tiles per
+	// thread, fewer threads per cell and more cells per block — for
+	// small blocks, where one tile per thread leaves a block of 256
+	// threads to one cell.
+	Tiles int
 }
+
+// MaxTiles bounds Spec.Tiles (each tile is four accumulators a thread
+// keeps in registers).
+const MaxTiles = 16
 
 // MaxActive bounds the patches active on one cell a kernel is built for
 // (2^d on uniform covers; adaptive covers reach a few more).
@@ -91,6 +101,8 @@ func (s Spec) Check() error {
 		return fmt.Errorf("kernel/pum: %d Gauss points per direction outside 1…MaxQuadPoints = %d", s.points(), pum.MaxQuadPoints)
 	case s.Threads < 1 || s.Threads > kernel.MaxThreads:
 		return fmt.Errorf("kernel/pum: %d threads per block outside 1…%d", s.Threads, kernel.MaxThreads)
+	case s.Tiles < 0 || s.Tiles > MaxTiles:
+		return fmt.Errorf("kernel/pum: %d tiles per thread outside 0…MaxTiles = %d", s.Tiles, MaxTiles)
 	case s.Layout != Blocked && s.Layout != Interleaved:
 		return fmt.Errorf("kernel/pum: unknown element layout %d", s.Layout)
 	}
@@ -102,8 +114,12 @@ func (s Spec) suffix() string {
 	if s.Periodic {
 		per = "_per"
 	}
-	return fmt.Sprintf("d%d_p%d_a%d_q%d%s_%s_%s_t%d_%s", s.Dim, s.Degree, s.Active, s.points(), per,
-		s.Coeff.Name, s.DType, s.Threads, s.Layout)
+	tiles := ""
+	if s.Tiles > 1 {
+		tiles = fmt.Sprintf("_k%d", s.Tiles)
+	}
+	return fmt.Sprintf("d%d_p%d_a%d_q%d%s_%s_%s_t%d%s_%s", s.Dim, s.Degree, s.Active, s.points(), per,
+		s.Coeff.Name, s.DType, s.Threads, tiles, s.Layout)
 }
 
 var (

@@ -155,6 +155,7 @@ func TestBadSpecs(t *testing.T) {
 		"kappa":       func(s *Spec) { s.Coeff.K = 0 },
 		"r nan":       func(s *Spec) { s.Coeff.R = math.NaN() },
 		"points":      func(s *Spec) { s.Points = 13 },
+		"tiles":       func(s *Spec) { s.Tiles = MaxTiles + 1 },
 	} {
 		s := good
 		mod(&s)
@@ -194,6 +195,8 @@ func TestGroupKernels(t *testing.T) {
 		{1, Spec{Dim: 3, Degree: 1, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 32}},
 		{2, Spec{Dim: 2, Degree: 4, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F32, Threads: 128}},
 		{2, Spec{Dim: 2, Degree: 3, Points: 7, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 5}},
+		{1, Spec{Dim: 3, Degree: 1, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 64, Tiles: 4}},
+		{2, Spec{Dim: 2, Degree: 2, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F32, Threads: 64, Tiles: 3}},
 	} {
 		pr, err := NewProblem(tc.level, tc.s)
 		if err != nil {
@@ -224,6 +227,10 @@ func TestGroupKernels(t *testing.T) {
 	s.Degree, s.Active = 1, 1
 	if g := s.Group(); g.TC != 4 || g.CB != 64 || g.Chunks != 1 {
 		t.Errorf("2-D p1 a1 shape %+v", g)
+	}
+	s = Spec{Dim: 3, Degree: 1, Active: 8, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 256, Tiles: 4}
+	if g := s.Group(); g.TC != 64 || g.CB != 4 || g.K != 3 {
+		t.Errorf("3-D p1 a8, 4 tiles per thread: shape %+v", g)
 	}
 	s = Spec{Dim: 3, Degree: 3, Active: 8, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 256}
 	if k, err := IntegrateGroup(s, true); err != nil || k.Launch.SharedBytes > MaxGroupShared+1024 {
