@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,5 +111,23 @@ func TestIntegrateRates(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "elem") {
 		t.Errorf("rates of a family that integrates nothing:\n%s", b.String())
+	}
+}
+
+func TestLinePlot(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/l.svg"
+	s := []Series{{Name: "p=1", X: []float64{5, 6, 7}, Y: []float64{1e-3, 2e-4, 1e-4}}, {Name: "p=2", X: []float64{5, 6}, Y: []float64{3e-3, 0}}}
+	if err := LinePlot(path, "t", "level", "µs/DOF", true, s); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "p=2") {
+		t.Errorf("svg: %v", err)
+	}
+	if err := LinePlot(path, "t", "x", "y", true, []Series{{Name: "none", X: []float64{1}, Y: []float64{0}}}); err == nil {
+		t.Error("a chart with no points: no error")
+	}
+	if err := LinePlot(path, "t", "x", "y", false, []Series{{Name: "bad", X: []float64{1, 2}, Y: []float64{1}}}); err == nil {
+		t.Error("uneven series: no error")
 	}
 }

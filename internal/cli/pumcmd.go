@@ -19,6 +19,7 @@ import (
 	kpum "github.com/bespoke-hpc/bespoke/kernel/pum"
 	"github.com/bespoke-hpc/bespoke/operator/npy"
 	"github.com/bespoke-hpc/bespoke/pum"
+	"github.com/bespoke-hpc/bespoke/report"
 )
 
 // pumCmd is `bespoke pum`: partition-of-unity integration and assembly.
@@ -42,13 +43,19 @@ type pumFlags struct {
 	layout             string
 	integrator         string
 	decompose          string
+	// levels and degrees as given (bench: lists or ranges, e.g. 5-9).
+	levelSpec, degreeSpec string
+	threads, tiles        int
 }
 
 func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, strategy string) {
 	f := c.Flags()
 	f.IntVar(&o.dim, "dim", 2, "dimension: 2 or 3")
-	f.IntVar(&o.level, "level", 4, fmt.Sprintf("cover level: 2^level patches per direction (2-D ≤ %d, 3-D ≤ %d)", pum.MaxLevel2D, pum.MaxLevel3D))
-	f.IntVar(&o.degree, "degree", 1, fmt.Sprintf("local polynomial degree p (2-D ≤ %d, 3-D ≤ %d)", pum.MaxDegree2D, pum.MaxDegree3D))
+	many := map[bool]string{true: "; a list or range, e.g. 5-9 or 1,3,5", false: ""}[strategy == "both"]
+	f.StringVar(&o.levelSpec, "level", "4", fmt.Sprintf("cover level: 2^level patches per direction (2-D ≤ %d, 3-D ≤ %d)%s", pum.MaxLevel2D, pum.MaxLevel3D, many))
+	f.StringVar(&o.degreeSpec, "degree", "1", fmt.Sprintf("local polynomial degree p (2-D ≤ %d, 3-D ≤ %d)%s", pum.MaxDegree2D, pum.MaxDegree3D, many))
+	f.IntVar(&o.threads, "threads", 0, "threads per block of the device kernels (0: 256 for the group kernel on a GPU, 64 for the thread kernel; 16 and 1 on a CPU)")
+	f.IntVar(&o.tiles, "tiles", 0, fmt.Sprintf("group kernel: 2×2 tiles of the element block per thread (0: 1; up to %d) — fewer threads per cell, more cells per block", kpum.MaxTiles))
 	f.BoolVar(&o.periodic, "periodic", false, "periodic domain (every patch inner)")
 	f.StringVar(&o.coeff, "coeff", coeff, "coefficients: const (κ = K, r = R, f = 1) or smooth (κ = K(1+0.3|x|²+0.2x₀(1−x₀)), r = R(1+x₀x₁), f = 1+x₀²x₁−x_d³)")
 	f.Float64Var(&o.kappa, "kappa", 1, "κ scale K (> 0)")
@@ -62,10 +69,69 @@ func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, 
 	f.StringVar(&o.layout, "layout", "auto", "element-block layout: auto (interleaved on a GPU, blocked on a CPU), blocked, interleaved")
 }
 
+// grid reads --level and --degree: lists or ranges of integers.
+func (o *pumFlags) grid() (levels, degrees []int, err error) {
+	if levels, err = intList("--level", o.levelSpec, 0, 16); err != nil {
+		return nil, nil, err
+	}
+	if degrees, err = intList("--degree", o.degreeSpec, 0, 8); err != nil {
+		return nil, nil, err
+	}
+	return levels, degrees, nil
+}
+
+// single reads --level and --degree as one value each.
+func (o *pumFlags) single() error {
+	ls, ds, err := o.grid()
+	if err != nil {
+		return err
+	}
+	if len(ls) != 1 || len(ds) != 1 {
+		return usagef("--level %s --degree %s: want one level and one degree", o.levelSpec, o.degreeSpec)
+	}
+	o.level, o.degree = ls[0], ds[0]
+	return nil
+}
+
+// intList parses "5", "5-9" or "1,3,5-6" into distinct integers in
+// [lo, hi], in the order given.
+func intList(flag, s string, lo, hi int) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		a, b, isRange := strings.Cut(part, "-")
+		x, err1 := strconv.Atoi(strings.TrimSpace(a))
+		y, err2 := x, error(nil)
+		if isRange {
+			y, err2 = strconv.Atoi(strings.TrimSpace(b))
+		}
+		if err1 != nil || err2 != nil || y < x {
+			return nil, usagef("%s %q: want integers, lists or ranges such as 5-9", flag, s)
+		}
+		if x < lo || y > hi {
+			return nil, usagef("%s %q: values outside %d…%d", flag, s, lo, hi)
+		}
+		for v := x; v <= y; v++ {
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	return out, nil
+}
+
 // config checks the flags (usage errors) and returns the run's config.
 func (o *pumFlags) config() (pumConfig, error) {
 	cfg := pumConfig{dim: o.dim, level: o.level, degree: o.degree, periodic: o.periodic,
-		coeff: kpum.Coefficients{Name: o.coeff, K: o.kappa, R: o.r}}
+		coeff: kpum.Coefficients{Name: o.coeff, K: o.kappa, R: o.r}, threads: o.threads, tiles: o.tiles}
+	if o.threads < 0 || o.threads > kernel.MaxThreads {
+		return cfg, usagef("--threads %d: want 0…%d", o.threads, kernel.MaxThreads)
+	}
+	if o.tiles < 0 || o.tiles > kpum.MaxTiles {
+		return cfg, usagef("--tiles %d: want 0…%d", o.tiles, kpum.MaxTiles)
+	}
 	if err := cfg.coeff.Check(); err != nil {
 		return cfg, usagef("%v", err)
 	}
@@ -192,7 +258,7 @@ type pumBenchRow struct {
 
 func pumBenchCmd() *cobra.Command {
 	var o pumFlags
-	var jsonOut, csvOut string
+	var jsonOut, csvOut, plotOut string
 	reps := 1
 	c := &cobra.Command{
 		Use:   "bench",
@@ -220,7 +286,7 @@ beside where it has them. --backend reference times pum's Go pipeline.`,
   bespoke pum bench --dim 3 --level 6 --degree 2 --backend cuda --dtype f32 --json pum.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := o.config()
+			levels, degrees, err := o.grid()
 			if err != nil {
 				return err
 			}
@@ -231,18 +297,64 @@ beside where it has them. --backend reference times pum's Go pipeline.`,
 			if reps < 1 || reps > 100 {
 				return usagef("--reps %d: want 1…100", reps)
 			}
-			rows, err := runPUMBench(o, cfg, sts, reps)
-			if err != nil {
+			var cfgs []pumConfig
+			for _, p := range degrees {
+				for _, l := range levels {
+					o.level, o.degree = l, p
+					cfg, err := o.config()
+					if err != nil {
+						return err
+					}
+					cfgs = append(cfgs, cfg)
+				}
+			}
+			var rows []pumBenchRow
+			for _, cfg := range cfgs {
+				rs, err := runPUMBench(o, cfg, sts, reps)
+				if err != nil {
+					return err
+				}
+				rows = append(rows, rs...)
+			}
+			if err := writePUMBench(cmd.OutOrStdout(), rows, jsonOut, csvOut); err != nil {
 				return err
 			}
-			return writePUMBench(cmd.OutOrStdout(), rows, jsonOut, csvOut)
+			if plotOut != "" {
+				return plotPUMBench(plotOut, rows)
+			}
+			return nil
 		},
 	}
 	o.register(c, kpum.CoeffSmooth, 1, "auto", "both")
 	c.Flags().IntVar(&reps, "reps", 1, "runs per strategy; the run of median total is reported")
 	c.Flags().StringVar(&jsonOut, "json", "", "also write the rows as JSON to this file")
 	c.Flags().StringVar(&csvOut, "csv", "", "also write the rows as CSV to this file")
+	c.Flags().StringVar(&plotOut, "plot", "", "also write an SVG chart of µs per DOF against the level (one line per degree, precision and strategy) to this file")
 	return c
+}
+
+// plotPUMBench charts the rows' time per DOF against the level.
+func plotPUMBench(path string, rows []pumBenchRow) error {
+	var series []report.Series
+	at := map[string]int{}
+	dev := ""
+	for _, r := range rows {
+		name := fmt.Sprintf("p=%d %s %s", r.Degree, r.DType, r.Strategy)
+		i, ok := at[name]
+		if !ok {
+			i = len(series)
+			at[name] = i
+			series = append(series, report.Series{Name: name})
+		}
+		series[i].X = append(series[i].X, float64(r.Level))
+		series[i].Y = append(series[i].Y, r.USPerDOF)
+		dev = r.Device
+	}
+	d := 0
+	if len(rows) > 0 {
+		d = rows[0].Dim
+	}
+	return report.LinePlot(path, fmt.Sprintf("PUM assembly, %d-D, end to end (set-up … assembly)\n%s", d, dev), "level", "µs per DOF", true, series)
 }
 
 func runPUMBench(o pumFlags, cfg pumConfig, sts []string, reps int) ([]pumBenchRow, error) {
@@ -394,6 +506,9 @@ integration and assembly kernels (in --dtype, widened to float64).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return usagef("-o: the MatrixMarket file to write is required")
+			}
+			if err := o.single(); err != nil {
+				return err
 			}
 			cfg, err := o.config()
 			if err != nil {

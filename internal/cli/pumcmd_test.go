@@ -271,6 +271,33 @@ func TestPUMBenchCLI(t *testing.T) {
 	}
 }
 
+// Levels and degrees as lists and ranges: one row per (degree, level),
+// and a chart of µs per DOF against the level.
+func TestPUMBenchGrid(t *testing.T) {
+	dir := t.TempDir()
+	js, svg := filepath.Join(dir, "g.json"), filepath.Join(dir, "g.svg")
+	var so, se bytes.Buffer
+	if code := Main([]string{"pum", "bench", "--level", "2-3", "--degree", "0,1", "--backend", "reference", "--json", js, "--plot", svg}, &so, &se); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	var rows []pumBenchRow
+	b, err := os.ReadFile(js)
+	if err == nil {
+		err = json.Unmarshal(b, &rows)
+	}
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	for i, want := range [][2]int{{0, 2}, {0, 3}, {1, 2}, {1, 3}} {
+		if rows[i].Degree != want[0] || rows[i].Level != want[1] || !(rows[i].USPerDOF > 0) {
+			t.Errorf("row %d: p %d level %d µs/DOF %g, want p %d level %d", i, rows[i].Degree, rows[i].Level, rows[i].USPerDOF, want[0], want[1])
+		}
+	}
+	if c, err := os.ReadFile(svg); err != nil || !strings.Contains(string(c), "p=1 f64") {
+		t.Errorf("chart: %v", err)
+	}
+}
+
 func TestPUMBadFlags(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "a.mtx")
 	for _, tc := range []struct {
@@ -292,6 +319,12 @@ func TestPUMBadFlags(t *testing.T) {
 		{[]string{"bench", "--decompose", "gpu"}, "--decompose"},
 		{[]string{"assemble", "--decompose", "both", "-o", out}, "--decompose"},
 		{[]string{"bench", "--reps", "0"}, "--reps"},
+		{[]string{"bench", "--level", "3-x"}, "--level"},
+		{[]string{"bench", "--level", "5-3"}, "--level"},
+		{[]string{"bench", "--degree", "1,99"}, "--degree"},
+		{[]string{"bench", "--tiles", "17"}, "--tiles"},
+		{[]string{"bench", "--threads", "5000"}, "--threads"},
+		{[]string{"assemble", "--level", "3-4", "-o", out}, "one level"},
 		{[]string{"bench", "--periodic", "--level", "1"}, "periodic"},
 		{[]string{"assemble", "--level", "2"}, "-o"},
 		{[]string{"assemble", "--level", "10", "--degree", "5", "-o", out}, "MaxMatrixEntries"},
