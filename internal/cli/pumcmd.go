@@ -69,6 +69,23 @@ func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, 
 	f.StringVar(&o.layout, "layout", "auto", "element-block layout: auto (interleaved on a GPU, blocked on a CPU), blocked, interleaved")
 }
 
+// uniformEntries is the number of stored scalars of a uniform cover's
+// matrix: (3n − 2)^d block pairs of patches at most one apart per
+// direction (3n^d periodic, n ≥ 3), B² scalars each.
+func uniformEntries(cfg pumConfig) int64 {
+	n := int64(1) << cfg.level
+	per := 3*n - 2
+	if cfg.periodic && n >= 3 {
+		per = 3 * n
+	}
+	pairs := int64(1)
+	for range cfg.dim {
+		pairs *= per
+	}
+	b := int64(kpum.Spec{Dim: cfg.dim, Degree: cfg.degree}.B())
+	return pairs * b * b
+}
+
 // grid reads --level and --degree: lists or ranges of integers.
 func (o *pumFlags) grid() (levels, degrees []int, err error) {
 	if levels, err = intList("--level", o.levelSpec, 0, 16); err != nil {
@@ -304,6 +321,11 @@ beside where it has them. --backend reference times pum's Go pipeline.`,
 					cfg, err := o.config()
 					if err != nil {
 						return err
+					}
+					// Every size is checked before the first run, so
+					// that a grid does not fail after minutes of work.
+					if n := uniformEntries(cfg); n > pum.MaxMatrixEntries {
+						return usagef("--level %d --degree %d: %d matrix entries exceed MaxMatrixEntries = %d (lower the level or degree)", l, p, n, int64(pum.MaxMatrixEntries))
 					}
 					cfgs = append(cfgs, cfg)
 				}
