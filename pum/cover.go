@@ -53,6 +53,20 @@ func checkDimLevel(dim, level int) error {
 	return nil
 }
 
+// checkUniform checks the arguments of a uniform cover.
+func checkUniform(dim, level int, alpha float64, periodic bool) error {
+	if err := checkDimLevel(dim, level); err != nil {
+		return err
+	}
+	if err := checkAlpha(alpha); err != nil {
+		return err
+	}
+	if periodic && level < 2 {
+		return fmt.Errorf("pum: periodic cover needs level ≥ 2, got %d", level)
+	}
+	return nil
+}
+
 func checkAlpha(alpha float64) error {
 	if !(alpha > 1 && alpha < 2) {
 		return fmt.Errorf("pum: stretch α = %v outside the open interval (1,2)", alpha)
@@ -64,14 +78,8 @@ func checkAlpha(alpha float64) error {
 // 2^level patches per direction. A periodic cover needs level ≥ 2, so that
 // a patch's left and right neighbours are different patches.
 func UniformCover(dim, level int, alpha float64, periodic bool) (*Cover, error) {
-	if err := checkDimLevel(dim, level); err != nil {
+	if err := checkUniform(dim, level, alpha, periodic); err != nil {
 		return nil, err
-	}
-	if err := checkAlpha(alpha); err != nil {
-		return nil, err
-	}
-	if periodic && level < 2 {
-		return nil, fmt.Errorf("pum: periodic cover needs level ≥ 2, got %d", level)
 	}
 	n := 1 << level
 	np := 1

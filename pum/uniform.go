@@ -152,14 +152,8 @@ func (st *SplitTables) Entry(k, ix int) (first, points int) {
 // cover's own expressions, so the tables are Decompose's bit for bit.
 // The work is O(2^level).
 func UniformSplitTables(dim, level int, alpha float64, periodic bool) (*SplitTables, error) {
-	if err := checkDimLevel(dim, level); err != nil {
+	if err := checkUniform(dim, level, alpha, periodic); err != nil {
 		return nil, err
-	}
-	if err := checkAlpha(alpha); err != nil {
-		return nil, err
-	}
-	if periodic && level < 2 {
-		return nil, fmt.Errorf("pum: periodic cover needs level ≥ 2, got %d", level)
 	}
 	n := 1 << level
 	h := 1 / float64(n)
