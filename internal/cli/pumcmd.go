@@ -54,7 +54,7 @@ func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, 
 	many := map[bool]string{true: "; a list or range, e.g. 5-9 or 1,3,5", false: ""}[strategy == "both"]
 	f.StringVar(&o.levelSpec, "level", "4", fmt.Sprintf("cover level: 2^level patches per direction (2-D ≤ %d, 3-D ≤ %d)%s", pum.MaxLevel2D, pum.MaxLevel3D, many))
 	f.StringVar(&o.degreeSpec, "degree", "1", fmt.Sprintf("local polynomial degree p (2-D ≤ %d, 3-D ≤ %d)%s", pum.MaxDegree2D, pum.MaxDegree3D, many))
-	f.IntVar(&o.threads, "threads", 0, "threads per block of the device kernels (0: 256 for the group kernel on a GPU, 64 for the thread kernel; 16 and 1 on a CPU)")
+	f.IntVar(&o.threads, "threads", 0, "threads per block of the device kernels (0: for the group kernel on a GPU 64 in 2-D up to p = 3, 256 above, 128 in 3-D, as measured on the H100; 64 for the thread kernel; 16 and 1 on a CPU)")
 	f.IntVar(&o.tiles, "tiles", 0, fmt.Sprintf("group kernel: 2×2 tiles of the element block per thread (0: 2 on a GPU, 4 for 3-D p = 1, as measured on the H100; 1 on a CPU; up to %d) — fewer threads per cell, more cells per block", kpum.MaxTiles))
 	f.BoolVar(&o.periodic, "periodic", false, "periodic domain (every patch inner)")
 	f.StringVar(&o.coeff, "coeff", coeff, "coefficients: const (κ = K, r = R, f = 1) or smooth (κ = K(1+0.3|x|²+0.2x₀(1−x₀)), r = R(1+x₀x₁), f = 1+x₀²x₁−x_d³)")
