@@ -45,7 +45,7 @@ type pumFlags struct {
 	decompose          string
 	// levels and degrees as given (bench: lists or ranges, e.g. 5-9).
 	levelSpec, degreeSpec string
-	threads, tiles        int
+	threads, tiles, side  int
 }
 
 func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, strategy string) {
@@ -55,6 +55,7 @@ func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, 
 	f.StringVar(&o.levelSpec, "level", "4", fmt.Sprintf("cover level: 2^level patches per direction (2-D ≤ %d, 3-D ≤ %d)%s", pum.MaxLevel2D, pum.MaxLevel3D, many))
 	f.StringVar(&o.degreeSpec, "degree", "1", fmt.Sprintf("local polynomial degree p (2-D ≤ %d, 3-D ≤ %d)%s", pum.MaxDegree2D, pum.MaxDegree3D, many))
 	f.IntVar(&o.threads, "threads", 0, "threads per block of the device kernels (0: for the group kernel on a GPU 64 in 2-D up to p = 3, 256 above, 128 in 3-D, as measured on the H100; 64 for the thread kernel; 16 and 1 on a CPU)")
+	f.IntVar(&o.side, "side", 0, fmt.Sprintf("group kernel: side R of a thread's R×R tiles of the element block (0: 2; up to %d) — 2R staged loads per R² multiply-adds", kpum.MaxSide))
 	f.IntVar(&o.tiles, "tiles", 0, fmt.Sprintf("group kernel: 2×2 tiles of the element block per thread (0: 2 on a GPU, 4 for 3-D p = 1, as measured on the H100; 1 on a CPU; up to %d) — fewer threads per cell, more cells per block", kpum.MaxTiles))
 	f.BoolVar(&o.periodic, "periodic", false, "periodic domain (every patch inner)")
 	f.StringVar(&o.coeff, "coeff", coeff, "coefficients: const (κ = K, r = R, f = 1) or smooth (κ = K(1+0.3|x|²+0.2x₀(1−x₀)), r = R(1+x₀x₁), f = 1+x₀²x₁−x_d³)")
@@ -142,12 +143,15 @@ func intList(flag, s string, lo, hi int) ([]int, error) {
 // config checks the flags (usage errors) and returns the run's config.
 func (o *pumFlags) config() (pumConfig, error) {
 	cfg := pumConfig{dim: o.dim, level: o.level, degree: o.degree, periodic: o.periodic,
-		coeff: kpum.Coefficients{Name: o.coeff, K: o.kappa, R: o.r}, threads: o.threads, tiles: o.tiles}
+		coeff: kpum.Coefficients{Name: o.coeff, K: o.kappa, R: o.r}, threads: o.threads, tiles: o.tiles, side: o.side}
 	if o.threads < 0 || o.threads > kernel.MaxThreads {
 		return cfg, usagef("--threads %d: want 0…%d", o.threads, kernel.MaxThreads)
 	}
 	if o.tiles < 0 || o.tiles > kpum.MaxTiles {
 		return cfg, usagef("--tiles %d: want 0…%d", o.tiles, kpum.MaxTiles)
+	}
+	if o.side < 0 || o.side > kpum.MaxSide {
+		return cfg, usagef("--side %d: want 0…%d", o.side, kpum.MaxSide)
 	}
 	if err := cfg.coeff.Check(); err != nil {
 		return cfg, usagef("%v", err)

@@ -323,6 +323,7 @@ func TestPUMBadFlags(t *testing.T) {
 		{[]string{"bench", "--level", "5-3"}, "--level"},
 		{[]string{"bench", "--degree", "1,99"}, "--degree"},
 		{[]string{"bench", "--tiles", "17"}, "--tiles"},
+		{[]string{"bench", "--side", "7"}, "--side"},
 		{[]string{"bench", "--dim", "3", "--level", "1,6", "--degree", "3", "--backend", "c"}, "MaxMatrixEntries"},
 		{[]string{"bench", "--threads", "5000"}, "--threads"},
 		{[]string{"assemble", "--level", "3-4", "-o", out}, "one level"},

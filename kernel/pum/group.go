@@ -12,10 +12,11 @@ const MaxGroupShared = 40 << 10
 // GroupShape is how IntegrateGroup lays a bin's work on a block: TC
 // threads per cell, CB cells per block (block = CB·TC threads), the Gauss
 // points staged per chunk (PC, Chunks chunks per cell), the tiling of the
-// element block (H = ⌈n_f/2⌉, Tiles = H(H+1)/2 tiles of 2×2 entries, K
+// element block (H = ⌈n_f/R⌉, Tiles = H(H+1)/2 tiles of R×R entries, K
 // tiles per thread) and KF load entries per thread.
 type GroupShape struct {
 	TC, CB, PC, Chunks, H, Tiles, K, KF int
+	R                                   int // side of a tile: R×R entries
 	Geo                                 int // staged geometry reals per cell
 }
 
@@ -25,7 +26,8 @@ func (s Spec) Group() GroupShape {
 	d, a := s.Dim, s.Active
 	nf := s.NF()
 	var g GroupShape
-	g.H = (nf + 1) / 2
+	g.R = s.side()
+	g.H = (nf + g.R - 1) / g.R
 	g.Tiles = g.H * (g.H + 1) / 2
 	g.TC = 1
 	want := (g.Tiles + max(s.Tiles, 1) - 1) / max(s.Tiles, 1)
@@ -38,7 +40,7 @@ func (s Spec) Group() GroupShape {
 	g.KF = (nf + g.TC - 1) / g.TC
 	g.Geo = 2*d + 2*a*d
 	nqd := pow(s.points(), d)
-	per := (d+1)*2*g.H + 3 // staged reals per point: u, ∇u (padded to 2H), 3 weights
+	per := (d+1)*g.R*g.H + 3 // staged reals per point: u, ∇u (padded to R·H), 3 weights
 	reals := MaxGroupShared / s.DType.Bytes()
 	for {
 		g.PC = (reals/g.CB - g.Geo - a*a) / per
@@ -83,7 +85,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	}
 	g := s.Group()
 	mass := s.Coeff.Mass()
-	h, TC, CB, PC := g.H, g.TC, g.CB, g.PC
+	h, TC, CB, PC, R := g.H, g.TC, g.CB, g.PC, g.R
 	how := "group"
 	if fused {
 		how = "fused"
@@ -127,8 +129,8 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	}
 	k.Shared = []kernel.Shared{
 		{Name: "sg", Type: kernel.Real, Dims: []int{CB, g.Geo}},
-		{Name: "su", Type: kernel.Real, Dims: []int{CB, PC, 2 * h}},
-		{Name: "sdu", Type: kernel.Real, Dims: []int{CB, d, PC, 2 * h}},
+		{Name: "su", Type: kernel.Real, Dims: []int{CB, PC, R * h}},
+		{Name: "sdu", Type: kernel.Real, Dims: []int{CB, d, PC, R * h}},
 		{Name: "sw", Type: kernel.Real, Dims: []int{CB, 3, PC}},
 	}
 	if fused {
@@ -200,13 +202,17 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 			idecl(e, imin(ibin("+", lt, ci(kk*TC)), ci(g.Tiles-1))),
 			idecl(I, ci(0)),
 			loop("r", ci(1), ci(h), kernel.If{Cond: ibin(">=", v(e), start(v("r"))), Then: []kernel.Stmt{kernel.Assign{Name: I, Value: v("r")}}}),
-			idecl(J, ibin("+", v(I), ibin("-", v(e), start(v(I))))),
-			idecl(nm("a0_%d", kk), v(I)),
-			idecl(nm("a1_%d", kk), imin(ibin("+", v(I), ci(h)), ci(nf-1))),
-			idecl(nm("b0_%d", kk), v(J)),
-			idecl(nm("b1_%d", kk), imin(ibin("+", v(J), ci(h)), ci(nf-1))))
-		for _, t := range []string{"00", "01", "10", "11"} {
-			body = append(body, decl(nm("acc%d_%s", kk, t), lit(0)))
+			idecl(J, ibin("+", v(I), ibin("-", v(e), start(v(I))))))
+		// Rows I + u·H and columns J + u·H, clamped for the loads.
+		for u := range R {
+			body = append(body,
+				idecl(nm("a%d_%d", u, kk), imin(ibin("+", v(I), ci(u*h)), ci(nf-1))),
+				idecl(nm("b%d_%d", u, kk), imin(ibin("+", v(J), ci(u*h)), ci(nf-1))))
+		}
+		for u := range R {
+			for w := range R {
+				body = append(body, decl(nm("acc%d_%d%d", kk, u, w), lit(0)))
+			}
 		}
 	}
 	for kf := range g.KF {
@@ -325,15 +331,18 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	}
 	for kk := range g.K {
 		for ci_, c := range comps {
-			x0, x1, y0, y1 := nm("x0_%d_%d", kk, ci_), nm("x1_%d_%d", kk, ci_), nm("y0_%d_%d", kk, ci_), nm("y1_%d_%d", kk, ci_)
-			gr = append(gr,
-				decl(x0, mul(v(c.wt), c.load(v(nm("a0_%d", kk))))),
-				decl(x1, mul(v(c.wt), c.load(v(nm("a1_%d", kk))))),
-				decl(y0, c.load(v(nm("b0_%d", kk)))),
-				decl(y1, c.load(v(nm("b1_%d", kk)))))
-			for _, t := range [][3]string{{"00", x0, y0}, {"01", x0, y1}, {"10", x1, y0}, {"11", x1, y1}} {
-				an := nm("acc%d_%s", kk, t[0])
-				gr = append(gr, kernel.Assign{Name: an, Value: add(v(an), mul(v(t[1]), v(t[2])))})
+			// 2R staged loads for R² multiply-adds: a larger tile
+			// eases the shared-memory bandwidth that bounds the kernel.
+			for u := range R {
+				gr = append(gr,
+					decl(nm("x%d_%d_%d", u, kk, ci_), mul(v(c.wt), c.load(v(nm("a%d_%d", u, kk))))),
+					decl(nm("y%d_%d_%d", u, kk, ci_), c.load(v(nm("b%d_%d", u, kk)))))
+			}
+			for u := range R {
+				for w := range R {
+					an := nm("acc%d_%d%d", kk, u, w)
+					gr = append(gr, kernel.Assign{Name: an, Value: add(v(an), mul(v(nm("x%d_%d_%d", u, kk, ci_)), v(nm("y%d_%d_%d", w, kk, ci_))))})
+				}
 			}
 		}
 	}
@@ -368,13 +377,24 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	}
 	for kk := range g.K {
 		I, J := v(nm("tI%d", kk)), v(nm("tJ%d", kk))
-		a0, b0 := v(nm("a0_%d", kk)), v(nm("b0_%d", kk))
-		a1, b1 := ibin("+", I, ci(h)), ibin("+", J, ci(h)) // unclamped
 		var ws []kernel.Stmt
-		ws = append(ws, put(a0, b0, nm("acc%d_00", kk))...)
-		ws = append(ws, kernel.If{Cond: ibin("<", b1, ci(nf)), Then: put(a0, b1, nm("acc%d_01", kk))})
-		ws = append(ws, kernel.If{Cond: ibin("&&", ibin("<", a1, ci(nf)), ibin("!=", I, J)), Then: put(a1, b0, nm("acc%d_10", kk))})
-		ws = append(ws, kernel.If{Cond: ibin("<", b1, ci(nf)), Then: put(a1, b1, nm("acc%d_11", kk))}) // b1 < nf ⇒ a1 < nf
+		// Entry (I + uH, J + wH), unclamped; with its mirror, each
+		// unordered pair once: a diagonal tile (I = J) keeps u ≤ w.
+		for u := range R {
+			for w := range R {
+				ae, be := ibin("+", I, ci(u*h)), ibin("+", J, ci(w*h))
+				acc := nm("acc%d_%d%d", kk, u, w)
+				if u == 0 && w == 0 { // I ≤ J < H ≤ n_f
+					ws = append(ws, put(ae, be, acc)...)
+					continue
+				}
+				cond := ibin("&&", ibin("<", ae, ci(nf)), ibin("<", be, ci(nf)))
+				if u > w {
+					cond = ibin("&&", cond, ibin("!=", I, J))
+				}
+				ws = append(ws, kernel.If{Cond: cond, Then: put(ae, be, acc)})
+			}
+		}
 		out = append(out, kernel.If{Cond: ibin("<", ibin("+", lt, ci(kk*TC)), ci(g.Tiles)), Then: ws})
 	}
 	for kf := range g.KF {

@@ -53,11 +53,27 @@ type Spec struct {
 	// small blocks, where one tile per thread leaves a block of 256
 	// threads to one cell.
 	Tiles int
+	// Side is the side R of a thread's tiles: R×R entries of the Gram
+	// product from 2R staged loads per point (0 means 2). 4 halves the
+	// shared-memory loads per multiply-add of 2, at R² accumulators per
+	// tile.
+	Side int
+}
+
+// side is Spec.Side with its default.
+func (s Spec) side() int {
+	if s.Side == 0 {
+		return 2
+	}
+	return s.Side
 }
 
 // MaxTiles bounds Spec.Tiles (each tile is four accumulators a thread
 // keeps in registers).
 const MaxTiles = 16
+
+// MaxSide bounds Spec.Side.
+const MaxSide = 6
 
 // MaxActive bounds the patches active on one cell a kernel is built for
 // (2^d on uniform covers; adaptive covers reach a few more).
@@ -103,6 +119,8 @@ func (s Spec) Check() error {
 		return fmt.Errorf("kernel/pum: %d threads per block outside 1…%d", s.Threads, kernel.MaxThreads)
 	case s.Tiles < 0 || s.Tiles > MaxTiles:
 		return fmt.Errorf("kernel/pum: %d tiles per thread outside 0…MaxTiles = %d", s.Tiles, MaxTiles)
+	case s.Side < 0 || s.Side > MaxSide:
+		return fmt.Errorf("kernel/pum: tile side %d outside 0…MaxSide = %d", s.Side, MaxSide)
 	case s.Layout != Blocked && s.Layout != Interleaved:
 		return fmt.Errorf("kernel/pum: unknown element layout %d", s.Layout)
 	}
@@ -117,6 +135,9 @@ func (s Spec) suffix() string {
 	tiles := ""
 	if s.Tiles > 1 {
 		tiles = fmt.Sprintf("_k%d", s.Tiles)
+	}
+	if s.side() != 2 {
+		tiles += fmt.Sprintf("_r%d", s.side())
 	}
 	return fmt.Sprintf("d%d_p%d_a%d_q%d%s_%s_%s_t%d%s_%s", s.Dim, s.Degree, s.Active, s.points(), per,
 		s.Coeff.Name, s.DType, s.Threads, tiles, s.Layout)

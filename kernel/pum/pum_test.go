@@ -156,6 +156,7 @@ func TestBadSpecs(t *testing.T) {
 		"r nan":       func(s *Spec) { s.Coeff.R = math.NaN() },
 		"points":      func(s *Spec) { s.Points = 13 },
 		"tiles":       func(s *Spec) { s.Tiles = MaxTiles + 1 },
+		"side":        func(s *Spec) { s.Side = MaxSide + 1 },
 	} {
 		s := good
 		mod(&s)
@@ -197,6 +198,9 @@ func TestGroupKernels(t *testing.T) {
 		{2, Spec{Dim: 2, Degree: 3, Points: 7, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 5}},
 		{1, Spec{Dim: 3, Degree: 1, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 64, Tiles: 4}},
 		{2, Spec{Dim: 2, Degree: 2, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F32, Threads: 64, Tiles: 3}},
+		{2, Spec{Dim: 2, Degree: 3, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 16, Side: 4}},
+		{1, Spec{Dim: 3, Degree: 1, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 32, Side: 3, Tiles: 2}},
+		{2, Spec{Dim: 2, Degree: 1, Periodic: true, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 8, Side: 1}},
 	} {
 		pr, err := NewProblem(tc.level, tc.s)
 		if err != nil {
