@@ -183,14 +183,20 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 			cfg.threads = 1
 		}
 	}
-	if cfg.tiles == 0 && gpu && cfg.integrator == pumGroup {
-		// Measured on the H100 (fused, 2-D level 9, 3-D level 6): two
-		// tiles per thread were best or within 2 % of the best at every
-		// degree (2-D p = 1: 5.8 ms against 6.8 with one), four best for
-		// 3-D p = 1 (77 ms against 100 with two and 138 with one).
-		cfg.tiles = 2
-		if cfg.dim == 3 && cfg.degree == 1 {
-			cfg.tiles = 4
+	if gpu && cfg.integrator == pumGroup && cfg.tiles == 0 && cfg.side == 0 {
+		// Measured on the H100 (fused, 2-D level 9, 3-D level 6, total
+		// ms): 4×4 tiles, one per thread, where the element blocks are
+		// large (2-D p = 5 225 against 325 with 2×2; 3-D p = 2 481
+		// against 609), 3×3 for 2-D p = 4 (84 against 101), 2×2 tiles
+		// two per thread for the small blocks of p ≤ 1 (2-D p = 1 5.2–5.5
+		// against 6.8 with one).
+		switch {
+		case cfg.degree <= 1 && (cfg.dim == 2 || cfg.degree == 0):
+			cfg.side, cfg.tiles = 2, 2
+		case cfg.dim == 2 && cfg.degree == 4:
+			cfg.side, cfg.tiles = 3, 1
+		default:
+			cfg.side, cfg.tiles = 4, 1
 		}
 	}
 	if cfg.budget == 0 {
