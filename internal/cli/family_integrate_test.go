@@ -35,7 +35,7 @@ func TestFamilyIntegrate(t *testing.T) {
 		{"list gpu", []string{"gen", "--family", "integrate", "--element", "hex", "--problem", "cdr", "--backend", "cuda", "--list"}, 0,
 			[]string{"w64/e1\n", "w256/e2\n", "w64/e2/local\n", "w128/e1/rows\n"}, ""},
 		{"list cpu", []string{"gen", "--family", "integrate", "--element", "prism", "--backend", "c", "--list"}, 0,
-			[]string{"w16/e1\n", "w128/e1\n", "w64/e1/local\n"}, ""},
+			[]string{"w4/e1\n", "w16/e1\n", "w64/e1\n", "w64/e1/local\n"}, ""},
 		{"bad element", []string{"gen", "--family", "integrate", "--element", "pyramid", "--backend", "cuda"}, ExitUsage, nil, "pyramid"},
 		{"bad problem", []string{"gen", "--family", "integrate", "--problem", "stokes", "--backend", "cuda"}, ExitUsage, nil, "stokes"},
 		{"upper needs symmetric", []string{"gen", "--family", "integrate", "--problem", "cdr", "--upper", "--backend", "cuda"}, ExitUsage, nil, "symmetric"},
