@@ -222,21 +222,9 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	}
 
 	// Chunk loop.
-	var pt []kernel.Stmt // one (point, slot) item: pq, sl, q declared
-	rem := kernel.Expr(v("q"))
-	var w kernel.Expr = lit(1)
-	xs := make([]kernel.Expr, d)
-	for kk := range d {
-		tk := nm("t%d", kk)
-		pt = append(pt, idecl(tk, ibin("%", rem, ci(nq))))
-		rem = ibin("/", rem, ci(nq))
-		x := nm("x%d", kk)
-		lo, hf := sgAt(ci(kk)), sgAt(ci(d+kk))
-		pt = append(pt, decl(x, add(lo, mul(hf, add(at("qx", v(tk)), lit(1))))))
-		xs[kk] = v(x)
-		w = mul(w, mul(at("qw", v(tk)), hf))
-	}
-	pt = append(pt, decl("w", w), decl("S", lit(0)), decl("Wo", lit(0)))
+	// One (point, slot) item: pq, sl, q declared.
+	pt, xs := gaussPoint(d, nq, func(kk int) kernel.Expr { return sgAt(ci(kk)) }, func(kk int) kernel.Expr { return sgAt(ci(d + kk)) })
+	pt = append(pt, decl("S", lit(0)), decl("Wo", lit(0)))
 	for kk := range d {
 		pt = append(pt, decl(nm("gs%d", kk), lit(0)), decl(nm("gwo%d", kk), lit(0)), decl(nm("dxo%d", kk), lit(0)))
 	}

@@ -260,20 +260,8 @@ func Integrate(s Spec) (*kernel.Kernel, error) {
 		kernel.Decl{Type: kernel.Real, Name: "du", Dims: []int{d * nf}})
 
 	// The point loop.
-	var pt []kernel.Stmt
-	rem := kernel.Expr(v("q"))
-	var w kernel.Expr = lit(1)
-	xs := make([]kernel.Expr, d)
-	for kk := range d {
-		tk := nm("t%d", kk)
-		pt = append(pt, idecl(tk, ibin("%", rem, ci(nq))))
-		rem = ibin("/", rem, ci(nq))
-		x := nm("x%d", kk)
-		pt = append(pt, decl(x, add(v(nm("lo%d", kk)), mul(v(nm("hf%d", kk)), add(at("qx", v(tk)), lit(1))))))
-		xs[kk] = v(x)
-		w = mul(w, mul(at("qw", v(tk)), v(nm("hf%d", kk))))
-	}
-	pt = append(pt, decl("w", w), decl("S", lit(0)))
+	pt, xs := gaussPoint(d, nq, func(kk int) kernel.Expr { return v(nm("lo%d", kk)) }, func(kk int) kernel.Expr { return v(nm("hf%d", kk)) })
+	pt = append(pt, decl("S", lit(0)))
 	for kk := range d {
 		pt = append(pt, decl(nm("gs%d", kk), lit(0)))
 	}
@@ -362,6 +350,25 @@ func Integrate(s Spec) (*kernel.Kernel, error) {
 		loop("j", ibin("+", v("i"), ci(1)), ci(nf), kernel.Put("e", at("e", eij), eji))))
 	k.Body = body
 	return k, kernel.Validate(k)
+}
+
+// gaussPoint declares, for the tensor Gauss point q (an Index in scope)
+// of a cell with lower corner lo and half-widths hf, its per-direction
+// indices t<k>, coordinates x<k> (returned as xs) and weight w.
+func gaussPoint(d, nq int, lo, hf func(kk int) kernel.Expr) (ss []kernel.Stmt, xs []kernel.Expr) {
+	rem := kernel.Expr(v("q"))
+	var w kernel.Expr = lit(1)
+	xs = make([]kernel.Expr, d)
+	for kk := range d {
+		tk := nm("t%d", kk)
+		ss = append(ss, idecl(tk, ibin("%", rem, ci(nq))))
+		rem = ibin("/", rem, ci(nq))
+		x := nm("x%d", kk)
+		ss = append(ss, decl(x, add(lo(kk), mul(hf(kk), add(at("qx", v(tk)), lit(1))))))
+		xs[kk] = v(x)
+		w = mul(w, mul(at("qw", v(tk)), hf(kk)))
+	}
+	return append(ss, decl("w", w)), xs
 }
 
 func pow(b, e int) int {
