@@ -3,6 +3,8 @@ package conformance
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/device"
@@ -83,6 +85,34 @@ func RunIR(t *testing.T, dev device.Device) {
 		cases = append(cases, irCase(t, rng, kerneltest.Misc(dt), (n+3)/4, map[string]int64{"n": n},
 			map[string]int{"to": n, "x": 2 * n, "y": 2*kerneltest.MiscLen + 2*n}, map[string]int64{"to": kerneltest.MiscLen}))
 	}
+	// The warp-level mma samples where the device has the tensor cores:
+	// the interpreter's fragment layouts against the hardware's.
+	if dev.Dialect() == "cuda" {
+		arch := cudaArch(dev.Info().Arch)
+		const tiles = 3 * kerneltest.MMATiles
+		for _, sh := range kernel.MMAShapes {
+			if sh.Arch() > arch {
+				continue
+			}
+			cases = append(cases, irCase(t, rng, kerneltest.MMA(sh), tiles/kerneltest.MMATiles, map[string]int64{"tiles": tiles},
+				map[string]int{"a": tiles * sh.M * 2 * sh.K, "b": tiles * 2 * sh.K * sh.N, "c": tiles * sh.M * sh.N, "d": tiles * sh.M * sh.N}, nil))
+		}
+	}
 	total := Check(t, dev, cases)
 	t.Logf("%d IR samples verified on %s%s", total, dev.Info().Name, shardNote())
+}
+
+// cudaArch reads a CUDA device's architecture ("sm_90") as its compute
+// capability ×10, 0 when it is not of that form (as tune.CUDAArch, which
+// this layer may not import).
+func cudaArch(arch string) int {
+	s, ok := strings.CutPrefix(arch, "sm_")
+	if !ok {
+		return 0
+	}
+	cc, err := strconv.Atoi(strings.TrimRight(s, "abf"))
+	if err != nil {
+		return 0
+	}
+	return cc
 }

@@ -123,5 +123,9 @@ func Bind(k *kernel.Kernel, values map[string]int64, bufs map[string]Buffer) (La
 	if err != nil {
 		return Launch{}, nil, err
 	}
-	return Launch{Grid: grid, Block: k.Launch.Block}, args, nil
+	l := Launch{Grid: grid, Block: k.Launch.Block}
+	if k.Launch.DynamicShared() {
+		l.SharedBytes = k.Launch.SharedBytes
+	}
+	return l, args, nil
 }

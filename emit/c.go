@@ -38,6 +38,7 @@ var cSpelling = spelling{
 		p.text(ref, " += ", v, ";")
 	},
 	unroll:    "#pragma GCC unroll 64",
+	unrollBy:  "#pragma GCC unroll",
 	vectorize: "#pragma omp simd",
 
 	// gcc's and clang's builtin: relaxed, since nothing else is ordered

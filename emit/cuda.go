@@ -19,16 +19,26 @@ var cudaSpelling = spelling{
 		}
 		return fmt.Sprintf("extern \"C\" __global__ void __launch_bounds__(%d) ", k.Launch.Threads())
 	},
-	restrict:    "__restrict__",
-	shared:      "__shared__ ",
-	barrier:     "__syncthreads();",
-	int64:       "long long",
-	int64Suffix: "LL",
-	special: func(_ *kernel.Kernel, s kernel.Special) string {
+	restrict: "__restrict__",
+	shared:   "__shared__ ",
+	// The launch passes the size (device.Bind) and the CUDA backend opts
+	// the function in to more than 48 KiB.
+	dynamicShared: "extern __shared__ __align__(16) unsigned char bespoke_shared[];",
+	barrier:       "__syncthreads();",
+	int64:         "long long",
+	int64Suffix:   "LL",
+	special: func(k *kernel.Kernel, s kernel.Special) string {
 		// Signed, as the IR (and the interpreter and C) has it: an
 		// unsigned threadIdx turns a comparison with a negative value
-		// into a true one (a guard that wrote past a batch did so).
-		return "((int)" + [...]string{"threadIdx", "blockIdx", "blockDim"}[s.Kind] + "." + "xyz"[s.Axis:s.Axis+1] + ")"
+		// into a true one (a guard that wrote past a batch did so). A
+		// block index is 64-bit in kernels with 64-bit indices, so that
+		// blockIdx.x·blockDim.x does not wrap past 2³¹ elements (a fill
+		// of a 2187 × 2²⁰ panel faulted).
+		cast := "(int)"
+		if s.Kind == kernel.GroupID && k.Index64 {
+			cast = "(long long)"
+		}
+		return "(" + cast + [...]string{"threadIdx", "blockIdx", "blockDim"}[s.Kind] + "." + "xyz"[s.Axis:s.Axis+1] + ")"
 	},
 	vec: &vecSpelling{
 		typ:   func(elem string, w int) string { return fmt.Sprintf("%s%d", elem, w) },
@@ -38,7 +48,9 @@ var cudaSpelling = spelling{
 	call:      gpuCall,
 	atomicAdd: func(p *printer, ref, v string) { p.text("atomicAdd(&", ref, ", ", v, ");") },
 	unroll:    "#pragma unroll",
+	unrollBy:  "#pragma unroll",
 	minBlocks: true,
+	mma:       cudaMMA,
 
 	atomicFetchAdd: func(ref, v string) string { return "atomicAdd(&" + ref + ", " + v + ")" },
 }
@@ -51,4 +63,37 @@ func gpuCall(fn kernel.Intrinsic, t kernel.Type, _ kernel.DType, args []string) 
 		name = "f" + name
 	}
 	return name + "(" + strings.Join(args, ", ") + ")"
+}
+
+// cudaMMA writes a warp-level fp64 multiply-accumulate as PTX's mma.sync
+// in inline assembly: D's elements are outputs ("=d"), those of A, B and C
+// inputs ("d"), in the fragment order kernel.MMAShape documents.
+func cudaMMA(p *printer, s kernel.MMA) {
+	var ops []string
+	n := 0
+	group := func(k int) string {
+		var regs []string
+		for i := 0; i < k; i++ {
+			regs = append(regs, fmt.Sprintf("%%%d", n))
+			n++
+		}
+		return "{" + strings.Join(regs, ", ") + "}"
+	}
+	for _, g := range []int{len(s.D), len(s.A), len(s.B), len(s.C)} {
+		ops = append(ops, group(g))
+	}
+	var outs, ins []string
+	for _, d := range s.D {
+		outs = append(outs, `"=d"(`+d+`)`)
+	}
+	for _, es := range [][]kernel.Expr{s.A, s.B, s.C} {
+		for _, e := range es {
+			ins = append(ins, `"d"(`+p.expr(e, 0)+`)`)
+		}
+	}
+	p.text(`asm volatile("mma.sync.aligned.`, s.Shape.String(), `.row.col.f64.f64.f64.f64 `, strings.Join(ops, ", "), `;"`)
+	p.depth++
+	p.text(": ", strings.Join(outs, ", "))
+	p.text(": ", strings.Join(ins, ", "), ");")
+	p.depth--
 }

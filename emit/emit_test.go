@@ -216,3 +216,48 @@ func TestMaxRegisters(t *testing.T) {
 		t.Errorf("cap %d, want %d", src.MaxRegisters, want)
 	}
 }
+
+// A warp-level mma is CUDA inline assembly, outputs "=d" and inputs "d" in
+// fragment order, and the source says which architecture it needs; OpenCL
+// and C refuse the kernel.
+func TestMMA(t *testing.T) {
+	k := kerneltest.MMA(kernel.M16N8K4)
+	src, err := emit.Render(emit.CUDA, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		`asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};"`,
+		`: "=d"(d0_0), "=d"(d0_1), "=d"(d0_2), "=d"(d0_3)`,
+		`: "d"(a[p * 128 + (g * 8 + t)]), "d"(a[p * 128 + ((g + 8) * 8 + t)]), "d"(b[p * 64 + (t * 8 + g)]), "d"(d0_0), "d"(d0_1), "d"(d0_2), "d"(d0_3));`,
+	} {
+		if !strings.Contains(src.Text, w) {
+			t.Errorf("CUDA lacks %q:\n%s", w, src.Text)
+		}
+	}
+	if src.MinArch != 90 {
+		t.Errorf("min arch %d, want 90", src.MinArch)
+	}
+	if src, _ := emit.Render(emit.CUDA, kerneltest.Misc(kernel.F64)); src.MinArch != 0 {
+		t.Errorf("a kernel without mma needs sm_%d", src.MinArch)
+	}
+	for _, d := range []emit.Dialect{emit.OpenCL, emit.C} {
+		if _, err := emit.Render(d, k); err == nil || !strings.Contains(err.Error(), "needs CUDA tensor cores (sm_90); "+string(d)+" has none") {
+			t.Errorf("%s: %v, want a refusal", d, err)
+		}
+	}
+}
+
+// A loop unrolled by a factor carries it in each dialect's pragma.
+func TestUnrollBy(t *testing.T) {
+	k := &kernel.Kernel{Name: "k", Launch: kernel.Launch{Block: [3]int{1, 1, 1}},
+		Params: []kernel.Param{{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}},
+		Body: []kernel.Stmt{kernel.For{Var: "q", From: kernel.Int{}, To: kernel.Int{V: 7}, UnrollBy: 1,
+			Body: []kernel.Stmt{kernel.Put("y", kernel.Lit{V: 1}, kernel.Var{Name: "q"})}}}}
+	for d, want := range map[emit.Dialect]string{emit.CUDA: "#pragma unroll 1\n", emit.OpenCL: "#pragma unroll 1\n", emit.C: "#pragma GCC unroll 1\n"} {
+		src, err := emit.Render(d, k)
+		if err != nil || !strings.Contains(src.Text, want) {
+			t.Errorf("%s: %v, want %q in\n%s", d, err, want, src.Text)
+		}
+	}
+}

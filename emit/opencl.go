@@ -24,10 +24,15 @@ var openclSpelling = spelling{
 	barrier:     "barrier(CLK_LOCAL_MEM_FENCE);",
 	int64:       "long",
 	int64Suffix: "L",
-	special: func(_ *kernel.Kernel, s kernel.Special) string {
+	special: func(k *kernel.Kernel, s kernel.Special) string {
 		// Signed, as the IR has it (size_t would make comparisons with
-		// negative values unsigned).
-		return fmt.Sprintf("((int)%s(%d))", [...]string{"get_local_id", "get_group_id", "get_local_size"}[s.Kind], s.Axis)
+		// negative values unsigned); a group index is 64-bit in kernels
+		// with 64-bit indices (see the CUDA spelling).
+		cast := "int"
+		if s.Kind == kernel.GroupID && k.Index64 {
+			cast = "long"
+		}
+		return fmt.Sprintf("((%s)%s(%d))", cast, [...]string{"get_local_id", "get_group_id", "get_local_size"}[s.Kind], s.Axis)
 	},
 	vec: &vecSpelling{
 		typ:   func(elem string, w int) string { return fmt.Sprintf("%s%d", elem, w) },
@@ -38,7 +43,8 @@ var openclSpelling = spelling{
 	atomicAdd: func(p *printer, ref, v string) {
 		p.text("bespoke_atomic_add_", p.k.DType.String(), "(&", ref, ", ", v, ");")
 	},
-	unroll: "#pragma unroll",
+	unroll:   "#pragma unroll",
+	unrollBy: "#pragma unroll",
 
 	// OpenCL 1.1's 32-bit integer atomics on global memory (core).
 	atomicFetchAdd: func(ref, v string) string { return "atomic_add(&" + ref + ", " + v + ")" },

@@ -25,6 +25,13 @@ func Render(d Dialect, ks ...*kernel.Kernel) (Source, error) {
 				return Source{}, fmt.Errorf("emit: %w", err)
 			}
 		}
+		if arch := kernel.NeedsArch(k.Body); arch > 0 && sp.mma == nil {
+			return Source{}, fmt.Errorf("emit: kernel %s (%s): its warp-level mma needs CUDA tensor cores (sm_%d); %s has none", k.Name, k.Variant, arch, d)
+		}
+		if k.Launch.DynamicShared() && sp.dynamicShared == "" && sp.sharedRef == "" {
+			return Source{}, fmt.Errorf("emit: kernel %s (%s) needs %d bytes of shared memory; %s kernels have at most %d", k.Name, k.Variant, k.Launch.SharedBytes, d, kernel.StaticSharedLimit)
+		}
+		src.MinArch = max(src.MinArch, k.Hints.MinArch)
 		if err := checkNames(k); err != nil {
 			return Source{}, fmt.Errorf("emit: %w", err)
 		}
@@ -438,6 +445,9 @@ func (p *printer) stmt(s kernel.Stmt) {
 		if s.Unroll && p.sp.unroll != "" {
 			p.text(p.sp.unroll)
 		}
+		if s.UnrollBy > 0 && p.sp.unrollBy != "" {
+			p.text(p.sp.unrollBy, " ", strconv.Itoa(s.UnrollBy))
+		}
 		if s.Vectorize && p.sp.vectorize != "" {
 			p.text(p.sp.vectorize)
 		}
@@ -458,6 +468,8 @@ func (p *printer) stmt(s kernel.Stmt) {
 		p.text(p.sp.barrier)
 	case kernel.Comment:
 		p.text("// ", strings.ReplaceAll(s.Text, "\n", " "))
+	case kernel.MMA:
+		p.sp.mma(p, s) // Render refused the kernel where it is nil
 	default:
 		panic(fmt.Sprintf("emit: unknown statement %T", s))
 	}
@@ -513,8 +525,30 @@ func (p *printer) gpuKernel() {
 	p.line("%s%s(%s)", p.sp.entry(p.k), p.k.Name, p.params())
 	p.line("{")
 	p.depth++
-	for _, sh := range p.k.Shared {
-		p.text(p.sp.shared, p.typeName(sh.Type), " ", sh.Name, dims(sh.Dims), ";")
+	if p.k.Launch.DynamicShared() {
+		// Arrays of the dynamic shared memory, 16-byte aligned one
+		// after another, indexed as the static ones would be.
+		p.text(p.sp.dynamicShared)
+		off := 0
+		for _, sh := range p.k.Shared {
+			t := p.typeName(sh.Type)
+			ptr := t + " *" + sh.Name
+			cast := t + " *"
+			if len(sh.Dims) > 1 {
+				ptr = t + " (*" + sh.Name + ")" + dims(sh.Dims[1:])
+				cast = t + " (*)" + dims(sh.Dims[1:])
+			}
+			p.text(ptr, " = (", cast, ")(bespoke_shared + ", strconv.Itoa(off), ");")
+			size := p.k.TypeBytes(sh.Type)
+			for _, d := range sh.Dims {
+				size *= d
+			}
+			off += (size + 15) / 16 * 16
+		}
+	} else {
+		for _, sh := range p.k.Shared {
+			p.text(p.sp.shared, p.typeName(sh.Type), " ", sh.Name, dims(sh.Dims), ";")
+		}
 	}
 	if p.k.Active != nil {
 		gid := kernel.Bin{Op: "+", L: kernel.Bin{Op: "*", L: kernel.Special{Kind: kernel.GroupID}, R: kernel.Special{Kind: kernel.LocalSize}}, R: kernel.Special{Kind: kernel.LocalID}}

@@ -33,6 +33,9 @@ type Source struct {
 	// multiprocessor: what a platform without launch bounds (NVIDIA's
 	// OpenCL) can be told instead. 0 otherwise.
 	MaxRegisters int
+	// MinArch is the least CUDA compute capability ×10 the kernels need
+	// (kernel.Hints.MinArch: 80 for fp64 mma.sync …); 0 when any will do.
+	MinArch int
 }
 
 // spelling is everything that differs between dialects: a dialect is this
@@ -47,10 +50,14 @@ type spelling struct {
 	// kernel writes one kernel: its signature, declarations and body.
 	kernel func(p *printer)
 	// entry is the text before a GPU kernel's name.
-	entry         func(k *kernel.Kernel) string
-	global        string // address-space qualifier of buffer parameters
-	restrict      string
-	shared        string // qualifier of shared-array declarations
+	entry    func(k *kernel.Kernel) string
+	global   string // address-space qualifier of buffer parameters
+	restrict string
+	shared   string // qualifier of shared-array declarations
+	// dynamicShared declares the block's dynamic shared memory, which
+	// holds the shared arrays of a kernel over kernel.StaticSharedLimit
+	// bytes; "" where the dialect has none (such kernels are refused).
+	dynamicShared string
 	sharedRef     string // prefix of a shared-array reference
 	barrier       string // "" where barriers are lowered away
 	int64         string // 64-bit integer type
@@ -61,9 +68,13 @@ type spelling struct {
 	call          func(fn kernel.Intrinsic, t kernel.Type, dt kernel.DType, args []string) string
 	atomicAdd     func(p *printer, ref, value string)
 	unroll        string // line before a loop to unroll, "" for none
+	unrollBy      string // the same, followed by a factor; "" for none
 	vectorize     string // line before a loop to vectorise, "" for none
 	// minBlocks says whether the dialect honours Hints.MinBlocksPerUnit.
 	minBlocks bool
+	// mma writes a warp-level matrix multiply-accumulate; nil where the
+	// dialect has none (Render refuses kernels with one).
+	mma func(p *printer, s kernel.MMA)
 	// atomicFetchAdd is the expression that adds the int value to the int
 	// element ref atomically and yields the element's old value.
 	atomicFetchAdd func(ref, value string) string

@@ -230,9 +230,10 @@ func (e *Env) element(buf string, index []Expr) (Type, error) {
 
 // Validate checks that k is well formed: every name declared once and
 // before use, types consistent, arrays indexed with one index per
-// dimension, buffers written only when not const, barriers only under
-// control flow that is the same for every thread of a block, and a block of
-// at most MaxThreads threads.
+// dimension, buffers written only when not const, barriers and warp-level
+// mma only under control flow that is the same for every thread of a block
+// (mma also in fp64, in blocks of whole warps, with Hints.MinArch at least
+// what its shapes need), and a block of at most MaxThreads threads.
 func Validate(k *Kernel) error {
 	if k.Name == "" || len(k.Body) == 0 {
 		return fmt.Errorf("kernel %q has no name or body", k.Name)
@@ -264,6 +265,19 @@ func Validate(k *Kernel) error {
 	if hasBarrier && k.Active != nil {
 		return fmt.Errorf("kernel %s: a kernel with barriers must guard its own statements (Active must be nil)", k.Name)
 	}
+	arch := NeedsArch(k.Body)
+	if arch > 0 {
+		switch {
+		case k.DType != F64:
+			return fmt.Errorf("kernel %s: warp-level mma takes fp64 only, not %s", k.Name, k.DType)
+		case k.Launch.Threads()%32 != 0:
+			return fmt.Errorf("kernel %s: warp-level mma in a block of %d threads (want whole warps of 32)", k.Name, k.Launch.Threads())
+		case k.Active != nil:
+			return fmt.Errorf("kernel %s: a kernel with warp-level mma must guard its own statements (Active must be nil)", k.Name)
+		case k.Hints.MinArch < arch:
+			return fmt.Errorf("kernel %s: its mma needs sm_%d, but Hints.MinArch says %d", k.Name, arch, k.Hints.MinArch)
+		}
+	}
 	if k.DType == F32 {
 		var big error
 		WalkStmts(k.Body, func(s Stmt) bool {
@@ -291,7 +305,7 @@ func Validate(k *Kernel) error {
 		}
 	}
 	c := &checker{env: env}
-	if hasBarrier {
+	if hasBarrier || arch > 0 {
 		c.varying = varyingVars(k.Body)
 	}
 	if err := c.stmts(k.Body, false); err != nil {
@@ -419,6 +433,9 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 		if s.Step < 0 {
 			return fmt.Errorf("loop over %q has step %d", s.Var, s.Step)
 		}
+		if s.UnrollBy < 0 || (s.Unroll && s.UnrollBy > 0) {
+			return fmt.Errorf("loop over %q: unroll by %d (want ≥ 0, and 0 with a complete unroll)", s.Var, s.UnrollBy)
+		}
 		env.Push()
 		defer env.Pop()
 		if err := env.Declare(s.Var, Symbol{Type: Index}); err != nil {
@@ -432,10 +449,46 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 		return nil
 	case Comment:
 		return nil
+	case MMA:
+		return c.mma(s, divergent)
 	case nil:
 		return fmt.Errorf("missing statement")
 	}
 	return fmt.Errorf("unknown statement %T", s)
+}
+
+// mma checks a warp-level multiply-accumulate: a shape PTX has, as many
+// elements as it takes, real operands, distinct real variables for D, and
+// no control flow that could split a warp.
+func (c *checker) mma(s MMA, divergent bool) error {
+	if !s.Shape.Valid() {
+		return fmt.Errorf("mma of shape %s (want one of %v)", s.Shape, MMAShapes)
+	}
+	na, nb, nc := s.Shape.Elements()
+	if len(s.A) != na || len(s.B) != nb || len(s.C) != nc || len(s.D) != nc {
+		return fmt.Errorf("mma %s takes %d, %d, %d and %d elements of A, B, C and D a lane, got %d, %d, %d and %d",
+			s.Shape, na, nb, nc, nc, len(s.A), len(s.B), len(s.C), len(s.D))
+	}
+	if divergent {
+		return fmt.Errorf("mma %s under a condition or loop bound that differs between threads (a warp must reach it whole)", s.Shape)
+	}
+	for _, es := range [][]Expr{s.A, s.B, s.C} {
+		for _, e := range es {
+			if err := c.assignable(Real, e, "mma "+s.Shape.String()); err != nil {
+				return err
+			}
+		}
+	}
+	for i, d := range s.D {
+		sym, ok := c.env.Lookup(d)
+		if !ok || sym.Array || sym.Const || sym.Type != Real {
+			return fmt.Errorf("mma %s: D into %q, which is not a declared real variable", s.Shape, d)
+		}
+		if slices.Contains(s.D[:i], d) {
+			return fmt.Errorf("mma %s: D names %q twice", s.Shape, d)
+		}
+	}
+	return nil
 }
 
 // assignable checks that v may be stored into a place of type t.
@@ -531,6 +584,10 @@ func varyingVars(body []Stmt) map[string]bool {
 				case VecLoad:
 					for _, d := range s.Dst {
 						mark(d)
+					}
+				case MMA:
+					for _, d := range s.D {
+						mark(d) // each lane its own elements
 					}
 				case AtomicFetchAdd:
 					if s.Old != "" {

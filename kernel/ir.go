@@ -1,5 +1,10 @@
 package kernel
 
+import (
+	"fmt"
+	"slices"
+)
+
 // Type is the type of a scalar, an array element or a buffer element.
 type Type int
 
@@ -212,15 +217,19 @@ type If struct {
 
 // For runs Body for Var = From, From+Step, … while Var < To (Step ≥ 1; 0
 // means 1). Var is an Index variable scoped to the loop. Unroll asks the
-// compiler to unroll the loop completely; Vectorize asks it to run the
-// iterations as SIMD lanes (they must be independent). Neither changes the
-// result, and a dialect without the hint ignores it.
+// compiler to unroll the loop completely, UnrollBy (when positive) to
+// unroll it by that factor, 1 keeping it a loop (a compiler unrolls short
+// loops of known trip count on its own, which can cost registers);
+// Vectorize asks it to run the iterations as SIMD lanes (they must be
+// independent). None changes the result, and a dialect without the hint
+// ignores it.
 type For struct {
 	Var       string
 	From, To  Expr
 	Step      int64
 	Body      []Stmt
 	Unroll    bool
+	UnrollBy  int
 	Vectorize bool
 }
 
@@ -233,6 +242,82 @@ type Barrier struct{}
 // Comment is printed as a one-line comment.
 type Comment struct{ Text string }
 
+// MMAShape is the M×N×K of a warp-level matrix multiply-accumulate: D (M×N)
+// = A (M×K) · B (K×N) + C (M×N).
+type MMAShape struct{ M, N, K int }
+
+// The fp64 shapes of CUDA's mma.sync: m8n8k4 from sm_80 (Ampere), the
+// m16n8 ones from sm_90 (Hopper).
+var (
+	M8N8K4   = MMAShape{M: 8, N: 8, K: 4}
+	M16N8K4  = MMAShape{M: 16, N: 8, K: 4}
+	M16N8K8  = MMAShape{M: 16, N: 8, K: 8}
+	M16N8K16 = MMAShape{M: 16, N: 8, K: 16}
+)
+
+// MMAShapes lists the shapes MMA takes.
+var MMAShapes = []MMAShape{M8N8K4, M16N8K4, M16N8K8, M16N8K16}
+
+func (s MMAShape) String() string { return fmt.Sprintf("m%dn%dk%d", s.M, s.N, s.K) }
+
+// Valid reports whether MMA takes the shape.
+func (s MMAShape) Valid() bool { return slices.Contains(MMAShapes, s) }
+
+// Arch is the least CUDA compute capability ×10 with the shape: 80 for
+// m8n8k4, 90 for the others, 0 for a shape MMA does not take.
+func (s MMAShape) Arch() int {
+	switch {
+	case s == M8N8K4:
+		return 80
+	case s.Valid():
+		return 90
+	}
+	return 0
+}
+
+// Elements is how many elements of A, B and C (or D) each lane holds.
+func (s MMAShape) Elements() (a, b, c int) { return s.M * s.K / 32, s.K * s.N / 32, s.M * s.N / 32 }
+
+// The fragment layouts: with g = lane/4, t = lane%4 and R = M/8, element v
+// of a lane is
+//
+//	A: row g + 8·(v mod R), column t + 4·⌊v/R⌋
+//	B: row t + 4·v,         column g
+//	C, D: row g + 8·⌊v/2⌋,  column 2t + (v mod 2)
+//
+// (m8n8k4: A[g][t], B[t][g], C[g][2t], C[g][2t+1]), as PTX's mma.sync
+// .row.col .f64 defines them.
+
+// AAt is the row and column of A that element v of lane holds.
+func (s MMAShape) AAt(lane, v int) (row, col int) {
+	r := s.M / 8
+	return lane/4 + 8*(v%r), lane%4 + 4*(v/r)
+}
+
+// BAt is the row and column of B that element v of lane holds.
+func (s MMAShape) BAt(lane, v int) (row, col int) { return lane%4 + 4*v, lane / 4 }
+
+// CAt is the row and column of C (and D) that element v of lane holds.
+func (s MMAShape) CAt(lane, v int) (row, col int) { return lane/4 + 8*(v/2), 2*(lane%4) + v%2 }
+
+// MMA is a warp-level fp64 matrix multiply-accumulate D = A·B + C (CUDA's
+// mma.sync.aligned.<shape>.row.col.f64.f64.f64.f64, on tensor cores): the
+// 32 threads of a warp (consecutive linear thread indices x + y·bx +
+// z·bx·by, from a multiple of 32) each give their elements of A, B and C
+// and receive their elements of D, laid out as MMAShape's AAt, BAt and
+// CAt say; for m8n8k4, lane l gives A[l/4][l%4] and B[l%4][l/4] and
+// receives D[l/4][2(l%4)] and D[l/4][2(l%4)+1]. D names declared real
+// variables (they may be those C reads: C is read before D is written).
+// Every thread of the warp must reach it: Validate asks for it under
+// control flow that is the same for every thread of the block, in a block
+// of whole warps, and only in fp64 kernels. Only CUDA spells it (sm_80+;
+// m16n8 shapes sm_90+): the other printers refuse the kernel.
+type MMA struct {
+	Shape   MMAShape
+	D       []string
+	A, B, C []Expr
+}
+
 func (Decl) isStmt()           {}
 func (Assign) isStmt()         {}
 func (Store) isStmt()          {}
@@ -244,6 +329,7 @@ func (If) isStmt()             {}
 func (For) isStmt()            {}
 func (Barrier) isStmt()        {}
 func (Comment) isStmt()        {}
+func (MMA) isStmt()            {}
 
 // Shorthand for kernels built in Go (every family's builder uses it).
 var (

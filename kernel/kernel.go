@@ -100,6 +100,31 @@ type Launch struct {
 	SharedBytes int     `json:"shared_bytes"` // static shared memory per block
 }
 
+// StaticSharedLimit is the most shared memory a block may declare
+// statically on every device; a kernel over it takes its shared arrays
+// from dynamic shared memory, which only CUDA sizes at launch (with the
+// function opted in to more than 48 KiB on sm_70 and later).
+const StaticSharedLimit = 48 << 10
+
+// DynamicShared says whether the kernel's shared arrays go in dynamic
+// shared memory: more than StaticSharedLimit bytes.
+func (l Launch) DynamicShared() bool { return l.SharedBytes > StaticSharedLimit }
+
+// TypeBytes is the size of a value of type t in the kernel.
+func (k *Kernel) TypeBytes(t Type) int {
+	switch t {
+	case Real:
+		return k.DType.Bytes()
+	case Int32:
+		return 4
+	case Index:
+		if !k.Index64 {
+			return 4
+		}
+	}
+	return 8
+}
+
 // Threads is the number of threads in a block.
 func (l Launch) Threads() int { return l.Block[0] * l.Block[1] * l.Block[2] }
 
@@ -143,6 +168,24 @@ type Hints struct {
 	// off otherwise: memory-bound kernels gain nothing and compile far
 	// slower). GPU dialects ignore it.
 	WideVectors bool `json:"wide_vectors,omitempty"`
+	// MinArch is the least CUDA compute capability ×10 the kernel needs
+	// (80: sm_80, for the tensor cores of an MMA statement; see
+	// MMAShape.Arch); 0 for any. It is no hint but a requirement: a CUDA
+	// device below it refuses the kernel, other dialects cannot print it.
+	MinArch int `json:"min_arch,omitempty"`
+}
+
+// NeedsArch is the least CUDA compute capability ×10 k's MMA statements
+// need, or 0 when it has none.
+func NeedsArch(ss []Stmt) int {
+	arch := 0
+	WalkStmts(ss, func(s Stmt) bool {
+		if m, ok := s.(MMA); ok {
+			arch = max(arch, m.Shape.Arch())
+		}
+		return true
+	})
+	return arch
 }
 
 // Kernel is a complete dialect-neutral kernel, written from the point of

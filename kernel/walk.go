@@ -54,6 +54,12 @@ func StmtExprs(s Stmt, f func(Expr)) {
 	case For:
 		f(s.From)
 		f(s.To)
+	case MMA:
+		for _, es := range [][]Expr{s.A, s.B, s.C} {
+			for _, e := range es {
+				f(e)
+			}
+		}
 	}
 }
 
@@ -184,6 +190,9 @@ func MapExprs(s Stmt, f func(Expr) Expr) Stmt {
 		return x
 	case For:
 		x.From, x.To = m(x.From), m(x.To)
+		return x
+	case MMA:
+		x.A, x.B, x.C = ms(x.A), ms(x.B), ms(x.C)
 		return x
 	}
 	return s

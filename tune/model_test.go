@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/cost"
+	"github.com/bespoke-hpc/bespoke/kernel/kerneltest"
 	"github.com/bespoke-hpc/bespoke/tune"
 )
 
@@ -95,5 +97,18 @@ func TestEstimateRanks(t *testing.T) {
 			t.Errorf("%d reads: %s after %.3g s", reads, p.Describe(), last)
 		}
 		last = p.Seconds
+	}
+}
+
+// Tensor-core kernels go unpredicted (so never pruned); SIMT ones are
+// estimated.
+func TestEstimateTensorCores(t *testing.T) {
+	m := tune.Machine{RoofGBs: 20, CacheFactor: 3, IssueRate: 1e10, Registers: 32, SpillWeight: 4, GPU: true}
+	sizes := map[string]int64{"tiles": 8, "n": 1024}
+	if _, err := tune.Estimate(m, emit.CUDA, kerneltest.MMA(kernel.M8N8K4), sizes, 1<<20); err == nil || !strings.Contains(err.Error(), "not modelled") {
+		t.Errorf("mma kernel estimated: %v", err)
+	}
+	if _, err := tune.Estimate(m, emit.CUDA, kerneltest.Misc(kernel.F64), sizes, 1<<20); err != nil {
+		t.Errorf("SIMT kernel: %v", err)
 	}
 }

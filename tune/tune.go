@@ -7,16 +7,37 @@
 package tune
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 )
 
 // Target describes a device for the families' choice of candidates:
-// whether it is a GPU (device.Info.GPU, which each backend sets) and what
-// its dialect honours.
+// whether it is a GPU (device.Info.GPU, which each backend sets), what its
+// dialect honours, and, on CUDA, its compute capability.
 func Target(dev device.Device) family.Target {
-	return family.Target{GPU: dev.Info().GPU, MinBlocks: emit.HonoursMinBlocks(dev.Dialect())}
+	t := family.Target{GPU: dev.Info().GPU, MinBlocks: emit.HonoursMinBlocks(dev.Dialect())}
+	if dev.Dialect() == emit.CUDA {
+		t.CUDAArch = CUDAArch(dev.Info().Arch)
+	}
+	return t
+}
+
+// CUDAArch reads a CUDA device's architecture ("sm_90") as its compute
+// capability ×10 (90); 0 when it is not of that form.
+func CUDAArch(arch string) int {
+	s, ok := strings.CutPrefix(arch, "sm_")
+	if !ok {
+		return 0
+	}
+	cc, err := strconv.Atoi(strings.TrimRight(s, "abf")) // sm_90a
+	if err != nil || cc < 10 {
+		return 0
+	}
+	return cc
 }
 
 // Candidates returns the candidates to try for an instance on dev: those

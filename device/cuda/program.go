@@ -45,6 +45,9 @@ func (d *Device) compile(src emit.Source) (c compiled, hit bool, err error) {
 	if src.Dialect != emit.CUDA {
 		return c, false, fmt.Errorf("cuda: cannot build %q source", src.Dialect)
 	}
+	if cc := 10*d.major + d.minor; src.MinArch > cc {
+		return c, false, fmt.Errorf("cuda: the kernels need sm_%d (tensor-core mma), this device is sm_%d", src.MinArch, cc)
+	}
 	opts, cubin, err := d.Options()
 	if err != nil {
 		return c, false, err

@@ -184,9 +184,16 @@ func (c *counter) stmt(s kernel.Stmt, mult float64) {
 		from, ok1 := c.eval(s.From)
 		to, ok2 := c.eval(s.To)
 		step := max(s.Step, 1)
-		if ok1 && ok2 {
+		switch {
+		case ok1 && ok2:
 			trips = float64(max((to-from+step-1)/step, 0))
-		} else {
+		case ok2 && step > 1:
+			// A loop that deals its iterations over the threads
+			// (from a thread index, by the thread count): each runs
+			// to/step of them on average.
+			trips = float64(max(to, 0)) / float64(step)
+			c.n.Approximate = true
+		default:
 			c.n.Approximate = true
 		}
 		c.env.Push()
@@ -201,6 +208,13 @@ func (c *counter) stmt(s kernel.Stmt, mult float64) {
 		c.env.Pop()
 	case kernel.Barrier:
 		c.n.Barriers += mult
+	case kernel.MMA:
+		kernel.StmtExprs(s, func(e kernel.Expr) { c.expr(e, mult) })
+		// A lane's share of the warp's M·N·K multiply-adds, at half the
+		// cost of its own: the fp64 tensor cores run at twice the FMA
+		// rate of the lanes (A100, H100).
+		sh := s.Shape
+		c.n.RealOps += mult * float64(sh.M*sh.N*sh.K) / 64
 	}
 }
 

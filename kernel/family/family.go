@@ -25,6 +25,11 @@ type Target struct {
 	// MinBlocks: the dialect honours kernel.Hints.MinBlocksPerUnit, so
 	// candidates that differ only in that hint are different code.
 	MinBlocks bool
+	// CUDAArch is the device's compute capability ×10 (90 for sm_90)
+	// where kernels are rendered in CUDA, 0 elsewhere: candidates built
+	// on tensor cores (kernel.MMA) are offered where it reaches their
+	// kernel.Hints.MinArch.
+	CUDAArch int
 }
 
 // Candidate is one variant of a family's kernels, named stably (the name

@@ -18,6 +18,8 @@ type program struct {
 	body                          func(*frame)
 	active                        func(*frame) int64
 	barriers                      bool
+	warps                         bool // the kernel has warp-level mma
+	mmas                          int  // MMA statements compiled (their ids)
 }
 
 type (
@@ -52,7 +54,7 @@ type compiler struct {
 }
 
 func compile(k *kernel.Kernel) (p *program, err error) {
-	p = &program{bufSlot: map[string]int{}, scalarSlot: map[string]int{}, shared: k.Shared, barriers: k.HasBarrier()}
+	p = &program{bufSlot: map[string]int{}, scalarSlot: map[string]int{}, shared: k.Shared, barriers: k.HasBarrier(), warps: kernel.NeedsArch(k.Body) > 0}
 	c := &compiler{k: k, p: p, env: kernel.NewEnv(k), scopes: []map[string]ref{{}}}
 	top := c.scopes[0]
 	for _, prm := range k.Params {
@@ -563,6 +565,8 @@ func (c *compiler) stmt(s kernel.Stmt) func(*frame) {
 		return func(f *frame) { f.bs.barrier.wait() }
 	case kernel.Comment:
 		return nil
+	case kernel.MMA:
+		return c.mma(s)
 	}
 	panic(fmt.Sprintf("unknown statement %T", s))
 }
@@ -582,5 +586,40 @@ func (c *compiler) vecAt(buf string, index kernel.Expr, w int) func(*frame) ([]f
 			failf("%s[%d..%d] is out of bounds (%d elements)", buf, i, i+int64(w)-1, len(s))
 		}
 		return s, int(i)
+	}
+}
+
+// mma compiles a warp-level multiply-accumulate: each lane evaluates its
+// elements of A, B and C, the warp's lanes meet (see warp.exchange), and
+// each takes its elements of D.
+func (c *compiler) mma(s kernel.MMA) func(*frame) {
+	exprs := func(es []kernel.Expr) []rfn {
+		fns := make([]rfn, len(es))
+		for i, e := range es {
+			fns[i] = c.realExpr(e)
+		}
+		return fns
+	}
+	a, b, cc := exprs(s.A), exprs(s.B), exprs(s.C)
+	dst := make([]int, len(s.D))
+	for i, d := range s.D {
+		dst[i] = c.lookup(d).slot
+	}
+	id := c.p.mmas
+	c.p.mmas++
+	shape := s.Shape
+	eval := func(f *frame, fns []rfn) []float64 {
+		out := make([]float64, len(fns))
+		for i, fn := range fns {
+			out[i] = fn(f)
+		}
+		return out
+	}
+	return func(f *frame) {
+		in := mmaIn{id: id, a: eval(f, a), b: eval(f, b), c: eval(f, cc)}
+		d := f.bs.warps[f.lin/32].exchange(f.lin%32, shape, in)
+		for i, slot := range dst {
+			f.reals[slot] = d[i]
+		}
 	}
 }

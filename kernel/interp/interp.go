@@ -1,8 +1,15 @@
 // Package interp runs a kernel.Kernel in Go, one goroutine per thread of a
-// block where the kernel has barriers: a slow but independent oracle for
-// every kernel family and for the IR passes. It checks what a device does
-// not: every access in bounds, integer arithmetic within the kernel's index
-// width, every thread of a block at each barrier.
+// block where the kernel has barriers or warp-level mma: a slow but
+// independent oracle for every kernel family and for the IR passes. It
+// checks what a device does not: every access in bounds, integer
+// arithmetic within the kernel's index width, every thread of a block at
+// each barrier, every lane of a warp at the same mma.
+//
+// A warp-level mma (kernel.MMA) is emulated with the warp's semantics: the
+// 32 lanes of a warp (consecutive linear thread indices) meet, their
+// elements of A, B and C are gathered into matrices by the fragment
+// layouts of kernel.MMAShape, and each lane receives its elements of
+// D = A·B + C, summed in float64 in order of k.
 //
 // Real arithmetic follows the kernel's precision: in f32 every operation
 // is rounded to float32 (no contraction into fused multiply-adds), so its
@@ -123,6 +130,7 @@ type blockState struct {
 	reals   [][]float64 // shared arrays
 	ints    [][]int64
 	barrier *barrier
+	warps   []*warp // where the kernel has warp-level mma
 }
 
 // block runs one block: its threads in turn, or side by side where the
@@ -144,7 +152,7 @@ func (m *machine) block(g [3]int) (err error) {
 	}
 	threads := b[0] * b[1] * b[2]
 	run := func(t int) (err error) {
-		f := &frame{m: m, bs: bs, local: [3]int{t % b[0], t / b[0] % b[1], t / (b[0] * b[1])}}
+		f := &frame{m: m, bs: bs, lin: t, local: [3]int{t % b[0], t / b[0] % b[1], t / (b[0] * b[1])}}
 		defer func() {
 			if r := recover(); r != nil {
 				flt, ok := r.(fault)
@@ -155,6 +163,9 @@ func (m *machine) block(g [3]int) (err error) {
 			}
 			if bs.barrier != nil {
 				bs.barrier.leave(err != nil)
+			}
+			if bs.warps != nil {
+				bs.warps[t/32].leave(err != nil)
 			}
 		}()
 		f.reals = make([]float64, p.realSlots)
@@ -173,7 +184,7 @@ func (m *machine) block(g [3]int) (err error) {
 		p.body(f)
 		return nil
 	}
-	if !p.barriers {
+	if !p.barriers && !p.warps {
 		for t := 0; t < threads; t++ {
 			if err := run(t); err != nil {
 				return err
@@ -182,6 +193,11 @@ func (m *machine) block(g [3]int) (err error) {
 		return nil
 	}
 	bs.barrier = newBarrier(threads)
+	if p.warps { // Validate asked for whole warps
+		for w := 0; w < threads/32; w++ {
+			bs.warps = append(bs.warps, newWarp())
+		}
+	}
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
 	for t := 0; t < threads; t++ {
@@ -198,7 +214,7 @@ func (m *machine) block(g [3]int) (err error) {
 		if e == nil {
 			continue
 		}
-		if ie, ok := e.(*Error); !ok || ie.Msg != errAbandoned {
+		if ie, ok := e.(*Error); !ok || (ie.Msg != errAbandoned && ie.Msg != errWarpAbandoned) {
 			return e
 		}
 		if first == nil {
@@ -212,6 +228,7 @@ func (m *machine) block(g [3]int) (err error) {
 type frame struct {
 	m        *machine
 	bs       *blockState
+	lin      int // linear index in the block: x + y·bx + z·bx·by
 	local    [3]int
 	reals    []float64
 	ints     []int64
@@ -277,5 +294,119 @@ func (b *barrier) leave(failed bool) {
 	if failed || b.arrived > 0 {
 		b.broken = true
 		b.cond.Broadcast()
+	}
+}
+
+const errWarpAbandoned = "left at an mma: another lane of the warp failed or returned"
+
+// mmaIn is what one lane gives a warp-level mma: the statement it is at and
+// its elements of A, B and C.
+type mmaIn struct {
+	id      int
+	a, b, c []float64
+}
+
+// warp is where the 32 lanes of a warp meet at an mma. As with barrier, a
+// lane that ends (or fails) while others wait is an error, and so are
+// lanes at different mma statements.
+type warp struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	alive   int // lanes not yet finished
+	done    int // lanes finished
+	arrived int
+	gen     int
+	broken  bool
+	in      [32]mmaIn
+	out     [32][]float64
+}
+
+func newWarp() *warp {
+	w := &warp{alive: 32}
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+// exchange gives lane's elements and waits for the warp's other lanes; the
+// last to arrive computes every lane's D.
+func (w *warp) exchange(lane int, shape kernel.MMAShape, in mmaIn) []float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken {
+		failf(errWarpAbandoned)
+	}
+	if w.done > 0 {
+		w.broken = true
+		w.cond.Broadcast()
+		failf("an mma that %d lane(s) of the warp never reach", w.done)
+	}
+	w.in[lane] = in
+	w.arrived++
+	if w.arrived == w.alive {
+		for l := range w.in {
+			if w.in[l].id != in.id {
+				w.broken = true
+				w.cond.Broadcast()
+				failf("lanes %d and %d of a warp at different mma statements", lane, l)
+			}
+		}
+		w.compute(shape)
+		w.arrived = 0
+		w.gen++
+		w.cond.Broadcast()
+		return w.out[lane]
+	}
+	gen := w.gen
+	for gen == w.gen && !w.broken {
+		w.cond.Wait()
+	}
+	if w.broken {
+		failf(errWarpAbandoned)
+	}
+	return w.out[lane]
+}
+
+// compute gathers A, B and C from the lanes by the fragment layouts and
+// hands out D = A·B + C.
+func (w *warp) compute(s kernel.MMAShape) {
+	a, b, c := make([]float64, s.M*s.K), make([]float64, s.K*s.N), make([]float64, s.M*s.N)
+	for l, in := range w.in {
+		for v, x := range in.a {
+			i, j := s.AAt(l, v)
+			a[i*s.K+j] = x
+		}
+		for v, x := range in.b {
+			i, j := s.BAt(l, v)
+			b[i*s.N+j] = x
+		}
+		for v, x := range in.c {
+			i, j := s.CAt(l, v)
+			c[i*s.N+j] = x
+		}
+	}
+	for l := range w.out {
+		d := make([]float64, len(w.in[l].c))
+		for v := range d {
+			i, j := s.CAt(l, v)
+			sum := c[i*s.N+j]
+			for r := 0; r < s.K; r++ {
+				sum += a[i*s.K+r] * b[r*s.N+j]
+			}
+			d[v] = sum
+		}
+		w.out[l] = d
+	}
+}
+
+// leave marks a lane finished; while others wait at an mma that is a fault
+// of the kernel, and it breaks the mma for them.
+func (w *warp) leave(failed bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.alive--
+	w.done++
+	if failed || w.arrived > 0 {
+		w.broken = true
+		w.cond.Broadcast()
 	}
 }

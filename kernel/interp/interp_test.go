@@ -160,3 +160,54 @@ func TestTickets(t *testing.T) {
 		t.Errorf("a ticket past 32 bits: %v", err)
 	}
 }
+
+// The warp-level mma samples of every shape give D = A₁·B₁ + A₀·B₀ + C
+// tile by tile, computed here directly: the emulation gathers each warp's
+// fragments by the layouts the sample writes out.
+func TestMMA(t *testing.T) {
+	const tiles = 2 * kerneltest.MMATiles
+	for _, sh := range kernel.MMAShapes {
+		k := kerneltest.MMA(sh)
+		kk := 2 * sh.K
+		fill := func(n int, seed float64) []float64 {
+			x := make([]float64, n)
+			for j := range x {
+				x[j] = math.Sin(seed*float64(j+1)) + 0.25
+			}
+			return x
+		}
+		a, b, c := fill(tiles*sh.M*kk, 1.3), fill(tiles*kk*sh.N, 2.1), fill(tiles*sh.M*sh.N, 0.7)
+		d := make([]float64, len(c))
+		args := map[string]any{"a": a, "b": b, "c": c, "d": d}
+		if err := Run(k, [3]int{tiles / kerneltest.MMATiles, 1, 1}, args); err != nil {
+			t.Fatalf("%s: %v", sh, err)
+		}
+		for p := 0; p < tiles; p++ {
+			for r := 0; r < sh.M; r++ {
+				for col := 0; col < sh.N; col++ {
+					want := c[(p*sh.M+r)*sh.N+col]
+					for q := 0; q < kk; q++ {
+						want += a[(p*sh.M+r)*kk+q] * b[(p*kk+q)*sh.N+col]
+					}
+					if got := d[(p*sh.M+r)*sh.N+col]; math.Abs(got-want) > 1e-13*math.Abs(want)+1e-14 {
+						t.Fatalf("%s: tile %d D[%d][%d] = %v, want %v", sh, p, r, col, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A lane that fails before an mma (an out-of-bounds read) leaves its
+// warp waiting there: the run ends with that lane's fault, not a hang.
+func TestMMALeft(t *testing.T) {
+	k := kerneltest.MMA(kernel.M8N8K4)
+	k.Body = append([]kernel.Stmt{kernel.If{Cond: bin("==", lx, i(5)), Then: []kernel.Stmt{
+		kernel.Decl{Type: kernel.Real, Name: "boom", Init: kernel.At("a", i(1<<20))},
+	}}}, k.Body...)
+	n := kerneltest.MMATiles * 8 * 8
+	err := Run(k, [3]int{1, 1, 1}, map[string]any{"a": make([]float64, n), "b": make([]float64, n), "c": make([]float64, n), "d": make([]float64, n)})
+	if err == nil || !strings.Contains(err.Error(), "out of bounds") {
+		t.Fatalf("got %v, want the failing lane's out-of-bounds read", err)
+	}
+}

@@ -130,3 +130,73 @@ func Tickets() *kernel.Kernel {
 		},
 	}
 }
+
+// MMATiles is how many tiles one block of MMA's kernels takes: one a warp,
+// the warps stacked along y.
+const MMATiles = 2
+
+// MMA exercises the warp-level multiply-accumulate of shape sh (fp64, CUDA
+// only): tile p < tiles (tiles a multiple of MMATiles) is taken by warp y
+// of block p / MMATiles, whose lanes load their elements of A_p (M×2K), B_p
+// (2K×N) and C_p (M×N), row-major and packed tile after tile in a, b and c,
+// by the fragment layouts, written out here as PTX defines them (g =
+// lane/4, t = lane%4, R = M/8: A's element v at row g + 8(v mod R),
+// column t + 4⌊v/R⌋; B's at row t + 4v, column g; C's at row g + 8⌊v/2⌋,
+// column 2t + v mod 2), and store D_p = A_p·B_p + C_p into d, as two mma
+// of depth K: D = A₁·B₁ + (A₀·B₀ + C).
+func MMA(sh kernel.MMAShape) *kernel.Kernel {
+	na, nb, nc := sh.Elements()
+	r, kk := sh.M/8, 2*sh.K
+	name := func(s string, i, j int) string { return s + string(rune('0'+i)) + "_" + string(rune('0'+j)) }
+	add := func(e kernel.Expr, c int) kernel.Expr { // e + c, or e
+		if c == 0 {
+			return e
+		}
+		return bin("+", e, i(c))
+	}
+	body := []kernel.Stmt{
+		kernel.Decl{Type: kernel.Index, Name: "p", Init: bin("+", bin("*", gx, i(MMATiles)), ly)},
+		kernel.Decl{Type: kernel.Index, Name: "g", Init: bin("/", lx, i(4))},
+		kernel.Decl{Type: kernel.Index, Name: "t", Init: bin("%", lx, i(4))},
+	}
+	cAt := func(e int) kernel.Expr { // p·M·N + row·N + column of C's element e
+		row := add(v("g"), 8*(e/2))
+		col := add(bin("*", v("t"), i(2)), e%2)
+		return bin("+", bin("*", v("p"), i(sh.M*sh.N)), bin("+", bin("*", row, i(sh.N)), col))
+	}
+	mma := func(s int) kernel.MMA {
+		m := kernel.MMA{Shape: sh}
+		for x := 0; x < na; x++ {
+			row := add(v("g"), 8*(x%r))
+			col := add(v("t"), s*sh.K+4*(x/r))
+			m.A = append(m.A, kernel.At("a", bin("+", bin("*", v("p"), i(sh.M*kk)), bin("+", bin("*", row, i(kk)), col))))
+		}
+		for x := 0; x < nb; x++ {
+			row := add(v("t"), s*sh.K+4*x)
+			m.B = append(m.B, kernel.At("b", bin("+", bin("*", v("p"), i(kk*sh.N)), bin("+", bin("*", row, i(sh.N)), v("g")))))
+		}
+		for e := 0; e < nc; e++ {
+			m.D = append(m.D, name("d", 0, e))
+			m.C = append(m.C, v(name("d", 0, e)))
+		}
+		return m
+	}
+	for e := 0; e < nc; e++ {
+		body = append(body, kernel.Decl{Type: kernel.Real, Name: name("d", 0, e), Init: kernel.At("c", cAt(e))})
+	}
+	body = append(body, mma(0), mma(1))
+	for e := 0; e < nc; e++ {
+		body = append(body, kernel.Put("d", v(name("d", 0, e)), cAt(e)))
+	}
+	return &kernel.Kernel{
+		Name: "mma_" + sh.String(), Variant: "sample", DType: kernel.F64,
+		Params: []kernel.Param{{Name: "a", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
+			{Name: "b", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
+			{Name: "c", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
+			{Name: "d", Kind: kernel.BufferParam, Type: kernel.Real}},
+		Launch: kernel.Launch{Block: [3]int{32, MMATiles, 1}, Grid: [3]kernel.Axis{kernel.Over("tiles", MMATiles)}},
+		Hints:  kernel.Hints{MinArch: sh.Arch()},
+		Doc:    "a sample of warp-level fp64 mma " + sh.String(),
+		Body:   body,
+	}
+}

@@ -6,8 +6,8 @@
  */
 __kernel __attribute__((reqd_work_group_size(128, 1, 1))) void bespoke_bstream_f32_058c9e7288(long n, __global const float* restrict b, long ldb, __global float* restrict c, long ldc)
 {
-    if (((int)get_group_id(0)) * ((int)get_local_size(0)) + ((int)get_local_id(0)) >= n) return;
-    long j = ((int)get_group_id(0)) * 128 + ((int)get_local_id(0));
+    if (((long)get_group_id(0)) * ((int)get_local_size(0)) + ((int)get_local_id(0)) >= n) return;
+    long j = ((long)get_group_id(0)) * 128 + ((int)get_local_id(0));
     float b0 = b[j];
     float a0 = 1.5f * b0;
     float a2 = 3.0f * b0;

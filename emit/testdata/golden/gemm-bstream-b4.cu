@@ -6,8 +6,8 @@
  */
 extern "C" __global__ void __launch_bounds__(128, 4) bespoke_bstream_f32_058c9e7288(long long n, const float* __restrict__ b, long long ldb, float* __restrict__ c, long long ldc)
 {
-    if (((int)blockIdx.x) * ((int)blockDim.x) + ((int)threadIdx.x) >= n) return;
-    long long j = ((int)blockIdx.x) * 128 + ((int)threadIdx.x);
+    if (((long long)blockIdx.x) * ((int)blockDim.x) + ((int)threadIdx.x) >= n) return;
+    long long j = ((long long)blockIdx.x) * 128 + ((int)threadIdx.x);
     float b0 = b[j];
     float a0 = 1.5f * b0;
     float a2 = 3.0f * b0;

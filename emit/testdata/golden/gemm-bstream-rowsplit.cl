@@ -7,7 +7,7 @@
  */
 __kernel __attribute__((reqd_work_group_size(32, 2, 1))) void bespoke_bstream_msplit_f64_168344d17b(long n, __global const double* restrict b, long ldb, __global double* restrict c, long ldc)
 {
-    long j = ((int)get_group_id(0)) * 32 + ((int)get_local_id(0));
+    long j = ((long)get_group_id(0)) * 32 + ((int)get_local_id(0));
     if (((int)get_local_id(1)) == 0) {
         if (j < n) {
             double b0 = b[j];

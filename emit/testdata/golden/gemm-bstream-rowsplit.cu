@@ -6,7 +6,7 @@
  */
 extern "C" __global__ void __launch_bounds__(64) bespoke_bstream_msplit_f64_168344d17b(long long n, const double* __restrict__ b, long long ldb, double* __restrict__ c, long long ldc)
 {
-    long long j = ((int)blockIdx.x) * 32 + ((int)threadIdx.x);
+    long long j = ((long long)blockIdx.x) * 32 + ((int)threadIdx.x);
     if (((int)threadIdx.y) == 0) {
         if (j < n) {
             double b0 = b[j];

@@ -7,7 +7,7 @@
 __kernel __attribute__((reqd_work_group_size(32, 2, 1))) void bespoke_cstream_ksplit_f32_b8172f6012(long n, __global const float* restrict b, long ldb, __global float* restrict c, long ldc)
 {
     __local float psh[256];
-    long j = ((int)get_group_id(0)) * 32 + ((int)get_local_id(0));
+    long j = ((long)get_group_id(0)) * 32 + ((int)get_local_id(0));
     float bv0;
     float bv1;
     if (((int)get_local_id(1)) == 0) {

@@ -7,7 +7,7 @@
 extern "C" __global__ void __launch_bounds__(64) bespoke_cstream_ksplit_f32_b8172f6012(long long n, const float* __restrict__ b, long long ldb, float* __restrict__ c, long long ldc)
 {
     __shared__ float psh[256];
-    long long j = ((int)blockIdx.x) * 32 + ((int)threadIdx.x);
+    long long j = ((long long)blockIdx.x) * 32 + ((int)threadIdx.x);
     float bv0;
     float bv1;
     if (((int)threadIdx.y) == 0) {

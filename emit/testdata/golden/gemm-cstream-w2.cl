@@ -7,8 +7,8 @@
  */
 __kernel __attribute__((reqd_work_group_size(128, 1, 1))) void bespoke_cstream_f64_b8ae27236e(long n, __global const double* restrict b, __global double* restrict c)
 {
-    if (((int)get_group_id(0)) * ((int)get_local_size(0)) + ((int)get_local_id(0)) >= (n + 1) / 2) return;
-    long j = (((int)get_group_id(0)) * 128 + ((int)get_local_id(0))) * 2;
+    if (((long)get_group_id(0)) * ((int)get_local_size(0)) + ((int)get_local_id(0)) >= (n + 1) / 2) return;
+    long j = (((long)get_group_id(0)) * 128 + ((int)get_local_id(0))) * 2;
     if (j + 1 < n) {
         double b0_0;
         double b0_1;

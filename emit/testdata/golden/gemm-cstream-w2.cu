@@ -6,8 +6,8 @@
  */
 extern "C" __global__ void __launch_bounds__(128) bespoke_cstream_f64_b8ae27236e(long long n, const double* __restrict__ b, double* __restrict__ c)
 {
-    if (((int)blockIdx.x) * ((int)blockDim.x) + ((int)threadIdx.x) >= (n + 1) / 2) return;
-    long long j = (((int)blockIdx.x) * 128 + ((int)threadIdx.x)) * 2;
+    if (((long long)blockIdx.x) * ((int)blockDim.x) + ((int)threadIdx.x) >= (n + 1) / 2) return;
+    long long j = (((long long)blockIdx.x) * 128 + ((int)threadIdx.x)) * 2;
     if (j + 1 < n) {
         double b0_0;
         double b0_1;

@@ -1,0 +1,152 @@
+package kernel
+
+import (
+	"strings"
+	"testing"
+)
+
+// cuteLayout is a fragment layout as CUTLASS's CuTe writes it for the fp64
+// mma atoms (SM80_8x8x4_F64F64F64F64_TN, SM90_16x8xK_F64F64F64F64_TN):
+// (lane, value) ↦ lane%4·t0 + lane/4·t1 + (v mod v0)·s0 + ⌊v/v0⌋·s1, a
+// column-major index into the rows × columns of the operand (A: M×K, B
+// as N×K, C: M×N).
+type cuteLayout struct {
+	t0, t1, v0, s0, s1, rows int
+}
+
+func (c cuteLayout) at(lane, v int) (row, col int) {
+	idx := lane%4*c.t0 + lane/4*c.t1 + v%c.v0*c.s0 + v/c.v0*c.s1
+	return idx % c.rows, idx / c.rows
+}
+
+// The fragment layouts of MMAShape agree with CuTe's, an independent
+// transcription of PTX's tables.
+func TestMMALayouts(t *testing.T) {
+	c16 := cuteLayout{t0: 32, t1: 1, v0: 2, s0: 16, s1: 8, rows: 16} // SM80_16x8_Row
+	for _, tc := range []struct {
+		sh      MMAShape
+		a, b, c cuteLayout
+	}{
+		{M8N8K4, cuteLayout{8, 1, 1, 0, 0, 8}, cuteLayout{8, 1, 1, 0, 0, 8}, cuteLayout{16, 1, 2, 8, 0, 8}},
+		{M16N8K4, cuteLayout{16, 1, 2, 8, 0, 16}, cuteLayout{8, 1, 1, 0, 0, 8}, c16},
+		{M16N8K8, cuteLayout{16, 1, 2, 8, 64, 16}, cuteLayout{8, 1, 2, 32, 0, 8}, c16},
+		{M16N8K16, cuteLayout{16, 1, 2, 8, 64, 16}, cuteLayout{8, 1, 4, 32, 0, 8}, c16},
+	} {
+		na, nb, nc := tc.sh.Elements()
+		for lane := 0; lane < 32; lane++ {
+			for v := 0; v < na; v++ {
+				r, c := tc.sh.AAt(lane, v)
+				if wr, wc := tc.a.at(lane, v); r != wr || c != wc {
+					t.Errorf("%s: A element %d of lane %d at (%d, %d), want (%d, %d)", tc.sh, v, lane, r, c, wr, wc)
+				}
+			}
+			for v := 0; v < nb; v++ {
+				r, c := tc.sh.BAt(lane, v)
+				if wc, wr := tc.b.at(lane, v); r != wr || c != wc { // CuTe's B is N×K
+					t.Errorf("%s: B element %d of lane %d at (%d, %d), want (%d, %d)", tc.sh, v, lane, r, c, wr, wc)
+				}
+			}
+			for v := 0; v < nc; v++ {
+				r, c := tc.sh.CAt(lane, v)
+				if wr, wc := tc.c.at(lane, v); r != wr || c != wc {
+					t.Errorf("%s: C element %d of lane %d at (%d, %d), want (%d, %d)", tc.sh, v, lane, r, c, wr, wc)
+				}
+			}
+		}
+		// Every element of each operand is held by exactly one lane.
+		for _, op := range []struct {
+			name    string
+			n, rows int
+			per     int
+			at      func(lane, v int) (int, int)
+			cols    int
+		}{
+			{"A", na, tc.sh.M, na, tc.sh.AAt, tc.sh.K},
+			{"B", nb, tc.sh.K, nb, tc.sh.BAt, tc.sh.N},
+			{"C", nc, tc.sh.M, nc, tc.sh.CAt, tc.sh.N},
+		} {
+			seen := map[[2]int]bool{}
+			for lane := 0; lane < 32; lane++ {
+				for v := 0; v < op.per; v++ {
+					r, c := op.at(lane, v)
+					if r < 0 || r >= op.rows || c < 0 || c >= op.cols || seen[[2]int{r, c}] {
+						t.Errorf("%s: %s element %d of lane %d at (%d, %d): outside or twice", tc.sh, op.name, v, lane, r, c)
+					}
+					seen[[2]int{r, c}] = true
+				}
+			}
+		}
+		if tc.sh.Arch() != map[bool]int{true: 80, false: 90}[tc.sh == M8N8K4] || !tc.sh.Valid() {
+			t.Errorf("%s: arch %d, valid %v", tc.sh, tc.sh.Arch(), tc.sh.Valid())
+		}
+	}
+	if (MMAShape{M: 8, N: 8, K: 8}).Valid() {
+		t.Error("m8n8k8 taken")
+	}
+}
+
+// mmaKernel is one warp's m8n8k4 on elements of x, under body's control.
+func mmaKernel(block int, dt DType, wrap func(MMA) []Stmt) *Kernel {
+	m := MMA{Shape: M8N8K4, D: []string{"d0", "d1"}, A: []Expr{At("x", lx)}, B: []Expr{At("x", lx)}, C: []Expr{v("d0"), v("d1")}}
+	body := []Stmt{Decl{Type: Real, Name: "d0", Init: Lit{V: 0}}, Decl{Type: Real, Name: "d1", Init: Lit{V: 0}}}
+	body = append(body, wrap(m)...)
+	body = append(body, Put("y", v("d0"), lx))
+	return &Kernel{
+		Name: "k", DType: dt,
+		Params: []Param{{Name: "x", Kind: BufferParam, Type: Real, Const: true},
+			{Name: "y", Kind: BufferParam, Type: Real}},
+		Launch: Launch{Block: [3]int{block, 1, 1}},
+		Hints:  Hints{MinArch: 80},
+		Body:   body,
+	}
+}
+
+func TestValidateMMA(t *testing.T) {
+	one := func(m MMA) []Stmt { return []Stmt{m} }
+	if err := Validate(mmaKernel(64, F64, one)); err != nil {
+		t.Fatalf("a good mma: %v", err)
+	}
+	if got := NeedsArch(mmaKernel(64, F64, one).Body); got != 80 {
+		t.Errorf("NeedsArch = %d, want 80", got)
+	}
+	uniform := func(m MMA) []Stmt {
+		return []Stmt{For{Var: "q", From: Int{V: 0}, To: Int{V: 3}, Body: []Stmt{If{Cond: Bin{Op: "<", L: v("q"), R: Int{V: 2}}, Then: []Stmt{m}}}}}
+	}
+	if err := Validate(mmaKernel(32, F64, uniform)); err != nil {
+		t.Errorf("an mma under uniform control flow: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		k    *Kernel
+		want string
+	}{
+		{"fp32", mmaKernel(32, F32, one), "fp64 only"},
+		{"half a warp", mmaKernel(48, F64, one), "whole warps"},
+		{"divergent", mmaKernel(32, F64, func(m MMA) []Stmt {
+			return []Stmt{If{Cond: Bin{Op: "<", L: lx, R: Int{V: 16}}, Then: []Stmt{m}}}
+		}), "differs between threads"},
+		{"varying loop", mmaKernel(32, F64, func(m MMA) []Stmt {
+			return []Stmt{For{Var: "q", From: lx, To: Int{V: 40}, Step: 32, Body: []Stmt{m}}}
+		}), "differs between threads"},
+		{"shape", mmaKernel(32, F64, func(m MMA) []Stmt { m.Shape = MMAShape{8, 8, 8}; return []Stmt{m} }), "shape m8n8k8"},
+		{"count", mmaKernel(32, F64, func(m MMA) []Stmt { m.B = append(m.B, Lit{V: 1}); return []Stmt{m} }), "takes 1, 1, 2 and 2"},
+		{"undeclared D", mmaKernel(32, F64, func(m MMA) []Stmt { m.D = []string{"d0", "e"}; return []Stmt{m} }), `"e"`},
+		{"D twice", mmaKernel(32, F64, func(m MMA) []Stmt { m.D = []string{"d0", "d0"}; return []Stmt{m} }), "twice"},
+		{"D a buffer", mmaKernel(32, F64, func(m MMA) []Stmt { m.D = []string{"d0", "x"}; return []Stmt{m} }), "not a declared real variable"},
+		{"integer A", mmaKernel(32, F64, func(m MMA) []Stmt { m.A = []Expr{lx}; return []Stmt{m} }), "index value"},
+		{"no arch", func() *Kernel { k := mmaKernel(32, F64, one); k.Hints.MinArch = 0; return k }(), "Hints.MinArch"},
+		{"active", func() *Kernel { k := mmaKernel(32, F64, one); k.Active = Int{V: 3}; return k }(), "Active must be nil"},
+		{"unroll twice", mmaKernel(32, F64, func(m MMA) []Stmt {
+			return []Stmt{For{Var: "q", From: Int{V: 0}, To: Int{V: 3}, Unroll: true, UnrollBy: 2, Body: []Stmt{m}}}
+		}), "unroll by 2"},
+		{"m16 on sm_80", mmaKernel(32, F64, func(m MMA) []Stmt {
+			m.Shape, m.A, m.C, m.D = M16N8K4, []Expr{Lit{V: 1}, Lit{V: 2}}, []Expr{v("d0"), v("d1"), v("d0"), v("d1")}, []string{"d0", "d1", "d2", "d3"}
+			return []Stmt{Decl{Type: Real, Name: "d2"}, Decl{Type: Real, Name: "d3"}, m}
+		}), "needs sm_90"},
+	} {
+		err := Validate(tc.k)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}
