@@ -26,6 +26,12 @@ func Build(pb Problem, v Variant) (*kernel.Kernel, error) {
 		g.ksplitKernel()
 	case Dense:
 		g.denseKernel()
+	case Blocks:
+		if err := g.blocksKernel(); err != nil {
+			return nil, err
+		}
+	case DMMA:
+		g.dmmaKernel()
 	default:
 		return nil, fmt.Errorf("unknown family %q", v.Family)
 	}
@@ -46,6 +52,9 @@ type gen struct {
 
 	rowNZ, colNZ [][]int // structure(), once computed
 	used         []int
+
+	blocks    *blockPlan // plan(), once computed
+	blocksErr error
 }
 
 func newGen(pb Problem, v Variant) *gen {

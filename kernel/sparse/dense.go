@@ -79,26 +79,42 @@ func DenseCandidates(pb Problem) []Variant {
 	return out
 }
 
-// denseThreads is the block size for an operator of m rows.
-func (v Variant) denseThreads(m int) int { return v.Block * v.denseY(m) }
+// denseThreads is the block size for an operator of m rows (the CPU form,
+// Chunk 0, has no y threads: see denseHost).
+func (v Variant) denseThreads(m int) int {
+	if v.Chunk == 0 {
+		return v.Block
+	}
+	return v.Block * v.denseY(m)
+}
 
 // denseY is the threads along y: ⌈m / Rows⌉.
 func (v Variant) denseY(m int) int { return (m + v.Rows - 1) / max(v.Rows, 1) }
 
 func (v Variant) denseName() string {
+	if v.Chunk == 0 { // the CPU form: no staging
+		return fmt.Sprintf("%s/x%d-r%d-w%d", v.Family, v.Block, v.Rows, v.Width)
+	}
 	return fmt.Sprintf("%s/x%d-r%d-w%d-c%d", v.Family, v.Block, v.Rows, v.Width, v.Chunk)
 }
 
-var denseRE = regexp.MustCompile(`^dense(?:/x(\d+)-r(\d+)-w(\d+)-c(\d+))?$`)
+var denseRE = regexp.MustCompile(`^dense(?:/x(\d+)-r(\d+)-w(\d+)(?:-c(\d+))?)?$`)
 
-// parseDense reads "dense" (the defaults) or "dense/xX-rR-wW-cC".
+// parseDense reads "dense" (the defaults), "dense/xX-rR-wW-cC", or
+// "dense/xX-rR-wW" (no chunk: the CPU form, see denseHost).
 func parseDense(s string) (Variant, error) {
 	m := denseRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. dense/x8-r8-w4-c8: threads along x, rows and columns per thread, k-chunk)", s)
+		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. dense/x8-r8-w4-c8: threads along x, rows and columns per thread, k-chunk; without -c the CPU form)", s)
 	}
 	v := Defaults(Dense)
 	if m[1] != "" {
+		switch m[4] {
+		case "":
+			m[4] = "0" // no staging
+		case "0":
+			return Variant{}, fmt.Errorf("variant %q: chunk must be ≥ 1 (leave out -c for the CPU form)", s)
+		}
 		for i, dst := range []*int{&v.Block, &v.Rows, &v.Width, &v.Chunk} {
 			n, err := strconv.Atoi(m[i+1])
 			if err != nil {
@@ -116,8 +132,8 @@ func (v Variant) validDense() error {
 		return fmt.Errorf("variant %s: block %d out of 1..1024", v.Name(), v.Block)
 	case v.Rows < 1 || v.Width < 1 || v.Rows*v.Width > denseMaxTile:
 		return fmt.Errorf("variant %s: rows and width must be ≥ 1 with rows·width ≤ %d", v.Name(), denseMaxTile)
-	case v.Chunk < 1 || v.Chunk > 256:
-		return fmt.Errorf("variant %s: chunk must be 1..256", v.Name())
+	case v.Chunk < 0 || v.Chunk > 256:
+		return fmt.Errorf("variant %s: chunk must be 1..256 (or left out: the CPU form)", v.Name())
 	case v.Split != 0 || v.Grouped || v.Occupancy != 0:
 		return fmt.Errorf("variant %s: dense takes no split, grouping or occupancy", v.Name())
 	}
@@ -167,6 +183,9 @@ func (v Variant) denseLayout(pb Problem) denseLayout {
 }
 
 func (v Variant) denseShared(pb Problem) int {
+	if v.Chunk == 0 { // the CPU form stages nothing
+		return 0
+	}
 	l := v.denseLayout(pb)
 	return (min(v.Chunk, pb.Op.Cols)*l.nb + l.ka*l.stride) * pb.DType.Bytes()
 }
@@ -257,6 +276,10 @@ func yCondition(ys []bool) kernel.Expr {
 
 // denseKernel builds the blocked dense kernel (see Dense).
 func (g *gen) denseKernel() {
+	if g.v.denseHost() {
+		g.denseHostKernel()
+		return
+	}
 	k, v, pb := g.kern, g.v, g.pb
 	m, kk := g.m, g.k
 	l := v.denseLayout(pb)

@@ -174,10 +174,11 @@ func TestDenseCandidates(t *testing.T) {
 		}
 		in := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
 		has := func(t family.Target) bool {
-			return slices.ContainsFunc(in.Candidates(t), func(c family.Candidate) bool { return c.(Variant).Family == Dense })
+			return slices.ContainsFunc(in.Candidates(t), func(c family.Candidate) bool { return c.(Variant).Family == Dense && !c.(Variant).denseHost() })
 		}
 		// Not offered by default yet (slower than the unrolled kernels
-		// and cuBLAS on the H100): named, they run.
+		// and cuBLAS on the H100): named, they run. (CPUs are offered the
+		// CPU form: TestDenseHostCandidates.)
 		if has(family.Target{GPU: true}) || has(family.Target{}) {
 			t.Errorf("%s: dense offered by default to the GPU %v, the CPU %v", name, has(family.Target{GPU: true}), has(family.Target{}))
 		}
@@ -228,7 +229,7 @@ func TestDenseParse(t *testing.T) {
 	}{
 		{"dense", "dense/x8-r8-w4-c8"},
 		{"dense/x16-r4-w2-c16", "dense/x16-r4-w2-c16"},
-		{"dense/x16-r4-w2", ""},
+		{"dense/x16-r4-w2", "dense/x16-r4-w2"}, // no chunk: the CPU form (see TestDenseHostParse)
 		{"dense/x16-r0-w2-c8", ""},
 		{"dense/x16-r16-w8-c8", ""}, // 128 sums a thread
 		{"dense/x2000-r1-w1-c1", ""},

@@ -163,14 +163,22 @@ func (in *Instance) DType() kernel.DType { return in.Problem.DType }
 
 // Candidates lists the variants for the target: GPUCandidates on a GPU
 // (without launch-bound twins where the dialect ignores the bound), else
-// Candidates. The dense variants are not among them yet: on the H100
+// Candidates, and on CUDA devices with fp64 tensor cores (sm_80+) the
+// DMMACandidates; on a CPU also DenseHostCandidates. The SIMT dense
+// variants (with shared memory) are not among them: on the H100
 // (2026-11-24) they ran at 17–32 % of the roof on the tets p5–p6, below
 // cuBLAS, and the cost model, which ranks them far above that, would
 // prune the unrolled kernels for them; they run when named (--variant).
 func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	vs := Candidates(in.Problem)
 	if t.GPU {
-		vs = GPUCandidates(in.Problem)
+		vs = append(GPUCandidates(in.Problem), DMMACandidates(in.Problem, t.CUDAArch)...)
+		if t.CUDAArch >= 80 {
+			vs = append(vs, BlocksLargeCandidates(in.Problem)...)
+		}
+	}
+	if !t.GPU { // the CPU form of dense (densehost.go)
+		vs = append(vs, DenseHostCandidates(in.Problem)...)
 	}
 	if !t.MinBlocks {
 		vs = slices.DeleteFunc(vs, func(v Variant) bool { return v.Occupancy > 0 })

@@ -85,8 +85,13 @@ func (pb Problem) CheckOperator() error {
 
 // checkVariant reports why v does not fit the problem's shape.
 func (pb Problem) checkVariant(v Variant) error {
-	if v.Family == Dense {
+	switch v.Family {
+	case Dense:
 		return pb.checkDense(v)
+	case Blocks:
+		return pb.checkBlocks(v)
+	case DMMA:
+		return pb.checkDMMA(v)
 	}
 	if v.Width == 2 && (pb.LDB <= 0 || pb.LDC <= 0 || pb.LDB%2 != 0 || pb.LDC%2 != 0) {
 		return fmt.Errorf("variant %s needs ldb and ldc baked in and even (aligned vector access)", v.Name())
@@ -116,6 +121,8 @@ func (v Variant) sharedBytes(pb Problem) int {
 		return 2 * v.Split * v.Chunk * v.Block * w
 	case Dense:
 		return v.denseShared(pb)
+	case DMMA:
+		return v.dmmaShared(pb)
 	}
 	return 0
 }
@@ -234,7 +241,7 @@ func GPUCandidates(pb Problem) []Variant {
 	if operator.Analyze(pb.Op).NNZ > smallOperatorNNZ {
 		out = slices.DeleteFunc(out, Variant.wide)
 	}
-	return out
+	return append(out, BlocksCandidates(pb)...)
 }
 
 // smallOperatorNNZ is the most non-zeros for which GPUCandidates offers

@@ -257,7 +257,7 @@ func TestGPUCandidates(t *testing.T) {
 			}
 			seenGPUOnly := false
 			for i, v := range gpu {
-				gpuOnly := v.Occupancy != 0 || v.rowSplit()
+				gpuOnly := v.Occupancy != 0 || v.rowSplit() || v.Family == Blocks
 				if seenGPUOnly && !gpuOnly || !gpuOnly && !slices.Contains(plain, v) {
 					t.Errorf("%s at %d: plain variant out of place", v, i)
 				}

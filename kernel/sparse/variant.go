@@ -72,12 +72,25 @@ type Variant struct {
 	// then its columns, Block its threads along x, Chunk the columns of
 	// A staged per step (see Dense).
 	Rows int `json:"rows,omitempty"`
+	// Large (blocks only, -l) lets the kernel hold up to
+	// blocksLargeShared bytes of shared memory: CUDA only, sm_80+.
+	Large bool `json:"large_shared,omitempty"`
+	// Tiles (blocks only, -t) is the tiles of Block columns a block does
+	// in turn, the next one's B loaded while the current one computes.
+	Tiles int `json:"tiles,omitempty"`
+	// MMA (dmma only) is the tensor-core shape, e.g. "m8n8k4" (see DMMA).
+	MMA string `json:"mma,omitempty"`
 }
 
 // Name is the variant's stable name, e.g. "bstream-msplit/x64-y4-c16".
 func (v Variant) Name() string {
-	if v.Family == Dense {
+	switch v.Family {
+	case Dense:
 		return v.denseName()
+	case Blocks:
+		return v.blocksName()
+	case DMMA:
+		return v.dmmaName()
 	}
 	s := fmt.Sprintf("%s/x%d", v.Family, v.Block)
 	if v.Split > 0 {
@@ -107,6 +120,12 @@ var variantRE = regexp.MustCompile(`^(cstream|bstream|bstream-msplit|cstream-ksp
 func ParseVariant(s string) (Variant, error) {
 	if s == string(Dense) || strings.HasPrefix(s, string(Dense)+"/") {
 		return parseDense(s)
+	}
+	if s == string(Blocks) || strings.HasPrefix(s, string(Blocks)+"/") {
+		return parseBlocks(s)
+	}
+	if s == string(DMMA) || strings.HasPrefix(s, string(DMMA)+"/") {
+		return parseDMMA(s)
 	}
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
@@ -148,6 +167,10 @@ func Defaults(f Family) Variant {
 	switch f {
 	case Dense:
 		return Variant{Family: f, Block: 8, Rows: 8, Width: 4, Chunk: 8}
+	case Blocks:
+		return Variant{Family: f, Block: 16, Width: 1, Split: 16}
+	case DMMA:
+		return dmmaDefault
 	case BStreamMSplit:
 		return Variant{Family: f, Block: 64, Width: 1, Split: 4, Chunk: 16}
 	case CStreamKSplit:
@@ -159,8 +182,13 @@ func Defaults(f Family) Variant {
 }
 
 func (v Variant) valid() error {
-	if v.Family == Dense {
+	switch v.Family {
+	case Dense:
 		return v.validDense()
+	case Blocks:
+		return v.validBlocks()
+	case DMMA:
+		return v.validDMMA()
 	}
 	if v.Rows != 0 {
 		return fmt.Errorf("variant %s: only dense takes rows per thread", v.Name())

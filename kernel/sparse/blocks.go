@@ -1,0 +1,918 @@
+package sparse
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+)
+
+// Blocks: the sum-factorised kernel for operators made of many copies of a
+// few small dense blocks — the tensor-product operators of hexahedra and
+// quadrilaterals, whose gradient (M460) is the 1-D derivative matrix applied
+// along every line of points, whose divergence (M132) is the sum of those
+// along three directions, and whose interpolation to and lifting from the
+// faces (M0, M3, M6) act on lines too.
+//
+// The structure is found in A itself, with no hint from the element:
+// grouping the rows of A by their support (or the columns by the rows
+// they touch) cuts A into dense blocks rows × cols; blocks whose rows and
+// columns have the same offsets from their first and the same values are
+// one class, and the blocks of a class whose first row and column are
+// affine in the block's number t (base + a·⌊t/q⌋ + b·(t mod q), q the
+// length of a line of lines) are one run-time loop. A p6 hexahedron's
+// gradient is then 3 loops of 49 lines with a 7×7 literal matrix each,
+// instead of 7,056 unrolled multiply-adds; the work per column grows as
+// p⁴ instead of p⁶ and a thread keeps only a block's values live.
+//
+// A block of the grid holds Block × Split threads (tx, ty) and Block
+// adjacent columns: the rows of B the kernel reads are staged in shared
+// memory (bsh[row][tx], zero past n), then every y thread takes every
+// Split-th block of each loop (rotated so that the threads end within one
+// block of each other), reads its columns from bsh, and writes its rows
+// of C. Where blocks share rows (the divergence sums three directions) the
+// sums go to a shared accumulator csh[row][tx] instead, in phases whose
+// blocks have disjoint rows, with a barrier between phases, and csh is
+// written to C at the end; a phase restages only the rows of B it reads
+// when the whole of B and csh would not fit.
+const Blocks Family = "blocks"
+
+// Bounds on a plan: a block's literal tile, the loops of the kernel's code,
+// and the least number of blocks per loop (on average) for the family to
+// be worth offering.
+const (
+	blocksMaxRows    = 32
+	blocksMaxCols    = 32
+	blocksMaxTile    = 512
+	blocksMaxLoops   = 64
+	blocksMinReuse   = 4
+	blocksMaxThreads = 1024
+	blocksMaxTiles   = 16
+	// blocksLargeShared bounds the shared memory of a -l variant: what an
+	// sm_80 block may opt in to (163 KiB; sm_90: 227 KiB).
+	blocksLargeShared = 160 << 10
+)
+
+// blockTask is one dense block of A: rows × cols, both ascending.
+type blockTask struct{ rows, cols []int }
+
+// blockClass is a tile shape and its values: row i of a block is its first
+// row plus rowOff[i], column j its first column plus colOff[j], and the
+// entry α·A there is vals[i·len(colOff)+j].
+type blockClass struct {
+	rowOff, colOff []int
+	vals           []float64
+}
+
+// affine is base + a·⌊t/q⌋ + b·(t mod q) for t < count (q = count: b·t).
+type affine struct{ base, a, b int }
+
+func (f affine) at(t, q int) int { return f.base + f.a*(t/q) + f.b*(t%q) }
+
+// blockLoop is a run of blocks of one class: block t < count has its first
+// row at row.at(t, q) and its first column at col.at(t, q).
+type blockLoop struct {
+	class, count, q int
+	row, col        affine
+}
+
+// blockPhase is a set of loops whose blocks write disjoint rows; lo and hi
+// bound the rows of B they read.
+type blockPhase struct {
+	loops  []blockLoop
+	lo, hi int
+	covers bool // writes every row of C
+}
+
+// blockPlan is how a Blocks kernel covers A.
+type blockPlan struct {
+	by         string // "rows" or "cols": how A was cut into blocks
+	classes    []blockClass
+	phases     []blockPhase
+	accumulate bool // some row is written by blocks of different phases
+	zeroRows   []int
+	tasks      int
+	lo, hi     int // rows of B read by any phase
+}
+
+// loops counts the plan's loops.
+func (p *blockPlan) loops() int {
+	n := 0
+	for _, ph := range p.phases {
+		n += len(ph.loops)
+	}
+	return n
+}
+
+// stagedRows is the most rows of B the kernel holds in shared memory at
+// once, for Block columns of w bytes and at most limit bytes: all it reads
+// (staged once) when they fit beside the accumulator and either fit in
+// MaxSharedBytes or the phases read most of them each (the lifting: every
+// phase reaches across the faces); else each phase its own rows, which
+// leaves room for more blocks on a multiprocessor and lets the next
+// phase's rows load during this one's work (the divergence, whose phases
+// read a third of B each: p7/hex/m132 in fp32 at 51 % staged once, 79 %
+// staged by phase).
+func (p *blockPlan) stagedRows(m, block, w, limit int) (rows int, once bool) {
+	acc := 0
+	if p.accumulate {
+		acc = m
+	}
+	if len(p.phases) == 1 {
+		return p.hi - p.lo, true
+	}
+	sum, widest := 0, 0
+	for _, ph := range p.phases {
+		sum += ph.hi - ph.lo
+		widest = max(widest, ph.hi-ph.lo)
+	}
+	whole := (p.hi - p.lo + acc) * block * w
+	if whole <= MaxSharedBytes || (whole <= limit && 2*sum >= 3*(p.hi-p.lo)) {
+		return p.hi - p.lo, true
+	}
+	return widest, false
+}
+
+// plan returns the problem's block plan (computed once per gen).
+func (g *gen) plan() (*blockPlan, error) {
+	if g.blocks == nil && g.blocksErr == nil {
+		g.blocks, g.blocksErr = planBlocks(g)
+	}
+	return g.blocks, g.blocksErr
+}
+
+// planBlocks cuts A into blocks both ways (rows by support, columns by the
+// rows they touch) and keeps the plan with fewer loops, then fewer loads.
+func planBlocks(g *gen) (*blockPlan, error) {
+	rowNZ, colNZ, _ := g.structure()
+	var best *blockPlan
+	var errs []string
+	for _, by := range []string{"rows", "cols"} {
+		var tasks []blockTask
+		if by == "rows" {
+			tasks = groupBySupport(rowNZ, false)
+		} else {
+			tasks = groupBySupport(colNZ, true)
+		}
+		p, err := g.planTasks(by, tasks)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("by %s: %v", by, err))
+			continue
+		}
+		if best == nil || p.loops() < best.loops() || (p.loops() == best.loops() && p.loads() < best.loads()) {
+			best = p
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("no block structure (%s)", strings.Join(errs, "; "))
+	}
+	return best, nil
+}
+
+// loads is the values a column's blocks read from shared memory.
+func (p *blockPlan) loads() int {
+	n := 0
+	for _, ph := range p.phases {
+		for _, l := range ph.loops {
+			n += l.count * len(p.classes[l.class].colOff)
+		}
+	}
+	return n
+}
+
+// groupBySupport groups the lines (rows, or with transposed the columns)
+// of A with the same non-empty support into blocks, in order of their first
+// line.
+func groupBySupport(support [][]int, transposed bool) []blockTask {
+	index := map[string]int{}
+	var tasks []blockTask
+	for i, s := range support {
+		if len(s) == 0 {
+			continue
+		}
+		key := fmt.Sprint(s)
+		t, ok := index[key]
+		if !ok {
+			t = len(tasks)
+			index[key] = t
+			if transposed {
+				tasks = append(tasks, blockTask{rows: s})
+			} else {
+				tasks = append(tasks, blockTask{cols: s})
+			}
+		}
+		if transposed {
+			tasks[t].cols = append(tasks[t].cols, i)
+		} else {
+			tasks[t].rows = append(tasks[t].rows, i)
+		}
+	}
+	return mergeSubsets(tasks, transposed)
+}
+
+// mergeSubsets joins a group whose support lies within a wider group's into
+// that group, as zeros of its block: the middle point of an odd line of
+// Gauss points has a zero derivative, which would otherwise split every
+// line into two blocks and two classes.
+func mergeSubsets(tasks []blockTask, transposed bool) []blockTask {
+	support := func(t *blockTask) *[]int {
+		if transposed {
+			return &t.rows
+		}
+		return &t.cols
+	}
+	lines := func(t *blockTask) *[]int {
+		if transposed {
+			return &t.cols
+		}
+		return &t.rows
+	}
+	order := make([]int, len(tasks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(len(*support(&tasks[b])), len(*support(&tasks[a])))
+	})
+	into := make([]int, len(tasks))
+	for i := range into {
+		into[i] = -1
+	}
+	for oi, small := range order {
+		for _, big := range order[:oi] {
+			if into[big] < 0 && len(*support(&tasks[big])) > len(*support(&tasks[small])) && isSubset(*support(&tasks[small]), *support(&tasks[big])) {
+				into[small] = big
+				break
+			}
+		}
+	}
+	var out []blockTask
+	for i := range tasks {
+		if into[i] >= 0 {
+			continue
+		}
+		t := tasks[i]
+		for j := range tasks {
+			if into[j] == i {
+				*lines(&t) = append(*lines(&t), *lines(&tasks[j])...)
+			}
+		}
+		slices.Sort(*lines(&t))
+		out = append(out, t)
+	}
+	return out
+}
+
+// isSubset says whether the ascending list a lies within the ascending list b.
+func isSubset(a, b []int) bool {
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j == len(b) || b[j] != x {
+			return false
+		}
+	}
+	return true
+}
+
+// planTasks classes the blocks, deals them into phases of disjoint rows
+// and the classes of each phase into affine loops.
+func (g *gen) planTasks(by string, tasks []blockTask) (*blockPlan, error) {
+	p := &blockPlan{by: by, tasks: len(tasks)}
+	classOf := make([]int, len(tasks))
+	index := map[string]int{}
+	for ti, t := range tasks {
+		if len(t.rows) > blocksMaxRows || len(t.cols) > blocksMaxCols || len(t.rows)*len(t.cols) > blocksMaxTile {
+			return nil, fmt.Errorf("a block of %d×%d (at most %d×%d, %d entries)", len(t.rows), len(t.cols), blocksMaxRows, blocksMaxCols, blocksMaxTile)
+		}
+		c := blockClass{rowOff: offsets(t.rows), colOff: offsets(t.cols)}
+		for _, i := range t.rows {
+			for _, r := range t.cols {
+				c.vals = append(c.vals, g.at(i, r))
+			}
+		}
+		var key strings.Builder
+		fmt.Fprint(&key, c.rowOff, c.colOff)
+		for _, x := range c.vals {
+			fmt.Fprintf(&key, " %x", math.Float64bits(x))
+		}
+		id, ok := index[key.String()]
+		if !ok {
+			id = len(p.classes)
+			index[key.String()] = id
+			p.classes = append(p.classes, c)
+		}
+		classOf[ti] = id
+	}
+	// Phases: each block goes to the first phase none of whose blocks
+	// writes one of its rows, in order of the rows of B they read (so
+	// that a phase reads a narrow range of B).
+	order := make([]int, len(tasks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(tasks[a].cols[0], tasks[b].cols[0]), cmp.Compare(tasks[a].rows[0], tasks[b].rows[0]))
+	})
+	var written []map[int]bool
+	phaseOf := make([]int, len(tasks))
+	for _, ti := range order {
+		ph := 0
+		for ; ph < len(written); ph++ {
+			free := true
+			for _, i := range tasks[ti].rows {
+				if written[ph][i] {
+					free = false
+					break
+				}
+			}
+			if free {
+				break
+			}
+		}
+		if ph == len(written) {
+			written = append(written, map[int]bool{})
+		}
+		for _, i := range tasks[ti].rows {
+			written[ph][i] = true
+		}
+		phaseOf[ti] = ph
+	}
+	p.accumulate = len(written) > 1
+	p.lo, p.hi = g.k, 0
+	for ph := range written {
+		phase := blockPhase{lo: g.k}
+		for c := range p.classes {
+			var run []blockTask
+			for _, ti := range order {
+				if phaseOf[ti] == ph && classOf[ti] == c {
+					run = append(run, tasks[ti])
+					phase.lo = min(phase.lo, tasks[ti].cols[0])
+					phase.hi = max(phase.hi, tasks[ti].cols[len(tasks[ti].cols)-1]+1)
+				}
+			}
+			for _, l := range affineLoops(run) {
+				l.class = c
+				phase.loops = append(phase.loops, l)
+			}
+		}
+		phase.covers = len(written[ph]) == g.m
+		p.lo, p.hi = min(p.lo, phase.lo), max(p.hi, phase.hi)
+		p.phases = append(p.phases, phase)
+	}
+	if n := p.loops(); n > blocksMaxLoops {
+		return nil, fmt.Errorf("%d loops (at most %d)", n, blocksMaxLoops)
+	}
+	rowNZ, _, _ := g.structure()
+	for i, nz := range rowNZ {
+		if len(nz) == 0 {
+			p.zeroRows = append(p.zeroRows, i)
+		}
+	}
+	return p, nil
+}
+
+// offsets is xs less its first element.
+func offsets(xs []int) []int {
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = x - xs[0]
+	}
+	return out
+}
+
+// affineLoops cuts a class's blocks into as few loops as it can: all of
+// them in one loop when their first rows and columns are affine in the
+// block's number (in their order by column, or by row), else the longest
+// affine runs in order.
+func affineLoops(run []blockTask) []blockLoop {
+	if len(run) == 0 {
+		return nil
+	}
+	byRow := slices.Clone(run)
+	slices.SortStableFunc(byRow, func(a, b blockTask) int {
+		return cmp.Or(cmp.Compare(a.rows[0], b.rows[0]), cmp.Compare(a.cols[0], b.cols[0]))
+	})
+	for _, order := range [][]blockTask{run, byRow} {
+		if l, ok := fitAffine(order); ok {
+			return []blockLoop{l}
+		}
+	}
+	var out []blockLoop
+	for s := 0; s < len(run); {
+		e := s + 1
+		for e < len(run) {
+			if _, ok := fitLine(run[s : e+1]); !ok {
+				break
+			}
+			e++
+		}
+		l, _ := fitLine(run[s:e])
+		out = append(out, l)
+		s = e
+	}
+	return out
+}
+
+// fitLine fits the blocks' first rows and columns as base + b·t.
+func fitLine(run []blockTask) (blockLoop, bool) {
+	return fitQ(run, len(run))
+}
+
+// fitAffine fits base + a·⌊t/q⌋ + b·(t mod q) for the smallest line
+// length q that works (q = len(run) first: no division).
+func fitAffine(run []blockTask) (blockLoop, bool) {
+	if l, ok := fitQ(run, len(run)); ok {
+		return l, true
+	}
+	for q := 2; q < len(run); q++ {
+		if l, ok := fitQ(run, q); ok {
+			return l, true
+		}
+	}
+	return blockLoop{}, false
+}
+
+func fitQ(run []blockTask, q int) (blockLoop, bool) {
+	n := len(run)
+	fit := func(first func(blockTask) int) (affine, bool) {
+		f := affine{base: first(run[0])}
+		if q > 1 && n > 1 {
+			f.b = first(run[1]) - f.base
+		}
+		if q < n {
+			f.a = first(run[q]) - f.base
+		}
+		for t, task := range run {
+			if f.at(t, q) != first(task) {
+				return f, false
+			}
+		}
+		return f, true
+	}
+	row, ok1 := fit(func(t blockTask) int { return t.rows[0] })
+	col, ok2 := fit(func(t blockTask) int { return t.cols[0] })
+	return blockLoop{count: n, q: q, row: row, col: col}, ok1 && ok2
+}
+
+// validBlocks checks a Blocks variant's own parameters.
+func (v Variant) validBlocks() error {
+	switch {
+	case v.Block < 1 || v.Split < 1 || v.Block*v.Split > blocksMaxThreads:
+		return fmt.Errorf("variant %s: x and y must be ≥ 1 with x·y ≤ %d threads", v.Name(), blocksMaxThreads)
+	case v.Width != 1 || v.Chunk != 0 || v.Grouped || v.Rows != 0 || v.Occupancy != 0:
+		return fmt.Errorf("variant %s: blocks takes only -xX-yY, -tT and -l", v.Name())
+	case v.Tiles < 0 || v.Tiles > blocksMaxTiles:
+		return fmt.Errorf("variant %s: tiles must be 1..%d", v.Name(), blocksMaxTiles)
+	}
+	return nil
+}
+
+// checkBlocks reports why the operator has no block plan, or why v's
+// shared memory does not fit.
+func (pb Problem) checkBlocks(v Variant) error {
+	g := newGen(pb, v)
+	p, err := g.plan()
+	if err != nil {
+		return fmt.Errorf("variant %s: %v", v.Name(), err)
+	}
+	if s, lim := blocksShared(pb, v, p), v.sharedLimit(); s > lim {
+		return fmt.Errorf("variant %s needs %d bytes of shared memory (limit %d; fewer columns per block, -x, need less)", v.Name(), s, lim)
+	}
+	return nil
+}
+
+// sharedLimit is the shared memory a Blocks variant may use.
+func (v Variant) sharedLimit() int {
+	if v.Large {
+		return blocksLargeShared
+	}
+	return MaxSharedBytes
+}
+
+// blocksShared is the shared memory of a Blocks kernel: the staged rows of
+// B and the accumulator, Block columns each.
+func blocksShared(pb Problem, v Variant, p *blockPlan) int {
+	w := pb.DType.Bytes()
+	rows, _ := p.stagedRows(pb.Op.Rows, v.Block, w, v.sharedLimit())
+	if p.accumulate {
+		rows += pb.Op.Rows
+	}
+	return rows * v.Block * w
+}
+
+// BlocksCandidates lists the Blocks variants worth trying: offered where A
+// has a block plan with at least blocksMinReuse blocks per loop (on
+// average), for the shapes whose shared memory fits.
+func BlocksCandidates(pb Problem) []Variant {
+	g := newGen(pb, Variant{Family: Blocks, Block: 16, Split: 16, Width: 1})
+	p, err := g.plan()
+	if err != nil || p.tasks < blocksMinReuse*p.loops() {
+		return nil
+	}
+	var out []Variant
+	for _, v := range []Variant{
+		{Family: Blocks, Block: 64, Split: 8, Width: 1},
+		{Family: Blocks, Block: 32, Split: 8, Width: 1},
+		{Family: Blocks, Block: 32, Split: 16, Width: 1},
+		{Family: Blocks, Block: 16, Split: 16, Width: 1},
+		{Family: Blocks, Block: 16, Split: 32, Width: 1},
+		{Family: Blocks, Block: 8, Split: 32, Width: 1},
+		{Family: Blocks, Block: 8, Split: 64, Width: 1},
+		{Family: Blocks, Block: 32, Split: 16, Width: 1, Tiles: 2},
+		{Family: Blocks, Block: 16, Split: 32, Width: 1, Tiles: 2},
+		{Family: Blocks, Block: 8, Split: 64, Width: 1, Tiles: 2},
+	} {
+		if pb.Check(v) == nil {
+			out = append(out, v)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	// Four columns a block (32-byte rows of B, a DRAM sector) where eight
+	// need more shared memory: a p8 hexahedron's divergence in fp64.
+	for _, v := range []Variant{
+		{Family: Blocks, Block: 4, Split: 64, Width: 1},
+		{Family: Blocks, Block: 4, Split: 128, Width: 1},
+	} {
+		if pb.Check(v) == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// BlocksLargeCandidates lists the -l Blocks variants (more than 48 KiB of
+// shared memory, CUDA sm_80+ only) whose shape has no 48 KiB twin: wider
+// blocks of columns for the p6–p8 hexahedra.
+func BlocksLargeCandidates(pb Problem) []Variant {
+	small := BlocksCandidates(pb)
+	if len(small) == 0 {
+		return nil
+	}
+	var out []Variant
+	for _, v := range []Variant{
+		{Family: Blocks, Block: 64, Split: 8, Width: 1, Large: true},
+		{Family: Blocks, Block: 64, Split: 16, Width: 1, Large: true},
+		{Family: Blocks, Block: 32, Split: 8, Width: 1, Large: true},
+		{Family: Blocks, Block: 32, Split: 16, Width: 1, Large: true},
+		{Family: Blocks, Block: 16, Split: 16, Width: 1, Large: true},
+		{Family: Blocks, Block: 16, Split: 32, Width: 1, Large: true},
+		{Family: Blocks, Block: 8, Split: 32, Width: 1, Large: true},
+		{Family: Blocks, Block: 32, Split: 8, Width: 1, Large: true, Tiles: 2},
+		{Family: Blocks, Block: 32, Split: 16, Width: 1, Large: true, Tiles: 2},
+		{Family: Blocks, Block: 16, Split: 32, Width: 1, Large: true, Tiles: 2},
+	} {
+		twin := v
+		twin.Large = false
+		if !slices.Contains(small, twin) && pb.Check(twin) != nil && pb.Check(v) == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// blocksMaxPrefetch bounds the values of B a thread holds in registers
+// while the block computes (the software pipeline of blocksKernel).
+const blocksMaxPrefetch = 32
+
+// blocksStep is one staging of rows lo..hi-1 of B: tile's phase.
+type blocksStep struct{ tile, phase, lo, hi int }
+
+// blocksKernel builds the Blocks kernel (see Blocks). A block does Tiles
+// tiles of Block columns in turn. Where it stages B more than once (by
+// phase, or by tile) the next staging is loaded into registers while the
+// current one is computed on (at most blocksMaxPrefetch values a thread),
+// so that a block keeps memory busy between its barriers.
+func (g *gen) blocksKernel() error {
+	p, err := g.plan()
+	if err != nil {
+		return err
+	}
+	k, v, pb := g.kern, g.v, g.pb
+	m, bw := g.m, v.Block
+	tiles := max(v.Tiles, 1)
+	threads := v.Block * v.Split
+	staged, once := p.stagedRows(m, v.Block, pb.DType.Bytes(), v.sharedLimit())
+	k.Launch.Block = [3]int{v.Block, v.Split, 1}
+	k.Launch.Grid = [3]kernel.Axis{kernel.Over(Columns, bw*tiles)}
+	k.Launch.SharedBytes = blocksShared(pb, v, p)
+	k.Shared = []kernel.Shared{{Name: "bsh", Type: kernel.Real, Dims: []int{max(staged, 1), bw}}}
+	if p.accumulate {
+		k.Shared = append(k.Shared, kernel.Shared{Name: "csh", Type: kernel.Real, Dims: []int{m, bw}})
+	}
+	// The stagings of one tile (the next tile's are the same rows).
+	var steps []blocksStep
+	for pi, ph := range p.phases {
+		switch {
+		case once && pi == 0:
+			steps = append(steps, blocksStep{phase: pi, lo: p.lo, hi: p.hi})
+		case !once:
+			steps = append(steps, blocksStep{phase: pi, lo: ph.lo, hi: ph.hi})
+		}
+	}
+	prefetch := (staged*bw + threads - 1) / threads
+	pipelined := (len(steps) > 1 || tiles > 1) && prefetch <= blocksMaxPrefetch
+	k.Doc = strings.Replace(k.Doc, "one thread per 1 column(s)",
+		fmt.Sprintf("blocks of %d columns (%d tiles a block), B staged in shared memory, A applied as %d classes of dense blocks in %d loops", bw, tiles, len(p.classes), p.loops()), 1)
+	k.Meta["blocks"] = fmt.Sprintf("%d by %s, %d classes, %d loops, %d phases, pipelined %v", p.tasks, p.by, len(p.classes), p.loops(), len(p.phases), pipelined)
+
+	ref := kernel.Ref
+	idx := func(name string, init kernel.Expr) kernel.Stmt {
+		return kernel.Decl{Type: kernel.Index, Name: name, Init: init}
+	}
+	n, ldb, ldc := g.nExpr(), g.ldbExpr(), g.ldcExpr()
+	var tile kernel.Expr = lit(0)
+	if tiles > 1 {
+		tile = ref("tile")
+	}
+	colBase := func(t kernel.Expr) kernel.Expr { // first column of tile t
+		return bin("*", bin("+", bin("*", groupX, lit(tiles)), t), lit(bw))
+	}
+	body := []kernel.Stmt{
+		idx("tx", localX),
+		idx("ty", localY),
+		idx("tid", bin("+", bin("*", ref("ty"), lit(bw)), ref("tx"))),
+	}
+	// stage fills bsh[q][col] = B[lo+q][j0+col] for q < hi-lo (zero past n).
+	stage := func(lo, hi int) []kernel.Stmt {
+		e := ref("e")
+		col := bin("+", ref("j0"), ref("col"))
+		return []kernel.Stmt{
+			kernel.Comment{Text: fmt.Sprintf("rows %d..%d of B into shared memory", lo, hi-1)},
+			kernel.For{Var: "e", From: ref("tid"), To: lit((hi - lo) * bw), Step: int64(threads), Body: []kernel.Stmt{
+				idx("q", bin("/", e, lit(bw))),
+				idx("col", bin("%", e, lit(bw))),
+				kernel.If{Cond: bin("<", col, n),
+					Then: []kernel.Stmt{kernel.Put("bsh", kernel.At("b", bin("+", bin("*", plus(lo, ref("q")), ldb), col)), ref("q"), ref("col"))},
+					Else: []kernel.Stmt{kernel.Put("bsh", kernel.Lit{V: 0}, ref("q"), ref("col"))}},
+			}},
+		}
+	}
+	// Element i of a thread's share of a staging: e = tid + i·threads.
+	elem := func(i int) kernel.Expr { return plus(i*threads, ref("tid")) }
+	pf := func(i int) string { return fmt.Sprintf("pf%d", i) }
+	// load puts a staging's rows (from column j0e) into the registers pf.
+	load := func(st blocksStep, j0e kernel.Expr) []kernel.Stmt {
+		out := []kernel.Stmt{kernel.Comment{Text: fmt.Sprintf("rows %d..%d of B into registers", st.lo, st.hi-1)}}
+		size := (st.hi - st.lo) * bw
+		for i := 0; i < prefetch && i*threads < size; i++ {
+			e := elem(i)
+			col := bin("+", j0e, bin("%", e, lit(bw)))
+			cond := bin("<", col, n)
+			if (i+1)*threads > size {
+				cond = bin("&&", bin("<", e, lit(size)), cond)
+			}
+			out = append(out, kernel.Assign{Name: pf(i), Value: kernel.Lit{V: 0}},
+				kernel.If{Cond: cond, Then: []kernel.Stmt{
+					kernel.Assign{Name: pf(i), Value: kernel.At("b", bin("+", bin("*", plus(st.lo, bin("/", e, lit(bw))), ldb), col))},
+				}})
+		}
+		return out
+	}
+	// put writes the registers of a staging into bsh.
+	put := func(st blocksStep) []kernel.Stmt {
+		var out []kernel.Stmt
+		size := (st.hi - st.lo) * bw
+		for i := 0; i < prefetch && i*threads < size; i++ {
+			e := elem(i)
+			var s kernel.Stmt = kernel.Put("bsh", ref(pf(i)), bin("/", e, lit(bw)), bin("%", e, lit(bw)))
+			if (i+1)*threads > size {
+				s = kernel.If{Cond: bin("<", e, lit(size)), Then: []kernel.Stmt{s}}
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	// store writes row i's value (a row expression) to C with β.
+	store := func(row kernel.Expr, val kernel.Expr) kernel.Stmt {
+		off := bin("+", bin("*", row, ldc), ref("j"))
+		switch beta := pb.Beta; {
+		case beta == 1:
+			val = bin("+", val, kernel.At("c", off))
+		case beta != 0:
+			val = bin("+", val, bin("*", kernel.Lit{V: beta}, kernel.At("c", off)))
+		}
+		return kernel.If{Cond: bin("<", ref("j"), n), Then: []kernel.Stmt{kernel.Put("c", val, off)}}
+	}
+	// The first phase sets the accumulator and the last adds it into C
+	// when they write every row; otherwise it starts at zero and goes to
+	// C at the end.
+	first, last := blockAdd, blockAdd
+	if p.accumulate && p.phases[0].covers {
+		first = blockSet
+	}
+	if p.accumulate && p.phases[len(p.phases)-1].covers {
+		last = blockFinish
+	}
+	if pipelined {
+		for i := 0; i < prefetch; i++ {
+			body = append(body, kernel.Decl{Type: kernel.Real, Name: pf(i), Init: kernel.Lit{V: 0}})
+		}
+		body = append(body, load(steps[0], colBase(lit(0)))...)
+	}
+	tb := []kernel.Stmt{
+		idx("j0", colBase(tile)),
+		idx("j", bin("+", ref("j0"), ref("tx"))),
+	}
+	if p.accumulate && first != blockSet {
+		if tiles > 1 {
+			tb = append(tb, kernel.Barrier{}) // the previous tile's last reads of csh
+		}
+		tb = append(tb, kernel.Comment{Text: "zero the accumulator"},
+			kernel.For{Var: "e", From: ref("tid"), To: lit(m * bw), Step: int64(threads), Body: []kernel.Stmt{
+				kernel.Put("csh", kernel.Lit{V: 0}, bin("/", ref("e"), lit(bw)), bin("%", ref("e"), lit(bw))),
+			}})
+	} else if !p.accumulate && len(p.zeroRows) > 0 && pb.Beta != 1 {
+		var zs []kernel.Stmt
+		for _, i := range p.zeroRows {
+			zs = append(zs, store(lit(i), kernel.Lit{V: 0}))
+		}
+		tb = append(tb, kernel.Comment{Text: "rows of A with no non-zero"},
+			kernel.If{Cond: bin("==", ref("ty"), lit(0)), Then: zs})
+	}
+	lo := p.lo
+	si := 0 // the tile's next staging
+	for pi, ph := range p.phases {
+		if si < len(steps) && steps[si].phase == pi {
+			st := steps[si]
+			lo = st.lo
+			switch {
+			case pipelined:
+				tb = append(tb, kernel.Barrier{})
+				tb = append(tb, put(st)...)
+				tb = append(tb, kernel.Barrier{})
+				if si+1 < len(steps) {
+					tb = append(tb, load(steps[si+1], ref("j0"))...)
+				} else if tiles > 1 {
+					tb = append(tb, kernel.If{Cond: bin("<", plus(1, tile), lit(tiles)), Then: load(steps[0], colBase(plus(1, tile)))})
+				}
+			default:
+				if pi > 0 || tiles > 1 {
+					tb = append(tb, kernel.Barrier{})
+				}
+				tb = append(tb, stage(st.lo, st.hi)...)
+				tb = append(tb, kernel.Barrier{})
+			}
+			si++
+		} else if pi > 0 {
+			tb = append(tb, kernel.Barrier{})
+		}
+		mode := blockStore
+		switch {
+		case !p.accumulate:
+		case pi == 0:
+			mode = first
+		case pi == len(p.phases)-1:
+			mode = last
+		default:
+			mode = blockAdd
+		}
+		rot := 0 // deals each loop's first block to the thread after the previous loop's last
+		for li, l := range ph.loops {
+			tb = append(tb, g.blocksLoop(p, l, fmt.Sprintf("%d_%d", pi, li), rot, lo, mode, store)...)
+			rot = (rot + l.count) % v.Split
+		}
+	}
+	if p.accumulate && last != blockFinish {
+		tb = append(tb, kernel.Barrier{}, kernel.Comment{Text: "the accumulator to C"},
+			kernel.For{Var: "i", From: ref("ty"), To: lit(m), Step: int64(v.Split), Body: []kernel.Stmt{
+				store(ref("i"), kernel.At("csh", ref("i"), ref("tx"))),
+			}})
+	}
+	if tiles > 1 {
+		body = append(body, kernel.For{Var: "tile", From: lit(0), To: lit(tiles), Body: tb})
+	} else {
+		body = append(body, tb...)
+	}
+	k.Body = body
+	return nil
+}
+
+// blocksLoop is one loop of a plan: each y thread takes blocks t = (ty −
+// rot) mod Split, + Split, …, reads the block's columns from bsh (staged
+// from row lo of B) and writes or accumulates its rows.
+func (g *gen) blocksLoop(p *blockPlan, l blockLoop, tag string, rot, lo int, mode blockMode, store func(row, val kernel.Expr) kernel.Stmt) []kernel.Stmt {
+	v := g.v
+	c := p.classes[l.class]
+	ref := kernel.Ref
+	idx := func(name string, init kernel.Expr) kernel.Stmt {
+		return kernel.Decl{Type: kernel.Index, Name: name, Init: init}
+	}
+	t := ref("t")
+	first := func(f affine) kernel.Expr {
+		e := lit(f.base)
+		if f.a != 0 && l.q < l.count {
+			e = bin("+", e, bin("*", lit(f.a), bin("/", t, lit(l.q))))
+		}
+		if f.b != 0 {
+			tr := kernel.Expr(t)
+			if l.q < l.count {
+				tr = bin("%", t, lit(l.q))
+			}
+			e = bin("+", e, bin("*", lit(f.b), tr))
+		}
+		return e
+	}
+	col0 := first(affine{base: l.col.base - lo, a: l.col.a, b: l.col.b})
+	inner := []kernel.Stmt{idx("r0", first(l.row)), idx("c0", col0)}
+	vals := make([]string, len(c.colOff))
+	for j, off := range c.colOff {
+		vals[j] = fmt.Sprintf("v%d", j)
+		inner = append(inner, kernel.Decl{Type: kernel.Real, Name: vals[j], Init: kernel.At("bsh", plus(off, ref("c0")), ref("tx"))})
+	}
+	for i, off := range c.rowOff {
+		var sum kernel.Expr
+		for j := range c.colOff {
+			a := c.vals[i*len(c.colOff)+j]
+			if a == 0 {
+				continue
+			}
+			term := bin("*", kernel.Lit{V: a}, ref(vals[j]))
+			if sum == nil {
+				sum = term
+			} else {
+				sum = bin("+", sum, term)
+			}
+		}
+		if sum == nil {
+			sum = kernel.Lit{V: 0}
+		}
+		row := plus(off, ref("r0"))
+		switch mode {
+		case blockStore:
+			inner = append(inner, store(row, sum))
+		case blockSet:
+			inner = append(inner, kernel.Put("csh", sum, row, ref("tx")))
+		case blockAdd:
+			inner = append(inner, kernel.Put("csh", bin("+", kernel.At("csh", row, ref("tx")), sum), row, ref("tx")))
+		case blockFinish:
+			inner = append(inner, store(row, bin("+", kernel.At("csh", row, ref("tx")), sum)))
+		}
+	}
+	var from kernel.Expr = ref("ty")
+	if rot != 0 {
+		from = bin("%", bin("+", ref("ty"), lit(v.Split-rot)), lit(v.Split))
+	}
+	return []kernel.Stmt{
+		kernel.Comment{Text: fmt.Sprintf("loop %s: %d blocks of %d×%d", tag, l.count, len(c.rowOff), len(c.colOff))},
+		kernel.For{Var: "t", From: from, To: lit(l.count), Step: int64(v.Split), Body: inner},
+	}
+}
+
+// blockMode is where a loop's sums go.
+type blockMode int
+
+const (
+	blockStore  blockMode = iota // to C (one phase)
+	blockSet                     // into the accumulator (first phase, every row)
+	blockAdd                     // added into the accumulator
+	blockFinish                  // the accumulator's value plus the sums to C (last phase, every row)
+)
+
+// blocksName is "blocks/xX-yY".
+func (v Variant) blocksName() string {
+	s := fmt.Sprintf("%s/x%d-y%d", v.Family, v.Block, v.Split)
+	if v.Tiles > 1 {
+		s += fmt.Sprintf("-t%d", v.Tiles)
+	}
+	if v.Large {
+		s += "-l"
+	}
+	return s
+}
+
+var blocksRE = regexp.MustCompile(`^blocks(?:/x(\d+)-y(\d+)(?:-t(\d+))?(-l)?)?$`)
+
+// parseBlocks reads "blocks" (the defaults) or "blocks/xX-yY".
+func parseBlocks(s string) (Variant, error) {
+	m := blocksRE.FindStringSubmatch(s)
+	if m == nil {
+		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. blocks/x16-y16: columns per block, threads per column)", s)
+	}
+	v := Defaults(Blocks)
+	if m[1] != "" {
+		for i, dst := range []*int{&v.Block, &v.Split} {
+			n, err := strconv.Atoi(m[i+1])
+			if err != nil {
+				return Variant{}, fmt.Errorf("variant %q: %v", s, err)
+			}
+			*dst = n
+		}
+		if m[3] != "" {
+			if v.Tiles, _ = strconv.Atoi(m[3]); v.Tiles < 1 {
+				return Variant{}, fmt.Errorf("variant %q: tiles must be ≥ 1", s)
+			}
+		}
+		v.Large = m[4] != ""
+	}
+	return v, v.valid()
+}

@@ -1,0 +1,165 @@
+package sparse
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/operator"
+)
+
+// Dense without staging (Chunk 0, named dense/xX-rR-wW): the blocked
+// dense kernel in the loop order a CPU wants, for the C backend. The GPU
+// form stages B and A through shared memory behind barriers; lowered to
+// CPU loops (pass.HostLoops) every sum then lives in memory across the
+// barriers, and it ran at 1–2 % of the roof on the tets (5–12 GFLOP/s,
+// 2-core Xeon VM, 2026-11-24).
+//
+// Here a block is Block threads along x and nothing else: thread tx
+// computes the columns j0 + tx + c·Block (c < Width, j0 =
+// blockIdx.x·Block·Width) of every row of C, Rows rows at a time: for
+// each tile of Rows rows it keeps Rows × Width sums, runs over the k
+// columns of α·A (read from the buffer a, the same for every thread, so a
+// CPU broadcasts it) and the matching rows of B (straight from memory),
+// and stores the tile. The tiles follow each other in a loop that is
+// uniform over the block, with a barrier at the end of each, so that the
+// host lowering turns it into
+//
+//	for each tile { for each thread (SIMD lanes) { Rows×Width sums over k } }
+//
+// which gcc vectorises across the threads: a sum is a vector register, an
+// entry of α·A a broadcast, a row of B's block a vector load, and the
+// block's k × Block·Width values of B stay in the L1 cache across the
+// tiles. (A barrier between tiles is all the GPU form needs too: the
+// kernel is valid, if slow, in every dialect.) The last tile takes the
+// m mod Rows rows left. A block whose columns all lie below n runs code
+// without any column guard; only the last block of a launch checks its
+// columns (loads of B at the last column, stores skipped).
+//
+// Where it pays: compute-bound nearly dense operators (tets at p ≥ 4) on a
+// CPU with wide vectors, so the kernel asks for them (Hints.WideVectors:
+// AVX-512 on the C backend).
+
+// denseHost says whether v is the CPU form (no staging).
+func (v Variant) denseHost() bool { return v.Family == Dense && v.Chunk == 0 }
+
+// DenseHostCandidates lists the CPU dense variants worth trying for the
+// problem (on a CPU target; see Instance.Candidates): the operators
+// DenseCandidates takes (density ≥ 0.3, m·k ≥ 4096), register tiles of
+// Rows × Width vectors that fit AVX-512's 32 registers with the Width
+// vectors of B and a broadcast of A (20–24 sums), one vector of threads
+// per block (8 in fp64, 16 in fp32) or two. In the L1 cache (n = 64) the
+// 5×4 tile ran at 143 GFLOP/s in fp64 on the 2-core Xeon VM, its FMA
+// peak (2026-11-24); 6×4 spills two sums (gcc loads the six broadcasts
+// first), yet led on some operators at full size, where the loads of B
+// and stores of C from and to memory, not the FMAs, bound the kernels.
+func DenseHostCandidates(pb Problem) []Variant {
+	st := operator.Analyze(pb.Op)
+	if st.Density < denseMinDensity || pb.Op.Rows*pb.Op.Cols < denseMinEntries {
+		return nil
+	}
+	lanes := 64 / pb.DType.Bytes() // one 512-bit vector
+	var out []Variant
+	for _, t := range []struct{ x, r, w int }{
+		{1, 5, 4}, {1, 4, 5}, {1, 6, 4}, {1, 7, 3}, {1, 10, 2}, {2, 5, 2},
+	} {
+		v := Variant{Family: Dense, Block: t.x * lanes, Rows: t.r, Width: t.w}
+		if pb.Check(v) == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// denseHostKernel builds the CPU form of Dense (see denseHost).
+func (g *gen) denseHostKernel() {
+	k, v, pb := g.kern, g.v, g.pb
+	m, kk := g.m, g.k
+	nb := v.Block * v.Width
+	k.Launch.Block = [3]int{v.Block, 1, 1}
+	k.Launch.Grid = [3]kernel.Axis{kernel.Over(Columns, nb)}
+	k.Launch.SharedBytes = 0
+	k.Shared = nil
+	k.Params = append([]kernel.Param{denseParam}, k.Params...)
+	k.Hints.WideVectors = true
+	k.Doc = strings.Replace(k.Doc, fmt.Sprintf("one thread per %d column(s)", v.Width),
+		fmt.Sprintf("blocks of %d columns, %d×%d sums a thread over tiles of rows, α·A from the buffer a", nb, v.Rows, v.Width), 1)
+	ref := kernel.Ref
+	n, ldb, ldc := g.nExpr(), g.ldbExpr(), g.ldcExpr()
+	always := func(body []kernel.Stmt) kernel.Stmt { return kernel.If{Cond: lit(1), Then: body} }
+	// tile computes rows r0 … r0+rows-1 of the thread's columns; guarded,
+	// it loads B at column min(col, n-1) and stores only below n.
+	tile := func(rows int, r0 kernel.Expr, guarded bool) kernel.Stmt {
+		acc := func(r, c int) string { return fmt.Sprintf("acc%d_%d", r, c) }
+		col := func(c int) kernel.Expr { return plus(c*v.Block, ref("j")) }
+		body := []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: bin("+", bin("*", groupX, lit(nb)), localX)}}
+		for r := 0; r < rows; r++ {
+			for c := 0; c < v.Width; c++ {
+				body = append(body, kernel.Decl{Type: kernel.Real, Name: acc(r, c), Init: kernel.Lit{V: 0}})
+			}
+		}
+		q := ref("q")
+		var inner []kernel.Stmt
+		for c := 0; c < v.Width; c++ {
+			at := col(c)
+			if guarded {
+				at = kernel.Select{Cond: bin("<", at, n), Then: at, Else: bin("-", n, lit(1))}
+			}
+			inner = append(inner, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("bv%d", c),
+				Init: kernel.At("b", bin("+", bin("*", q, ldb), at))})
+		}
+		for r := 0; r < rows; r++ {
+			inner = append(inner, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("av%d", r),
+				Init: kernel.At("a", bin("+", bin("*", plus(r, r0), lit(kk)), q))})
+		}
+		for r := 0; r < rows; r++ {
+			for c := 0; c < v.Width; c++ {
+				inner = append(inner, kernel.Assign{Name: acc(r, c), Value: bin("+", ref(acc(r, c)),
+					bin("*", ref(fmt.Sprintf("av%d", r)), ref(fmt.Sprintf("bv%d", c))))})
+			}
+		}
+		body = append(body, kernel.For{Var: "q", From: lit(0), To: lit(kk), Body: inner})
+		for c := 0; c < v.Width; c++ {
+			var stores []kernel.Stmt
+			for r := 0; r < rows; r++ {
+				off := bin("+", bin("*", plus(r, r0), ldc), col(c))
+				var val kernel.Expr = ref(acc(r, c))
+				switch beta := pb.Beta; {
+				case beta == 1:
+					val = bin("+", val, kernel.At("c", off))
+				case beta != 0:
+					val = bin("+", val, bin("*", kernel.Lit{V: beta}, kernel.At("c", off)))
+				}
+				stores = append(stores, kernel.Put("c", val, off))
+			}
+			if guarded {
+				stores = []kernel.Stmt{kernel.If{Cond: bin("<", col(c), n), Then: stores}}
+			}
+			body = append(body, stores...)
+		}
+		return always(body)
+	}
+	full := m / v.Rows * v.Rows
+	tiles := func(guarded bool) []kernel.Stmt {
+		var out []kernel.Stmt
+		switch {
+		case full == v.Rows:
+			out = append(out, tile(v.Rows, lit(0), guarded), kernel.Barrier{})
+		case full > 0:
+			out = append(out, kernel.For{Var: "t", From: lit(0), To: lit(full), Step: int64(v.Rows),
+				Body: []kernel.Stmt{tile(v.Rows, ref("t"), guarded), kernel.Barrier{}}})
+		}
+		if m > full {
+			out = append(out, tile(m-full, lit(full), guarded), kernel.Barrier{})
+		}
+		return out
+	}
+	if pb.N > 0 && pb.N%nb == 0 {
+		k.Body = tiles(false)
+	} else {
+		whole := bin("<=", bin("*", bin("+", groupX, lit(1)), lit(nb)), n)
+		k.Body = []kernel.Stmt{kernel.If{Cond: whole, Then: tiles(false), Else: tiles(true)}}
+	}
+	k.Meta["tile"] = fmt.Sprintf("%d×%d", v.Rows, v.Width)
+	k.Meta["order"] = "host"
+}

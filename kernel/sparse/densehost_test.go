@@ -1,0 +1,211 @@
+package sparse
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/device/host"
+	"github.com/bespoke-hpc/bespoke/internal/testenv"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/pass"
+	"github.com/bespoke-hpc/bespoke/operator"
+	"github.com/bespoke-hpc/bespoke/verify"
+)
+
+// hostEdgeVariants are CPU dense variants whose tiles divide neither m nor
+// the block's columns, one tile taller than m (only the remainder tile),
+// and one tile of exactly the rows of a 37-row operator.
+var hostEdgeVariants = []string{"dense/x4-r3-w3", "dense/x3-r5-w2", "dense/x2-r40-w1", "dense/x8-r37-w1"}
+
+// denseHostCases builds the CPU dense variants offered for each instance
+// of op's Checks at n columns, and those named, with data drawn once per
+// instance.
+func denseHostCases(t *testing.T, rng *rand.Rand, op *operator.Operator, dt kernel.DType, beta float64, n int, names []string) []verify.Case {
+	t.Helper()
+	ins, err := NewOperator(op, dt, 0.75, beta).Checks(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []verify.Case
+	for _, in := range ins {
+		vs := DenseHostCandidates(in.(*Instance).Problem)
+		for _, name := range names {
+			v, err := ParseVariant(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs = append(vs, v)
+		}
+		d, err := in.Data(rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			k, err := in.Build(v)
+			if err != nil {
+				t.Fatalf("%s %s: %v", in.Name(), v.Name(), err)
+			}
+			cs = append(cs, verify.Case{Kernel: k, Data: d, Label: in.Name()})
+		}
+	}
+	return cs
+}
+
+// Every CPU dense variant, as written and lowered for the host, matches
+// the float64 reference in the interpreter: a PyFR tet, random operators
+// whose m no tile divides (one with zero bands), n no block divides, β =
+// 0 (C NaN-poisoned), 1 and 0.5, both precisions, n, ldb and ldc baked in
+// and passed at run time. Lowered, nothing of a thread is kept in memory
+// (no lifted arrays: the sums stay in registers).
+func TestDenseHostInterpret(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 1))
+	banded := randomDense(t, rng, 45, 70, func(i, r int) bool { return (i < 20) != (r < 33) })
+	for _, tc := range []struct {
+		name  string
+		op    *operator.Operator
+		names []string
+		dts   []kernel.DType
+		betas []float64
+		n     int
+	}{
+		{"p5/tet/m460", pyfrOp(t, "p5/tet/m460"), nil, []kernel.DType{kernel.F64}, []float64{0, 1}, 45},
+		{"p4/tet/m6", pyfrOp(t, "p4/tet/m6"), nil, []kernel.DType{kernel.F32}, []float64{0.5}, 45},
+		{"random37x29", randomDense(t, rng, 37, 29, nil), hostEdgeVariants, []kernel.DType{kernel.F64, kernel.F32}, []float64{0, 1}, 45},
+		{"banded", banded, hostEdgeVariants[:2], []kernel.DType{kernel.F64}, []float64{0, 0.5}, 33},
+		{"one_block", randomDense(t, rng, 20, 10, nil), []string{"dense/x8-r6-w4", "dense/x4-r4-w2"}, []kernel.DType{kernel.F64}, []float64{1}, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			total := 0
+			for _, dt := range tc.dts {
+				for _, beta := range tc.betas {
+					cs := denseHostCases(t, rng, tc.op, dt, beta, tc.n, tc.names)
+					if len(cs) == 0 {
+						t.Fatal("no CPU dense kernels")
+					}
+					for _, c := range cs {
+						if c.Kernel.Launch.SharedBytes != 0 || len(c.Kernel.Shared) != 0 || !c.Kernel.Hints.WideVectors {
+							t.Errorf("%s: shared %d bytes %v, wide vectors %v", c.Kernel.Variant, c.Kernel.Launch.SharedBytes, c.Kernel.Shared, c.Kernel.Hints.WideVectors)
+						}
+						for _, lowered := range []bool{false, true} {
+							if lowered {
+								h, err := pass.HostLoops(c.Kernel)
+								if err != nil {
+									t.Fatal(err)
+								}
+								if len(h.Shared) != 0 {
+									t.Errorf("%s lowered keeps %d arrays per thread (want none)", c.Kernel.Variant, len(h.Shared))
+								}
+								c.Kernel = h
+							}
+							res, err := verify.Interpret(c)
+							if err != nil || !res.OK() {
+								t.Fatalf("%s %s (lowered %v): %+v, %v", c.Label, c.Kernel.Variant, lowered, res, err)
+							}
+							total++
+						}
+					}
+				}
+			}
+			t.Logf("%d kernels interpreted", total)
+		})
+	}
+}
+
+// The C backend compiles and runs the CPU dense kernels (AVX-512 where the
+// CPU has it), n baked in or not.
+func TestDenseHostC(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	rng := rand.New(rand.NewPCG(19, 2))
+	var cs []verify.Case
+	for _, beta := range []float64{0, 1} {
+		all := denseHostCases(t, rng, pyfrOp(t, "p5/tet/m460"), kernel.F64, beta, 45, nil)
+		cs = append(cs, all[0], all[len(all)-1]) // baked, run time
+		cs = append(cs, denseHostCases(t, rng, randomDense(t, rng, 37, 29, nil), kernel.F32, beta, 45, hostEdgeVariants[:1])...)
+	}
+	for i, o := range verify.RunBatch(dev, cs) {
+		if o.Err != nil || !o.Result.OK() {
+			t.Errorf("%s %s: %+v, %v", cs[i].Label, cs[i].Kernel.Variant, o.Result, o.Err)
+		}
+	}
+	t.Logf("%d kernels verified on %s", len(cs), dev.Info().Name)
+}
+
+// CPU dense variants are offered to CPUs (not GPUs) for the operators
+// DenseCandidates takes, named without a chunk, one vector of threads per
+// block or two for the precision.
+func TestDenseHostCandidates(t *testing.T) {
+	for name, want := range map[string]bool{
+		"p5/tet/m460": true, "p6/tet/m460": true, "p6/tet/m132": true, "p5/tet/m6": true, "p6/tet/m0": true,
+		"p4/tet/m460": false, "p3/hex/m6": false, "p6/hex/m460": false,
+	} {
+		for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+			pb := Problem{Op: pyfrOp(t, name), DType: dt, Alpha: 1, LDB: 1088, LDC: 1088}
+			vs := DenseHostCandidates(pb)
+			if (len(vs) > 0) != want {
+				t.Errorf("%s %s: %d CPU dense candidates, want some: %v", name, dt, len(vs), want)
+			}
+			lanes := 64 / dt.Bytes()
+			for _, v := range vs {
+				if !v.denseHost() || v.Block%lanes != 0 || v.Rows*v.Width > 26 {
+					t.Errorf("%s %s: %s: want no chunk, blocks of whole %d-lane vectors, at most 26 sums", name, dt, v, lanes)
+				}
+				if p, err := ParseVariant(v.Name()); err != nil || p != v {
+					t.Errorf("%s: parses as %v, %v", v.Name(), p, err)
+				}
+			}
+			in := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
+			host := func(t family.Target) int {
+				n := 0
+				for _, c := range in.Candidates(t) {
+					if c.(Variant).denseHost() {
+						n++
+					}
+				}
+				return n
+			}
+			if got := host(family.Target{}); got != len(vs) {
+				t.Errorf("%s %s: the CPU is offered %d CPU dense variants, want %d", name, dt, got, len(vs))
+			}
+			if got := host(family.Target{GPU: true}); got != 0 {
+				t.Errorf("%s %s: a GPU is offered %d CPU dense variants", name, dt, got)
+			}
+		}
+	}
+}
+
+func TestDenseHostParse(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		chunk    int
+	}{
+		{"dense/x8-r6-w4", "dense/x8-r6-w4", 0},
+		{"dense/x16-r4-w6", "dense/x16-r4-w6", 0},
+		{"dense/x8-r6-w4-c8", "dense/x8-r6-w4-c8", 8},
+		{"dense/x8-r6-w4-c0", "", 0}, // the CPU form is named without -c, not -c0
+		{"dense/x8-r16-w8", "", 0},   // 128 sums a thread
+		{"dense/x8-r6", "", 0},
+	} {
+		v, err := ParseVariant(tc.in)
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("ParseVariant(%q) = %v, want an error", tc.in, v)
+			}
+			continue
+		}
+		if err != nil || v.Name() != tc.want || v.Chunk != tc.chunk {
+			t.Errorf("ParseVariant(%q) = %v (chunk %d), %v; want %s", tc.in, v, v.Chunk, err, tc.want)
+		}
+	}
+	// The CPU form has one thread along y and no shared memory, so any
+	// number of rows fits.
+	pb := Problem{Op: pyfrOp(t, "p6/tet/m460"), DType: kernel.F64, Alpha: 1}
+	v, _ := ParseVariant("dense/x64-r1-w1")
+	if err := pb.Check(v); err != nil || v.denseThreads(pb.Op.Rows) != 64 || v.sharedBytes(pb) != 0 {
+		t.Errorf("%s: %v, %d threads, %d bytes shared", v, err, v.denseThreads(pb.Op.Rows), v.sharedBytes(pb))
+	}
+}

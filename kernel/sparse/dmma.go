@@ -1,0 +1,769 @@
+package sparse
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/operator"
+)
+
+// DMMA: the blocked dense kernel (see Dense) on fp64 tensor cores: every
+// product is a warp-level mma.sync (kernel.MMA) of one of the shapes
+// kernel.MMAShapes lists (m8n8k4 from sm_80, the m16n8 ones from sm_90,
+// which run twice as fast on the H100), so it runs on CUDA only, in fp64
+// only.
+//
+// A block of W = Wm × Wn warps computes all m rows (padded to Wm·Mt·M) of
+// tiles of Wn·Nt·8 adjacent columns. Warp (wr, wc) keeps Mt × Nt
+// accumulator fragments (M×8 each): rows (wr·Mt + i)·M + …, columns j0 +
+// (wc·Nt + j)·8 + …, i < Mt, j < Nt. α·A is kept in shared memory in the
+// A-fragment order (ash: for each k-step s and band of M rows, the 32
+// lanes' elements side by side, so that a fragment is one conflict-free
+// read of consecutive addresses; zero past m and past k), the rows of B
+// row by row with a padded stride (bsh: stride ≡ 4 mod 16 doubles, so
+// that a B fragment's 4 rows by 8 columns hit 16 distinct bank pairs a
+// half-warp; zero past k and past n). B goes through two buffers: every
+// thread loads its share of the next chunk (Chunk rows) from global memory
+// into registers before the warps compute on the current one, and stores
+// it into the other buffer at the start of the next step (one barrier a
+// chunk). A step is, for each k-step of the chunk, Mt A fragments and Nt B
+// fragments read from shared memory and Mt·Nt mma. Rows past m and columns
+// past n are never stored; C is read only when β ≠ 0, with two-element
+// vector accesses where ldc is baked in and even.
+//
+// Two ways with α·A:
+//
+//   - streamed (Block = 0, "dmma/m16n8k8-r2-w4-x2-c8"): a block takes one
+//     tile, and α·A goes through shared memory chunk by chunk beside B
+//     (two buffers, at most 48 KiB in all). On the H100 this was bound by
+//     latency: each chunk waited for its loads.
+//   - resident (Block = T tiles, "…-c28-t16"): α·A is staged whole once,
+//     and the block takes T tiles one after another, the chunks of B
+//     running on from one tile into the next (the loads of a tile's first
+//     chunk overlap the last chunk of the one before), each tile's sums
+//     stored when its last chunk is done. Deep chunks (28 rows of B) give
+//     the loads a step's worth of mma to hide behind. α·A and B take more
+//     than 48 KiB: dynamic shared memory, up to 227 KiB (H100, H200; 163
+//     KiB on the A100).
+//
+// The loop over a chunk's k-steps is unrolled only as far as the registers
+// allow (see dmmaBuilder.unroll), and offsets into B and C are 32-bit where
+// the baked leading dimensions allow. A Variant's fields: MMA the shape,
+// Rows Mt, Width Nt, Split Wn, Chunk the rows of B a chunk, Block T (0:
+// streamed), Occupancy the blocks a multiprocessor its registers are
+// capped for (-bN; by default two where the block has at most 256 threads
+// and two fit in shared memory). Measured on the H100 in
+// docs/performance.md: ahead of cuBLAS on the tets' m0 and m460, behind it
+// on m132 and the β = 1 operators.
+const DMMA Family = "dmma"
+
+// dmmaMaxSums bounds the accumulator elements a thread keeps
+// (Mt·Nt·M·8/32 doubles, two registers each).
+const dmmaMaxSums = 64
+
+// dmmaMaxCandidateThreads bounds the block of an offered candidate: 512
+// threads leave 128 registers a thread.
+const dmmaMaxCandidateThreads = 512
+
+// dmmaPad is the padding of bsh's rows, in elements (see DMMA).
+const dmmaPad = 4
+
+// dmmaMaxShared is the shared memory a resident variant may take: the
+// most a block of an sm_90 device opts in to (227 KiB).
+const dmmaMaxShared = 227 << 10
+
+// dmmaSharedLimit is the shared memory a block may opt in to on a CUDA
+// device of compute capability arch ×10: 227 KiB on sm_90 and later
+// (H100, H200, B200), 163 KiB on sm_80 and sm_87 (A100, Orin), 99 KiB on
+// the others (sm_86, sm_89).
+func dmmaSharedLimit(arch int) int {
+	switch {
+	case arch >= 90:
+		return 227 << 10
+	case arch == 80 || arch == 87:
+		return 163 << 10
+	}
+	return 99 << 10
+}
+
+// dmmaTiles is the tiles a block of an offered resident variant takes:
+// α·A staged once for 16 tiles, and enough blocks (n/16 tiles) that the
+// last wave of them leaves little idle.
+const dmmaTiles = 16
+
+var dmmaRE = regexp.MustCompile(`^dmma(?:/(m\d+n\d+k\d+)-r(\d+)-w(\d+)-x(\d+)-c(\d+)(?:-t(\d+))?(?:-b(\d+))?)?$`)
+
+// dmmaDefault is the variant a bare "dmma" names: m8n8k4 (any sm_80+),
+// 32×32 sums a warp, two warps along the columns, chunks of 8, α·A
+// streamed.
+var dmmaDefault = Variant{Family: DMMA, MMA: "m8n8k4", Rows: 4, Width: 4, Split: 2, Chunk: 8}
+
+func (v Variant) dmmaName() string {
+	s := fmt.Sprintf("%s/%s-r%d-w%d-x%d-c%d", v.Family, v.MMA, v.Rows, v.Width, v.Split, v.Chunk)
+	if v.Block > 0 {
+		s += fmt.Sprintf("-t%d", v.Block)
+	}
+	if v.Occupancy > 0 {
+		s += fmt.Sprintf("-b%d", v.Occupancy)
+	}
+	return s
+}
+
+// parseDMMA reads "dmma" (the defaults) or
+// "dmma/SHAPE-rR-wW-xX-cC[-tT][-bB]": the mma shape, R × W fragments a
+// warp, X warps along the columns, C columns of A a chunk, with -t T
+// tiles a block with α·A resident, and with -b registers capped for B
+// blocks a multiprocessor (CUDA launch bounds; without it, two where the
+// block has at most 256 threads and two fit in shared memory).
+func parseDMMA(s string) (Variant, error) {
+	m := dmmaRE.FindStringSubmatch(s)
+	if m == nil {
+		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. dmma/m16n8k4-r2-w4-x2-c28-t16: mma shape, fragments a warp along rows and columns, warps along columns, k-chunk, tiles a block with α·A resident)", s)
+	}
+	v := dmmaDefault
+	if m[1] != "" {
+		v.MMA = m[1]
+		dst := []*int{&v.Rows, &v.Width, &v.Split, &v.Chunk, &v.Block, &v.Occupancy}
+		for i, x := range m[2:] {
+			if x == "" {
+				continue
+			}
+			n, err := strconv.Atoi(x)
+			if err != nil {
+				return Variant{}, fmt.Errorf("variant %q: %v", s, err)
+			}
+			*dst[i] = n
+		}
+		if m[6] != "" && v.Block == 0 {
+			return Variant{}, fmt.Errorf("variant %q: -t takes at least one tile", s)
+		}
+		if m[7] != "" && v.Occupancy == 0 {
+			return Variant{}, fmt.Errorf("variant %q: -b takes at least one block", s)
+		}
+	}
+	return v, v.valid()
+}
+
+// mmaShape is the shape v names, if kernel.MMA takes it.
+func (v Variant) mmaShape() (kernel.MMAShape, bool) {
+	for _, sh := range kernel.MMAShapes {
+		if sh.String() == v.MMA {
+			return sh, true
+		}
+	}
+	return kernel.MMAShape{}, false
+}
+
+func (v Variant) validDMMA() error {
+	sh, ok := v.mmaShape()
+	if !ok {
+		var names []string
+		for _, s := range kernel.MMAShapes {
+			names = append(names, s.String())
+		}
+		return fmt.Errorf("variant %s: mma shape %q (want %s)", v.Name(), v.MMA, strings.Join(names, ", "))
+	}
+	_, _, nc := sh.Elements()
+	switch {
+	case v.Rows < 1 || v.Width < 1 || v.Rows*v.Width*nc > dmmaMaxSums:
+		return fmt.Errorf("variant %s: fragments a warp must be ≥ 1 with at most %d sums a thread (rows·width·%d)", v.Name(), dmmaMaxSums, nc)
+	case v.Split < 1 || v.Split > 32:
+		return fmt.Errorf("variant %s: warps along the columns must be 1..32", v.Name())
+	case v.Chunk < sh.K || v.Chunk%sh.K != 0 || v.Chunk > 128:
+		return fmt.Errorf("variant %s: chunk must be a multiple of %d, at most 128", v.Name(), sh.K)
+	case v.Block < 0 || v.Block > 4096:
+		return fmt.Errorf("variant %s: tiles a block must be 0 (α·A streamed) to 4096", v.Name())
+	case v.Occupancy < 0 || v.Occupancy > 8:
+		return fmt.Errorf("variant %s: blocks a multiprocessor (-b) must be 1..8", v.Name())
+	case v.Grouped:
+		return fmt.Errorf("variant %s: dmma takes no grouping", v.Name())
+	}
+	return nil
+}
+
+// resident says whether v keeps α·A in shared memory for several tiles.
+func (v Variant) resident() bool { return v.Block > 0 }
+
+// dmmaLayout is the shape of a dmma kernel's block and shared arrays.
+type dmmaLayout struct {
+	sh         kernel.MMAShape
+	na, nb, nc int // elements of A, B and C a lane holds
+	wm, wn     int // warps along rows and columns
+	bands      int // bands of sh.M rows: wm·Mt
+	mp         int // rows covered: bands·sh.M
+	cols       int // columns a tile: wn·Nt·8
+	stride     int // row stride of bsh: cols + dmmaPad
+	steps      int // k-steps a chunk: Chunk / sh.K
+	chunks     int // ⌈k / Chunk⌉
+	threads    int
+	aLen, bLen int // elements of ash (one buffer of it when streamed) and of one buffer of bsh
+}
+
+func (v Variant) dmmaLayout(pb Problem) dmmaLayout {
+	sh, _ := v.mmaShape()
+	l := dmmaLayout{sh: sh, wn: v.Split, steps: v.Chunk / max(sh.K, 1)}
+	l.na, l.nb, l.nc = sh.Elements()
+	rowsPerWarp := v.Rows * sh.M
+	l.wm = (pb.Op.Rows + rowsPerWarp - 1) / max(rowsPerWarp, 1)
+	l.bands = l.wm * v.Rows
+	l.mp = l.bands * sh.M
+	l.cols = l.wn * v.Width * sh.N
+	l.stride = l.cols + dmmaPad
+	l.chunks = (pb.Op.Cols + v.Chunk - 1) / max(v.Chunk, 1)
+	l.threads = 32 * l.wm * l.wn
+	l.aLen = l.mp * v.Chunk
+	if v.resident() { // every chunk's k-steps, zero past k
+		l.aLen *= l.chunks
+	}
+	l.bLen = v.Chunk * l.stride
+	return l
+}
+
+// dmmaShared is the shared memory of a dmma kernel: ash (two buffers of a
+// chunk when streamed, all of α·A when resident) and two buffers of bsh.
+func (v Variant) dmmaShared(pb Problem) int {
+	l := v.dmmaLayout(pb)
+	if v.resident() {
+		return (l.aLen + 2*l.bLen) * 8
+	}
+	return 2 * (l.aLen + l.bLen) * 8
+}
+
+// checkDMMA reports why v does not fit the problem: fp32, too many threads
+// for the operator's rows, too much shared memory.
+func (pb Problem) checkDMMA(v Variant) error {
+	if pb.DType != kernel.F64 {
+		return fmt.Errorf("variant %s: fp64 only (the tensor cores' mma has no exact fp32; use dense/… in %s)", v.Name(), pb.DType)
+	}
+	l := v.dmmaLayout(pb)
+	if l.threads > kernel.MaxThreads {
+		return fmt.Errorf("variant %s needs %d threads per block for %d rows (at most %d)", v.Name(), l.threads, pb.Op.Rows, kernel.MaxThreads)
+	}
+	limit := MaxSharedBytes
+	if v.resident() {
+		limit = dmmaMaxShared
+	}
+	if s := v.dmmaShared(pb); s > limit {
+		return fmt.Errorf("variant %s needs %d bytes of shared memory (limit %d)", v.Name(), s, limit)
+	}
+	return nil
+}
+
+// DMMACandidates lists the tensor-core variants worth trying for the
+// problem on a CUDA device of compute capability arch (×10): the operators
+// DenseCandidates takes, in fp64, on sm_80+ (m8n8k4) and sm_90+ (the m16n8
+// shapes, twice m8n8k4's rate on the H100). Each shape gets warp tiles of
+// up to 32×32 sums, with the rows a warp takes chosen to pad m least and
+// 32: resident variants (α·A staged once for dmmaTiles tiles, where it
+// fits the device's shared memory) over two, four or one warps along the
+// columns with the deepest chunk of B up to 64 rows that fits, and
+// streamed ones over one, two or four warps with chunks up to 16 (at most
+// 512 threads a block; the more columns a block takes, the fewer times α·A
+// is read).
+// dmmaMinEntries is the least m·k for which DMMACandidates offers tensor
+// cores: PyFR's p4 tets (35×60 … 105×60) too, where the unrolled kernels
+// reached 56–66 % of the H100's roof on m132 and m460 (2026-11-24).
+const dmmaMinEntries = 2048
+
+func DMMACandidates(pb Problem, arch int) []Variant {
+	if pb.DType != kernel.F64 || arch < 80 {
+		return nil
+	}
+	st := operator.Analyze(pb.Op)
+	if st.Density < denseMinDensity || pb.Op.Rows*pb.Op.Cols < dmmaMinEntries {
+		return nil
+	}
+	var out []Variant
+	seen := map[string]bool{}
+	// first adds the first variant of vs that fits.
+	first := func(vs []Variant) {
+		for _, v := range vs {
+			if pb.Check(v) != nil || v.dmmaLayout(pb).threads > dmmaMaxCandidateThreads ||
+				(v.resident() && v.dmmaShared(pb) > dmmaSharedLimit(arch)) {
+				continue
+			}
+			if !seen[v.Name()] {
+				seen[v.Name()] = true
+				out = append(out, v)
+			}
+			return
+		}
+	}
+	shapes := []kernel.MMAShape{kernel.M8N8K4, kernel.M16N8K4, kernel.M16N8K8}
+	for _, resident := range []bool{true, false} {
+		for _, sh := range shapes {
+			if sh.Arch() > arch || (!resident && sh == kernel.M16N8K4) {
+				continue
+			}
+			_, _, nc := sh.Elements()
+			for _, rows := range []int{32, dmmaWarpRows(pb.Op.Rows, sh.M, 32)} {
+				mt := rows / sh.M
+				nt := min(4, 32/(mt*nc)) // up to 32 columns and 32 sums a warp
+				wns := []int{4, 2, 1}
+				if resident {
+					wns = []int{2, 4, 1}
+				}
+				for _, wn := range wns {
+					var vs []Variant
+					if resident {
+						for _, kc := range dmmaDeepChunks(pb.Op.Cols, sh.K) {
+							vs = append(vs, Variant{Family: DMMA, MMA: sh.String(), Rows: mt, Width: nt, Split: wn, Chunk: kc, Block: dmmaTiles})
+						}
+					} else {
+						for _, kc := range dmmaChunks(pb.Op.Cols, sh.K) {
+							vs = append(vs, Variant{Family: DMMA, MMA: sh.String(), Rows: mt, Width: nt, Split: wn, Chunk: kc})
+						}
+					}
+					first(vs)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// dmmaWarpRows is the rows a warp takes, a multiple of the fragment's
+// height fm and at most most: the one that pads m to the fewest rows
+// (ties: the taller).
+func dmmaWarpRows(m, fm, most int) int {
+	best, pad := fm, 1<<30
+	for r := fm; r <= most; r += fm {
+		p := (m+r-1)/r*r - m
+		if p <= pad {
+			best, pad = r, p
+		}
+	}
+	return best
+}
+
+// dmmaChunks lists the chunks to try for a streamed variant, for k
+// columns of A and k-steps of kk, best first: multiples of kk from 8 to 16
+// that divide k rounded up to kk (no k-step of zeros computed), then those
+// that do not, then kk.
+func dmmaChunks(k, kk int) []int {
+	kp := (k + kk - 1) / kk * kk
+	var div, rest []int
+	for c := 16 / kk * kk; c >= max(8, kk); c -= kk {
+		if kp%c == 0 {
+			div = append(div, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	if kk < 8 {
+		rest = append(rest, kk)
+	}
+	return append(div, rest...)
+}
+
+// dmmaDeepChunks lists the chunks to try for a resident variant, best
+// first: multiples of kk from 16 to 64 that divide k rounded up to kk,
+// deepest first, then the others from 32 down, then 8.
+func dmmaDeepChunks(k, kk int) []int {
+	kp := (k + kk - 1) / kk * kk
+	var div, rest []int
+	for c := 64 / kk * kk; c >= 16; c -= kk {
+		switch {
+		case kp%c == 0:
+			div = append(div, c)
+		case c <= 32:
+			rest = append(rest, c)
+		}
+	}
+	return append(append(div, rest...), max(8, kk))
+}
+
+// dmmaBuilder holds what the pieces of a dmma kernel share.
+type dmmaBuilder struct {
+	g *gen
+	v Variant
+	l dmmaLayout
+}
+
+// dmmaIdx, dmmaI32 and dmmaReal declare an index, a 32-bit integer and
+// a real: thread and shared-memory indices stay 32-bit in kernels whose
+// offsets into B and C need 64 bits.
+func dmmaIdx(name string, init kernel.Expr) kernel.Stmt {
+	return kernel.Decl{Type: kernel.Index, Name: name, Init: init}
+}
+
+func dmmaI32(name string, init kernel.Expr) kernel.Stmt {
+	return kernel.Decl{Type: kernel.Int32, Name: name, Init: init}
+}
+
+func dmmaReal(name string, init kernel.Expr) kernel.Stmt {
+	return kernel.Decl{Type: kernel.Real, Name: name, Init: init}
+}
+
+// dmmaScope wraps statements in a block of their own (names declared in it
+// end with it).
+func dmmaScope(ss ...kernel.Stmt) kernel.Stmt { return kernel.If{Cond: lit(1), Then: ss} }
+
+func (b *dmmaBuilder) acc(i, j, e int) string { return fmt.Sprintf("acc%d_%d_%d", i, j, e) }
+
+// elem is element tid + q·threads of a per-thread loop.
+func (b *dmmaBuilder) elem(q int) kernel.Expr { return plus(q*b.l.threads, kernel.Ref("tid")) }
+
+// guard wraps st in e < total where the q-th round has idle threads.
+func (b *dmmaBuilder) guard(q, total int, st ...kernel.Stmt) []kernel.Stmt {
+	if (q+1)*b.l.threads <= total {
+		return st
+	}
+	return []kernel.Stmt{kernel.If{Cond: bin("<", b.elem(q), lit(total)), Then: st}}
+}
+
+// aValue is element e of ash in the A-fragment order: (k-step s, band,
+// lane, value x) = e in mixed radix (…, bands, 32, na), which holds α·A's
+// row band·M + AAt(lane, x).row and column c0 + s·K + AAt(lane, x).col,
+// zero past m and k. It declares arow and acol before the value.
+func (b *dmmaBuilder) aValue(e, c0 kernel.Expr) ([]kernel.Stmt, kernel.Expr) {
+	l, sh := b.l, b.l.sh
+	m, kk := b.g.m, b.g.k
+	r := sh.M / 8
+	x := bin("%", e, lit(l.na))
+	ln := bin("%", bin("/", e, lit(l.na)), lit(32))
+	band := bin("%", bin("/", e, lit(32*l.na)), lit(l.bands))
+	step := bin("/", e, lit(32*l.na*l.bands))
+	row := bin("+", bin("+", bin("*", band, lit(sh.M)), bin("/", ln, lit(4))), bin("*", bin("%", x, lit(r)), lit(8)))
+	col := bin("+", bin("+", bin("*", step, lit(sh.K)), bin("%", ln, lit(4))), bin("*", bin("/", x, lit(r)), lit(4)))
+	acol := kernel.Expr(kernel.Ref("acol"))
+	if c0 != nil {
+		acol = bin("+", c0, acol)
+	}
+	cond := bin("<", acol, lit(kk))
+	if l.mp > m {
+		cond = bin("&&", bin("<", kernel.Ref("arow"), lit(m)), cond)
+	}
+	load := kernel.At("a", bin("+", bin("*", kernel.Ref("arow"), lit(kk)), acol))
+	return []kernel.Stmt{dmmaI32("arow", row), dmmaI32("acol", col)}, kernel.Select{Cond: cond, Then: load, Else: kernel.Lit{V: 0}}
+}
+
+// bChunk is how many elements of B a chunk holds, bRounds how many rounds
+// of the block's threads load them.
+func (b *dmmaBuilder) bChunk() int  { return b.v.Chunk * b.l.cols }
+func (b *dmmaBuilder) bRounds() int { return (b.bChunk() + b.l.threads - 1) / b.l.threads }
+
+// offset32 says whether offsets into a panel of rows rows (padding
+// included) and a leading dimension ld baked in stay below 2³¹ (with a row
+// to spare for the columns of a last tile), so that they can be 32-bit
+// whatever the kernel's index width: fewer registers and less address
+// arithmetic.
+func offset32(rows, ld int) bool { return ld > 0 && int64(rows+1)*int64(ld) <= math.MaxInt32 }
+
+// loadB reads a chunk of B into the registers set0, set1, …: element e is
+// row row0 + e / cols, column col0 + e % cols, zero past k and n.
+func (b *dmmaBuilder) loadB(set string, row0, col0 kernel.Expr) []kernel.Stmt {
+	n, ldb := b.g.nExpr(), b.g.ldbExpr()
+	decl := dmmaIdx
+	if offset32(b.l.chunks*b.v.Chunk, b.g.pb.LDB) {
+		decl = dmmaI32
+	}
+	var out []kernel.Stmt
+	for q := 0; q < b.bRounds(); q++ {
+		e := b.elem(q)
+		out = append(out, b.guard(q, b.bChunk(), dmmaScope(
+			decl("brow", bin("+", row0, bin("/", e, lit(b.l.cols)))),
+			decl("bcol", bin("+", col0, bin("%", e, lit(b.l.cols)))),
+			kernel.Assign{Name: fmt.Sprintf("%s%d", set, q), Value: kernel.Select{Cond: bin("&&", bin("<", kernel.Ref("brow"), lit(b.g.k)), bin("<", kernel.Ref("bcol"), n)),
+				Then: kernel.At("b", bin("+", bin("*", kernel.Ref("brow"), ldb), kernel.Ref("bcol"))), Else: kernel.Lit{V: 0}}},
+		))...)
+	}
+	return out
+}
+
+// storeB puts the registers set0, set1, … into buffer buf of bsh.
+func (b *dmmaBuilder) storeB(set string) []kernel.Stmt {
+	var out []kernel.Stmt
+	for q := 0; q < b.bRounds(); q++ {
+		e := b.elem(q)
+		at := bin("+", bin("*", bin("/", e, lit(b.l.cols)), lit(b.l.stride)), bin("%", e, lit(b.l.cols)))
+		out = append(out, b.guard(q, b.bChunk(), kernel.Put("bsh", kernel.Ref(fmt.Sprintf("%s%d", set, q)), kernel.Ref("buf"), at))...)
+	}
+	return out
+}
+
+// step is the body of the loop over a chunk's k-steps s: the warp's A
+// fragments of k-step aStep (an expression of s) from ash (at aBuf's
+// buffer when streamed), its B fragments of rows s·K… of buffer buf of
+// bsh, and their Mt·Nt mma.
+func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
+	v, l, sh := b.v, b.l, b.l.sh
+	var out []kernel.Stmt
+	av := func(i, x int) string { return fmt.Sprintf("av%d_%d", i, x) }
+	bv := func(j, x int) string { return fmt.Sprintf("bv%d_%d", j, x) }
+	for i := 0; i < v.Rows; i++ {
+		// ash[((step·bands + wr·Mt + i)·32 + lane)·na + x]
+		base := bin("*", bin("+", bin("*", bin("+", bin("*", aStep, lit(l.bands)), plus(i, bin("*", kernel.Ref("wr"), lit(v.Rows)))), lit(32)), kernel.Ref("lane")), lit(l.na))
+		for x := 0; x < l.na; x++ {
+			at := []kernel.Expr{plus(x, base)}
+			if aBuf != nil {
+				at = append([]kernel.Expr{aBuf}, at...)
+			}
+			out = append(out, dmmaReal(av(i, x), kernel.At("ash", at...)))
+		}
+	}
+	for j := 0; j < v.Width; j++ {
+		// bsh[buf][(s·K + tig + 4x)·stride + (wc·Nt + j)·8 + grp]
+		col := bin("+", bin("*", plus(j, bin("*", kernel.Ref("wc"), lit(v.Width))), lit(sh.N)), kernel.Ref("grp"))
+		for x := 0; x < l.nb; x++ {
+			row := plus(4*x, bin("+", bin("*", kernel.Ref("s"), lit(sh.K)), kernel.Ref("tig")))
+			out = append(out, dmmaReal(bv(j, x), kernel.At("bsh", kernel.Ref("buf"), bin("+", bin("*", row, lit(l.stride)), col))))
+		}
+	}
+	for i := 0; i < v.Rows; i++ {
+		for j := 0; j < v.Width; j++ {
+			mma := kernel.MMA{Shape: sh}
+			for x := 0; x < l.na; x++ {
+				mma.A = append(mma.A, kernel.Ref(av(i, x)))
+			}
+			for x := 0; x < l.nb; x++ {
+				mma.B = append(mma.B, kernel.Ref(bv(j, x)))
+			}
+			for e := 0; e < l.nc; e++ {
+				mma.D = append(mma.D, b.acc(i, j, e))
+				mma.C = append(mma.C, kernel.Ref(b.acc(i, j, e)))
+			}
+			out = append(out, mma)
+		}
+	}
+	loop := kernel.For{Var: "s", From: lit(0), To: lit(l.steps), Body: out}
+	if u := b.unroll(); u == 0 {
+		loop.Unroll = true
+	} else {
+		loop.UnrollBy = u
+	}
+	return []kernel.Stmt{loop}
+}
+
+// unroll is how far the loop over a chunk's k-steps is unrolled: 0
+// (completely) where the registers allow, else 2 or 1. An unrolled loop
+// lets the compiler read every k-step's fragments ahead of the mma, which
+// took the 512-thread blocks past their 128 registers (spills to local
+// memory, through L2 once the shared memory left L1 small).
+func (b *dmmaBuilder) unroll() int {
+	v, l := b.v, b.l
+	budget := min(255, 65536/l.threads)
+	if b.g.kern.Hints.MinBlocksPerUnit > 1 {
+		budget = min(budget, 65536/(l.threads*b.g.kern.Hints.MinBlocksPerUnit))
+	}
+	sums := v.Rows * v.Width * l.nc
+	frags := v.Rows*l.na + v.Width*l.nb
+	need := func(steps int) int { return 2*(sums+frags*steps+b.bRounds()) + dmmaRegsBase }
+	switch {
+	case need(l.steps) <= budget:
+		return 0
+	case l.steps > 2 && need(2) <= budget:
+		return 2
+	}
+	return 1
+}
+
+// dmmaRegsBase is the registers a dmma thread needs besides its sums,
+// fragments and staged values: indices, addresses, loop state.
+const dmmaRegsBase = 40
+
+// epilogue stores the sums of the tile whose first column is j0: element
+// e of fragment (i, j) is row (wr·Mt + i)·M + grp + 8⌊e/2⌋, column j0 +
+// (wc·Nt + j)·8 + 2·tig + e%2; rows past m and columns past n are left
+// alone.
+func (b *dmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
+	v, l, sh, pb := b.v, b.l, b.l.sh, b.g.pb
+	n, ldc := b.g.nExpr(), b.g.ldcExpr()
+	vec := pb.LDC > 0 && pb.LDC%2 == 0
+	beta := pb.Beta
+	var out []kernel.Stmt
+	for i := 0; i < v.Rows; i++ {
+		for j := 0; j < v.Width; j++ {
+			for p := 0; p < l.nc/2; p++ {
+				row := bin("+", bin("*", plus(i, bin("*", kernel.Ref("wr"), lit(v.Rows))), lit(sh.M)), plus(8*p, kernel.Ref("grp")))
+				col := bin("+", j0, bin("+", bin("*", plus(j, bin("*", kernel.Ref("wc"), lit(v.Width))), lit(sh.N)), bin("*", kernel.Ref("tig"), lit(2))))
+				vals := [2]kernel.Expr{kernel.Ref(b.acc(i, j, 2*p)), kernel.Ref(b.acc(i, j, 2*p+1))}
+				withBeta := func(x int, old kernel.Expr) kernel.Expr {
+					switch {
+					case beta == 1:
+						return bin("+", vals[x], old)
+					case beta != 0:
+						return bin("+", vals[x], bin("*", kernel.Lit{V: beta}, old))
+					}
+					return vals[x]
+				}
+				scalar := func(x int) kernel.Stmt {
+					at := plus(x, kernel.Ref("cat"))
+					return kernel.Put("c", withBeta(x, kernel.At("c", at)), at)
+				}
+				var inner []kernel.Stmt
+				if vec {
+					var pair []kernel.Stmt
+					old := [2]kernel.Expr{}
+					if beta != 0 {
+						pair = append(pair, dmmaReal("cv0", nil), dmmaReal("cv1", nil), kernel.VecLoad{Dst: []string{"cv0", "cv1"}, Buf: "c", Index: kernel.Ref("cat")})
+						old = [2]kernel.Expr{kernel.Ref("cv0"), kernel.Ref("cv1")}
+					}
+					pair = append(pair, kernel.VecStore{Buf: "c", Index: kernel.Ref("cat"), Src: []kernel.Expr{withBeta(0, old[0]), withBeta(1, old[1])}})
+					// Two conditions, not an if/else: a compiler that
+					// sees the first element stored on both paths
+					// splits the vector store to share it.
+					inner = []kernel.Stmt{
+						kernel.If{Cond: bin("<", plus(1, kernel.Ref("ccol")), n), Then: pair},
+						kernel.If{Cond: bin("==", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{scalar(0)}},
+					}
+				} else {
+					inner = []kernel.Stmt{
+						kernel.If{Cond: bin("<", kernel.Ref("ccol"), n), Then: []kernel.Stmt{scalar(0)}},
+						kernel.If{Cond: bin("<", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{scalar(1)}},
+					}
+				}
+				if l.mp > b.g.m {
+					inner = []kernel.Stmt{kernel.If{Cond: bin("<", kernel.Ref("crow"), lit(b.g.m)), Then: inner}}
+				}
+				decl := dmmaIdx
+				if offset32(l.mp, pb.LDC) {
+					decl = dmmaI32
+				}
+				st := []kernel.Stmt{decl("crow", row), decl("ccol", col), decl("cat", bin("+", bin("*", kernel.Ref("crow"), ldc), kernel.Ref("ccol")))}
+				out = append(out, dmmaScope(append(st, inner...)...))
+			}
+		}
+	}
+	return out
+}
+
+// dmmaKernel builds the tensor-core dense kernel (see DMMA).
+func (g *gen) dmmaKernel() {
+	k, v, pb := g.kern, g.v, g.pb
+	b := &dmmaBuilder{g: g, v: v, l: v.dmmaLayout(pb)}
+	l, sh := b.l, b.l.sh
+	T := l.threads
+	k.Launch.Block = [3]int{T, 1, 1}
+	k.Launch.Grid = [3]kernel.Axis{kernel.Over(Columns, l.cols*max(v.Block, 1))}
+	k.Launch.SharedBytes = v.dmmaShared(pb)
+	k.Hints = kernel.Hints{MinArch: sh.Arch(), MinBlocksPerUnit: v.Occupancy}
+	if v.Occupancy == 0 && T <= 256 && 2*(k.Launch.SharedBytes+1024) <= dmmaMaxShared+1024 {
+		// Registers for two blocks a multiprocessor, where their
+		// shared memory lets them (228 KiB a multiprocessor, 1 KiB
+		// of it reserved a block, on sm_90).
+		k.Hints.MinBlocksPerUnit = 2
+	}
+	k.Params = append([]kernel.Param{denseParam}, k.Params...)
+	how := "α·A from the buffer a through shared memory chunk by chunk"
+	if v.resident() {
+		how = fmt.Sprintf("α·A staged whole in shared memory for %d tiles a block", v.Block)
+	}
+	k.Doc = strings.Replace(k.Doc, fmt.Sprintf("one thread per %d column(s)", v.Width),
+		fmt.Sprintf("tiles of %d columns on fp64 tensor cores (mma %s), %d×%d sums a warp, %s", l.cols, sh, v.Rows*sh.M, v.Width*sh.N, how), 1)
+	ash := kernel.Shared{Name: "ash", Type: kernel.Real, Dims: []int{2, l.aLen}}
+	if v.resident() {
+		ash.Dims = []int{l.aLen}
+	}
+	k.Shared = []kernel.Shared{ash, {Name: "bsh", Type: kernel.Real, Dims: []int{2, l.bLen}}}
+	body := []kernel.Stmt{
+		dmmaI32("tid", localX),
+		dmmaI32("lane", bin("%", kernel.Ref("tid"), lit(32))),
+		dmmaI32("warp", bin("/", kernel.Ref("tid"), lit(32))),
+		dmmaI32("grp", bin("/", kernel.Ref("lane"), lit(4))),
+		dmmaI32("tig", bin("%", kernel.Ref("lane"), lit(4))),
+		dmmaI32("wr", bin("/", kernel.Ref("warp"), lit(l.wn))),
+		dmmaI32("wc", bin("%", kernel.Ref("warp"), lit(l.wn))),
+	}
+	for i := 0; i < v.Rows; i++ {
+		for j := 0; j < v.Width; j++ {
+			for e := 0; e < l.nc; e++ {
+				body = append(body, dmmaReal(b.acc(i, j, e), kernel.Lit{V: 0}))
+			}
+		}
+	}
+	for q := 0; q < b.bRounds(); q++ {
+		body = append(body, dmmaReal(fmt.Sprintf("pb%d", q), nil))
+	}
+	if v.resident() {
+		body = append(body, b.residentBody()...)
+	} else {
+		body = append(body, b.streamedBody()...)
+	}
+	k.Body = body
+	k.Meta["tile"] = fmt.Sprintf("%d×%d a warp, %d×%d warps", v.Rows*sh.M, v.Width*sh.N, l.wm, l.wn)
+	k.Meta["mma"] = sh.String()
+	k.Meta["a_resident"] = v.resident()
+}
+
+// streamedBody is a block's one tile with α·A streamed beside B.
+func (b *dmmaBuilder) streamedBody() []kernel.Stmt {
+	v, l := b.v, b.l
+	T := l.threads
+	pa := (l.aLen + T - 1) / T
+	body := []kernel.Stmt{dmmaIdx("j0", bin("*", groupX, lit(l.cols)))}
+	for q := 0; q < pa; q++ {
+		body = append(body, dmmaReal(fmt.Sprintf("pa%d", q), nil))
+	}
+	// load reads the chunk of columns c0… of α·A (elements tid + q·T of
+	// one buffer of ash) and rows c0… of B into the registers.
+	load := func(c0 kernel.Expr) []kernel.Stmt {
+		var out []kernel.Stmt
+		for q := 0; q < pa; q++ {
+			decls, val := b.aValue(b.elem(q), c0)
+			out = append(out, b.guard(q, l.aLen, dmmaScope(append(decls, kernel.Assign{Name: fmt.Sprintf("pa%d", q), Value: val})...))...)
+		}
+		return append(out, b.loadB("pb", c0, kernel.Ref("j0"))...)
+	}
+	body = append(body, kernel.Comment{Text: fmt.Sprintf("columns 0..%d of alpha*A and rows of B, %d at a time, through two buffers", b.g.k-1, v.Chunk)})
+	body = append(body, load(lit(0))...)
+	chunk := []kernel.Stmt{dmmaI32("buf", bin("%", kernel.Ref("kc"), lit(2)))}
+	for q := 0; q < pa; q++ {
+		chunk = append(chunk, b.guard(q, l.aLen, kernel.Put("ash", kernel.Ref(fmt.Sprintf("pa%d", q)), kernel.Ref("buf"), b.elem(q)))...)
+	}
+	chunk = append(chunk, b.storeB("pb")...)
+	chunk = append(chunk, kernel.Barrier{})
+	if l.chunks > 1 {
+		chunk = append(chunk, kernel.If{Cond: bin("<", kernel.Ref("kc"), lit(l.chunks-1)),
+			Then: load(bin("*", plus(1, kernel.Ref("kc")), lit(v.Chunk)))})
+	}
+	chunk = append(chunk, b.step(kernel.Ref("s"), kernel.Ref("buf"))...)
+	body = append(body, kernel.For{Var: "kc", From: lit(0), To: lit(l.chunks), Body: chunk})
+	return append(body, b.epilogue(kernel.Ref("j0"))...)
+}
+
+// residentBody stages α·A once, then runs the chunks of B of the block's
+// tiles as one sequence q = tile·chunks + chunk, storing each tile's sums
+// after its last chunk.
+func (b *dmmaBuilder) residentBody() []kernel.Stmt {
+	v, l := b.v, b.l
+	T, cols, chunks := l.threads, l.cols, l.chunks
+	n := b.g.nExpr()
+	decls, val := b.aValue(kernel.Ref("e"), nil)
+	body := []kernel.Stmt{
+		dmmaIdx("t0", bin("*", groupX, lit(v.Block))),
+		// The block's tiles: T, or fewer at the end of the columns (a
+		// select, not min: CUDA's min of an int and a long long is
+		// ambiguous).
+		dmmaIdx("tiles", bin("/", bin("-", plus(cols-1, n), bin("*", kernel.Ref("t0"), lit(cols))), lit(cols))),
+		kernel.If{Cond: bin(">", kernel.Ref("tiles"), lit(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: lit(v.Block)}}},
+		kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d, into shared memory once, in the A-fragment order (zero past m and k)", b.g.m, b.g.k)},
+		kernel.For{Var: "e", From: kernel.Ref("tid"), To: lit(l.aLen), Step: int64(T), Body: append(decls, kernel.Put("ash", val, kernel.Ref("e")))},
+		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, through two buffers; chunk q is rows (q %% %d)·%d… of tile t0 + q / %d", v.Chunk, chunks, v.Chunk, chunks)},
+	}
+	body = append(body, b.loadB("pb", lit(0), bin("*", kernel.Ref("t0"), lit(cols)))...)
+	chunk := []kernel.Stmt{
+		dmmaI32("buf", bin("%", kernel.Ref("q"), lit(2))),
+		dmmaIdx("kc", bin("%", kernel.Ref("q"), lit(chunks))),
+	}
+	chunk = append(chunk, b.storeB("pb")...)
+	chunk = append(chunk, kernel.Barrier{})
+	chunk = append(chunk, kernel.If{Cond: bin("<", plus(1, kernel.Ref("q")), bin("*", kernel.Ref("tiles"), lit(chunks))), Then: append(
+		[]kernel.Stmt{dmmaIdx("q1", plus(1, kernel.Ref("q")))},
+		b.loadB("pb", bin("*", bin("%", kernel.Ref("q1"), lit(chunks)), lit(v.Chunk)), bin("*", bin("+", kernel.Ref("t0"), bin("/", kernel.Ref("q1"), lit(chunks))), lit(cols)))...)})
+	chunk = append(chunk, b.step(bin("+", bin("*", kernel.Ref("kc"), lit(l.steps)), kernel.Ref("s")), nil)...)
+	last := b.epilogue(bin("*", bin("+", kernel.Ref("t0"), bin("/", kernel.Ref("q"), lit(chunks))), lit(cols)))
+	for i := 0; i < v.Rows; i++ {
+		for j := 0; j < v.Width; j++ {
+			for e := 0; e < l.nc; e++ {
+				last = append(last, kernel.Assign{Name: b.acc(i, j, e), Value: kernel.Lit{V: 0}})
+			}
+		}
+	}
+	chunk = append(chunk, kernel.If{Cond: bin("==", kernel.Ref("kc"), lit(chunks-1)), Then: last})
+	return append(body, kernel.For{Var: "q", From: lit(0), To: bin("*", kernel.Ref("tiles"), lit(chunks)), Body: chunk})
+}

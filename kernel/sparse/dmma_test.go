@@ -1,0 +1,309 @@
+package sparse
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/emit"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/pass"
+	"github.com/bespoke-hpc/bespoke/operator"
+	"github.com/bespoke-hpc/bespoke/verify"
+)
+
+// dmmaEdge are tensor-core variants of every shape whose tiles divide
+// neither m nor k nor n, with chunks that leave a partial last chunk.
+var dmmaEdge = []string{
+	"dmma/m8n8k4-r3-w2-x3-c12",
+	"dmma/m8n8k4-r1-w1-x1-c4",
+	"dmma/m16n8k4-r1-w3-x2-c8",
+	"dmma/m16n8k8-r2-w1-x1-c16",
+	"dmma/m16n8k16-r1-w2-x2-c16",
+	// α·A resident, several tiles a block, the last block with fewer.
+	"dmma/m16n8k4-r1-w1-x2-c12-t2",
+	"dmma/m8n8k4-r3-w2-x1-c20-t3",
+	"dmma/m16n8k8-r2-w1-x1-c16-t4-b2",
+	"dmma/m16n8k16-r1-w2-x1-c32-t2",
+}
+
+// dmmaCases builds the tensor-core variants (those offered on sm_90, or
+// names) for each instance of op's Checks at n columns.
+func dmmaCases(t *testing.T, rng *rand.Rand, op *operator.Operator, beta float64, n int, names []string) []verify.Case {
+	t.Helper()
+	ins, err := NewOperator(op, kernel.F64, 0.75, beta).Checks(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []verify.Case
+	for _, in := range ins {
+		vs := DMMACandidates(in.(*Instance).Problem, 90)
+		for _, name := range names {
+			v, err := ParseVariant(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs = append(vs, v)
+		}
+		d, err := in.Data(rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			k, err := in.Build(v)
+			if err != nil {
+				t.Fatalf("%s %s: %v", in.Name(), v.Name(), err)
+			}
+			cs = append(cs, verify.Case{Kernel: k, Data: d, Label: in.Name()})
+		}
+	}
+	return cs
+}
+
+// Every tensor-core variant matches the float64 reference in the
+// interpreter, which emulates each warp's mma with the fragment layouts of
+// kernel.MMAShape: a PyFR tet (the candidates), random operators whose m
+// and k no tile divides (one with zero bands), β = 0 (C NaN-poisoned), 1
+// and 0.5, n, ldb and ldc baked in (vector stores of C) and passed at run
+// time (scalar stores), n not a multiple of the block's columns, α·A
+// streamed and resident (blocks of several tiles, the last with fewer).
+func TestDMMAInterpret(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 3))
+	banded := randomDense(t, rng, 45, 70, func(i, r int) bool { return (i < 20) != (r < 33) })
+	type opCase struct {
+		op    *operator.Operator
+		names []string
+		betas []float64
+		n     int
+	}
+	ops := []opCase{
+		{pyfrOp(t, "p5/tet/m460"), nil, []float64{0, 1}, 45},
+		{randomDense(t, rng, 37, 29, nil), dmmaEdge, []float64{0, 1}, 45},
+		{banded, dmmaEdge[:3], []float64{0.5}, 75},
+	}
+	total := 0
+	shapes, resident := map[string]bool{}, map[bool]int{}
+	for _, oc := range ops {
+		for _, beta := range oc.betas {
+			cs := dmmaCases(t, rng, oc.op, beta, oc.n, oc.names)
+			if len(cs) == 0 {
+				t.Fatalf("%s: no dmma kernels", oc.op.Name)
+			}
+			for _, c := range cs {
+				res, err := verify.Interpret(c)
+				if err != nil || !res.OK() {
+					t.Fatalf("%s %s: %+v, %v", c.Label, c.Kernel.Variant, res, err)
+				}
+				shapes[c.Kernel.Meta["mma"].(string)] = true
+				resident[c.Kernel.Meta["a_resident"].(bool)]++
+				total++
+			}
+		}
+	}
+	for _, sh := range kernel.MMAShapes {
+		if !shapes[sh.String()] {
+			t.Errorf("no kernel of shape %s interpreted", sh)
+		}
+	}
+	if resident[true] == 0 || resident[false] == 0 {
+		t.Errorf("α·A resident in %d kernels, streamed in %d: want both", resident[true], resident[false])
+	}
+	t.Logf("%d kernels interpreted", total)
+}
+
+func TestDMMAParse(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+	}{
+		{"dmma", "dmma/m8n8k4-r4-w4-x2-c8"},
+		{"dmma/m16n8k8-r2-w4-x2-c16", "dmma/m16n8k8-r2-w4-x2-c16"},
+		{"dmma/m16n8k16-r1-w4-x1-c32", "dmma/m16n8k16-r1-w4-x1-c32"},
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16", "dmma/m16n8k4-r2-w4-x2-c28-t16"},
+		{"dmma/m16n8k4-r2-w4-x2-c28-t0", ""},
+		{"dmma/m16n8k8-r2-w4-x1-c16-t16-b2", "dmma/m16n8k8-r2-w4-x1-c16-t16-b2"},
+		{"dmma/m16n8k8-r2-w4-x1-c16-b3", "dmma/m16n8k8-r2-w4-x1-c16-b3"},
+		{"dmma/m16n8k8-r2-w4-x1-c16-t16-b0", ""},
+		{"dmma/m16n8k8-r2-w4-x1-c16-b9", ""},
+		{"dmma/m16n8k4-r2-w4-x2-c28-t5000", ""},
+		{"dmma/m16n8k8-r2-w4-x2", ""},     // no chunk
+		{"dmma/m8n8k8-r2-w4-x2-c8", ""},   // no such shape
+		{"dmma/m16n8k8-r2-w4-x2-c12", ""}, // chunk not a multiple of k
+		{"dmma/m8n8k4-r0-w4-x2-c8", ""},
+		{"dmma/m16n8k8-r4-w8-x1-c8", ""}, // 128 sums a thread
+		{"dmma/m8n8k4-r4-w4-x0-c8", ""},
+		{"dmma/m8n8k4-r4-w4-x2-c256", ""},
+		{"dmmax", ""},
+	} {
+		v, err := ParseVariant(tc.in)
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("ParseVariant(%q) = %v, want an error", tc.in, v)
+			}
+			continue
+		}
+		if err != nil || v.Name() != tc.want {
+			t.Errorf("ParseVariant(%q) = %v, %v; want %s", tc.in, v, err, tc.want)
+		}
+		if d := Defaults(DMMA); tc.in == "dmma" && d != v {
+			t.Errorf("Defaults(dmma) = %v, want %v", d, v)
+		}
+	}
+	op := pyfrOp(t, "p6/tet/m460")
+	for _, tc := range []struct {
+		name string
+		dt   kernel.DType
+		want string
+	}{
+		{"dmma/m8n8k4-r4-w4-x2-c8", kernel.F32, "fp64 only"},
+		{"dmma/m8n8k4-r1-w4-x4-c8", kernel.F64, "threads per block"},   // 32 warps of rows × 4
+		{"dmma/m8n8k4-r4-w4-x2-c16", kernel.F64, "shared memory"},      // 2·(256·16 + 16·68) doubles
+		{"dmma/m16n8k8-r2-w4-x2-c8", kernel.F64, ""},                   // fits
+		{"dmma/m16n8k16-r2-w4-x1-c16", kernel.F64, "shared memory"},    // 2·256·16 doubles of α·A
+		{"dmma/m8n8k4-r4-w4-x2-c8", kernel.F64, ""},                    // the default
+		{"dmma/m16n8k4-r1-w1-x1-c4", kernel.F64, ""},                   // small tiles
+		{"dmma/m16n8k4-r1-w1-x2-c4", kernel.F64, ""},                   // 16 warps of rows × 2
+		{"dmma/m16n8k4-r1-w1-x4-c4", kernel.F64, "threads per block"},  // × 4
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16", kernel.F64, ""},              // 256·84 + 2·28·68 doubles
+		{"dmma/m16n8k4-r2-w4-x2-c56-t16", kernel.F64, "shared memory"}, // 256·112 + 2·56·68
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16", kernel.F32, "fp64 only"},
+	} {
+		v, err := ParseVariant(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Problem{Op: op, DType: tc.dt, Alpha: 1}.Check(v)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s %s: %v, want %q", tc.name, tc.dt, err, tc.want)
+		}
+	}
+}
+
+// The tensor-core candidates are offered on CUDA devices of sm_80 and up
+// (m16n8 shapes from sm_90) in fp64, for the nearly dense operators only;
+// every one builds and renders in CUDA only.
+func TestDMMACandidates(t *testing.T) {
+	for name, want := range map[string]bool{
+		"p5/tet/m460": true, "p6/tet/m460": true, "p6/tet/m132": true, "p5/tet/m6": true, "p6/tet/m0": true,
+		"p5/tet/m0": true, "p6/tet/m3": true,
+		"p4/tet/m460": true,  // 105×35: 3675 entries, over dmmaMinEntries
+		"p3/tet/m460": false, // 60×20: 1200 entries
+		"p3/hex/m6":   false, "p6/hex/m460": false,
+	} {
+		op := pyfrOp(t, name)
+		pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
+		in := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
+		count := func(tg family.Target) (n int, shapes map[string]bool) {
+			shapes = map[string]bool{}
+			for _, c := range in.Candidates(tg) {
+				if v := c.(Variant); v.Family == DMMA {
+					n++
+					shapes[v.MMA] = true
+				}
+			}
+			return n, shapes
+		}
+		n90, s90 := count(family.Target{GPU: true, MinBlocks: true, CUDAArch: 90})
+		for _, c := range in.Candidates(family.Target{GPU: true, MinBlocks: true, CUDAArch: 80}) {
+			if v := c.(Variant); v.Family == DMMA && v.resident() && v.dmmaShared(pb) > 163<<10 {
+				t.Errorf("%s: %s offered on sm_80 with %d bytes of shared memory", name, v, v.dmmaShared(pb))
+			}
+		}
+		n80, s80 := count(family.Target{GPU: true, MinBlocks: true, CUDAArch: 80})
+		nOff, _ := count(family.Target{GPU: true, MinBlocks: true, CUDAArch: 75})
+		nCPU, _ := count(family.Target{})
+		nOpenCL, _ := count(family.Target{GPU: true})
+		if (n90 > 0) != want || (n80 > 0) != want || nOff+nCPU+nOpenCL > 0 {
+			t.Errorf("%s: dmma candidates sm_90 %d, sm_80 %d, sm_75 %d, CPU %d, OpenCL %d; want some on sm_80+: %v", name, n90, n80, nOff, nCPU, nOpenCL, want)
+		}
+		if want && (!s90["m16n8k8"] || !s90["m16n8k4"] || !s90["m8n8k4"] || len(s80) != 1 || !s80["m8n8k4"]) {
+			t.Errorf("%s: shapes on sm_90 %v, on sm_80 %v", name, s90, s80)
+		}
+		pb32 := pb
+		pb32.DType = kernel.F32
+		if vs := DMMACandidates(pb32, 90); len(vs) > 0 {
+			t.Errorf("%s: %d dmma candidates in fp32", name, len(vs))
+		}
+		for _, v := range DMMACandidates(pb, 90) {
+			k, err := Build(pb, v)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, v, err)
+			}
+			if th := k.Launch.Threads(); th > dmmaMaxCandidateThreads || k.Hints.MinArch != 80 && k.Hints.MinArch != 90 {
+				t.Errorf("%s %s: %d threads, min arch %d", name, v, th, k.Hints.MinArch)
+			}
+			if c, err := in.Variant(v.Name()); err != nil || in.Check(c) != nil {
+				t.Errorf("%s: %s by name: %v", name, v.Name(), err)
+			}
+		}
+	}
+}
+
+// The rows a warp takes pad m least; the chunks divide k where they can.
+func TestDMMATiles(t *testing.T) {
+	for _, tc := range []struct{ m, fm, want int }{
+		{252, 8, 32}, {84, 8, 8}, {168, 8, 24}, {112, 8, 16}, {168, 16, 16}, {56, 8, 8}, {252, 16, 32},
+	} {
+		if got := dmmaWarpRows(tc.m, tc.fm, 32); got != tc.want {
+			t.Errorf("dmmaWarpRows(%d, %d) = %d, want %d", tc.m, tc.fm, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		k, kk int
+		want  []int
+	}{
+		{84, 4, []int{12, 16, 8, 4}}, {84, 8, []int{8, 16}}, {252, 16, []int{16}}, {56, 4, []int{8, 16, 12, 4}}, {112, 8, []int{16, 8}},
+	} {
+		if got := dmmaChunks(tc.k, tc.kk); !slices.Equal(got, tc.want) {
+			t.Errorf("dmmaChunks(%d, %d) = %v, want %v", tc.k, tc.kk, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		k, kk int
+		want  []int
+	}{
+		{84, 4, []int{28, 32, 24, 20, 16, 8}}, {84, 8, []int{32, 24, 16, 8}}, {56, 8, []int{56, 32, 24, 16, 8}},
+	} {
+		if got := dmmaDeepChunks(tc.k, tc.kk); !slices.Equal(got, tc.want) {
+			t.Errorf("dmmaDeepChunks(%d, %d) = %v, want %v", tc.k, tc.kk, got, tc.want)
+		}
+	}
+}
+
+// Only CUDA prints a tensor-core kernel (an inline mma.sync, sm_80 or
+// sm_90 as the shape needs); OpenCL and C refuse it, and so does the
+// host lowering.
+func TestDMMAPrinters(t *testing.T) {
+	pb := Problem{Op: pyfrOp(t, "p5/tet/m460"), DType: kernel.F64, Alpha: 1, Beta: 1, LDB: 1088, LDC: 1088}
+	for _, tc := range []struct{ name, asm string }{
+		{"dmma/m8n8k4-r3-w4-x2-c8", "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%4, %5};"},
+		{"dmma/m16n8k8-r1-w4-x2-c8", "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"},
+	} {
+		v, err := ParseVariant(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := Build(pb, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := emit.Render(emit.CUDA, k)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		sh, _ := v.mmaShape()
+		if !strings.Contains(src.Text, tc.asm) || src.MinArch != sh.Arch() {
+			t.Errorf("%s: CUDA source (min arch %d) lacks %q", tc.name, src.MinArch, tc.asm)
+		}
+		for _, d := range []emit.Dialect{emit.OpenCL, emit.C} {
+			_, err := emit.Render(d, k)
+			if err == nil || !strings.Contains(err.Error(), "needs CUDA tensor cores") {
+				t.Errorf("%s in %s: %v, want a refusal", tc.name, d, err)
+			}
+		}
+		if _, err := pass.HostLoops(k); err == nil || !strings.Contains(err.Error(), "needs CUDA tensor cores") {
+			t.Errorf("%s: host lowering: %v, want a refusal", tc.name, err)
+		}
+	}
+}
