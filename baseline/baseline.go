@@ -1,8 +1,10 @@
 // Package baseline runs the vendor libraries that bespoke kernels are
-// measured against: cuBLAS GEMM and cuSPARSE SpMM, both computing the
-// row-major C(m×n) = α·A(m×k)·B(k×n) + β·C with a constant A. The libraries
-// are opened at run time through purego (no cgo) and share the primary
-// context and the default stream of a cuda.Device.
+// measured against: cuBLAS GEMM and cuSPARSE SpMM on CUDA, and a CPU BLAS's
+// GEMM (OpenBLAS's cblas_dgemm / cblas_sgemm) on the C backend's host
+// memory, all computing the row-major C(m×n) = α·A(m×k)·B(k×n) + β·C with a
+// constant A. The libraries are opened at run time through purego (no cgo);
+// cuBLAS and cuSPARSE share the primary context and the default stream of a
+// cuda.Device.
 package baseline
 
 import (

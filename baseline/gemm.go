@@ -51,6 +51,45 @@ func (g *GEMMBaseline) Close() {
 	}
 }
 
+// BLASBaseline is the CPU BLAS's GEMM (OpenBLAS) with A dense, on the C
+// backend's host buffers.
+type BLASBaseline struct {
+	Lib  *CPUBLAS
+	gemm *HostGEMM
+}
+
+// Name is the library's: "openblas", or "blas" for another CBLAS.
+func (g *BLASBaseline) Name() string { return g.Lib.Name() }
+
+// Describe is the library's configuration in a line.
+func (g *BLASBaseline) Describe() string { return g.Lib.Describe() }
+
+// Setup keeps A for the instance.
+func (g *BLASBaseline) Setup(in family.Instance, _ *family.Workload) (func(map[string]device.Buffer) error, bool, error) {
+	si, ok := in.(*sparse.Instance)
+	if !ok {
+		return nil, false, nil
+	}
+	g.Close()
+	op := si.Op
+	gemm, err := g.Lib.NewGEMM(si.Problem.DType.Bytes(), op.Data, op.Rows, op.Cols)
+	if err != nil {
+		return nil, true, err
+	}
+	g.gemm = gemm
+	return func(a map[string]device.Buffer) error {
+		return gemm.Run(si.N, a["b"], a["c"], si.LDB, si.LDC, si.Alpha, si.Beta)
+	}, true, nil
+}
+
+// Close releases the last operator's A.
+func (g *BLASBaseline) Close() {
+	if g.gemm != nil {
+		g.gemm.Close()
+		g.gemm = nil
+	}
+}
+
 // SpMMBaseline is cuSPARSE SpMM with A in CSR, one algorithm.
 type SpMMBaseline struct {
 	Lib  *CUSPARSE
@@ -94,16 +133,27 @@ type Rival interface {
 	Setup(in family.Instance, w *family.Workload) (run func(arrays map[string]device.Buffer) error, applies bool, err error)
 }
 
-// ForGEMM opens cuBLAS and cuSPARSE on a CUDA device as baselines for the
-// GEMM family; on any other device there are none. A library that does
-// not open is reported through warn, not fatal: the bench runs without
-// it. The returned function closes them.
+// ForGEMM opens the baselines of the GEMM family on a device: cuBLAS and
+// cuSPARSE on a CUDA device, the CPU BLAS (OpenBLAS, with as many threads
+// as the device's OpenMP kernels, Info().ComputeUnits) on the C backend;
+// on any other device there are none. A library that does not open is
+// reported through warn, not fatal: the bench runs without it. The
+// returned function closes them.
 func ForGEMM(dev device.Device, warn func(string)) (rivals []Rival, closeAll func()) {
 	var closers []func()
 	closeAll = func() {
 		for _, c := range closers {
 			c()
 		}
+	}
+	if info := dev.Info(); info.Backend == "c" {
+		blas, err := OpenCPUBLAS(info.ComputeUnits)
+		if err != nil {
+			warn(fmt.Sprintf("CPU BLAS baseline unavailable: %v", err))
+			return nil, closeAll
+		}
+		g := &BLASBaseline{Lib: blas}
+		return []Rival{g}, g.Close
 	}
 	cd, ok := dev.(*cuda.Device)
 	if !ok {

@@ -32,14 +32,15 @@ const (
 // Plot creates dir and writes SVG charts of the report into it:
 //
 //   - speedup-vs-size.svg: speedup of the best verified bespoke candidate
-//     over cuBLAS against the operator size m·k (log scale), one series
-//     per element group, with a line at 1;
+//     over the dense BLAS (cuBLAS, or OpenBLAS on the C backend) against
+//     the operator size m·k (log scale), one series per element group,
+//     with a line at 1;
 //   - speedup-vs-sparsity.svg: the same speedups against 1 − density, as
 //     in the GiMMiK paper;
 //   - speedup-cusparse-vs-size.svg: the speedup over the fastest verified
 //     cuSPARSE algorithm against m·k;
-//   - roof.svg: % of the streaming roof of the best bespoke candidate, cuBLAS
-//     and the best cuSPARSE algorithm per operator, in report order.
+//   - roof.svg: % of the streaming roof of the best bespoke candidate, the
+//     BLAS and the best cuSPARSE algorithm per operator, in report order.
 //
 // A chart with no data is not written (and a stale copy from an earlier
 // run in dir is removed), so a report without baselines gives roof.svg
@@ -54,6 +55,7 @@ func Plot(rep *bench.Report, dir string) error {
 	}
 	groups := plotGroups(rep)
 	cublas := speedups(rep, cublasOf)
+	blas := blasName(rep)
 	cusparse := speedups(rep, cusparseOf)
 	charts := []struct {
 		file string
@@ -64,9 +66,9 @@ func Plot(rep *bench.Report, dir string) error {
 				return nil, 0, 0
 			}
 			p := speedupPlot(groups, cublas, true, func(s speedup) float64 { return s.size })
-			p.Title.Text = title(rep, "Best bespoke kernel vs cuBLAS")
+			p.Title.Text = title(rep, "Best bespoke kernel vs "+blas)
 			p.X.Label.Text = "operator size m·k"
-			p.Y.Label.Text = "speedup over cuBLAS"
+			p.Y.Label.Text = "speedup over " + blas
 			return p, 16 * vg.Centimeter, 11 * vg.Centimeter
 		}},
 		{PlotSpeedupSparsity, func() (*plot.Plot, vg.Length, vg.Length) {
@@ -74,9 +76,9 @@ func Plot(rep *bench.Report, dir string) error {
 				return nil, 0, 0
 			}
 			p := speedupPlot(groups, cublas, false, func(s speedup) float64 { return s.sparsity })
-			p.Title.Text = title(rep, "Best bespoke kernel vs cuBLAS")
+			p.Title.Text = title(rep, "Best bespoke kernel vs "+blas)
 			p.X.Label.Text = "sparsity (1 − density)"
-			p.Y.Label.Text = "speedup over cuBLAS"
+			p.Y.Label.Text = "speedup over " + blas
 			return p, 16 * vg.Centimeter, 11 * vg.Centimeter
 		}},
 		{PlotSpeedupCusparseSize, func() (*plot.Plot, vg.Length, vg.Length) {
@@ -159,12 +161,32 @@ func saveSVG(p *plot.Plot, w, h vg.Length, path string) (err error) {
 // bespokeOf is the fastest verified bespoke candidate with a usable time.
 func bespokeOf(o *bench.Result) *bench.Candidate { return timed(o.Best("bespoke")) }
 
-// cublasOf is the verified cuBLAS candidate.
+// blasBaselines are the dense BLAS baselines, in the order looked for:
+// cuBLAS on CUDA, the CPU BLAS on the C backend (baseline.BLASBaseline:
+// "openblas", or "blas" for another CBLAS), with their names in charts.
+var blasBaselines = []struct{ name, label string }{{"cublas", "cuBLAS"}, {"openblas", "OpenBLAS"}, {"blas", "CPU BLAS"}}
+
+// cublasOf is the verified dense BLAS candidate: cuBLAS, or the CPU BLAS.
 func cublasOf(o *bench.Result) *bench.Candidate {
-	if c := o.Find("cublas"); c != nil && c.Verified {
-		return timed(c)
+	for _, b := range blasBaselines {
+		if c := o.Find(b.name); c != nil && c.Verified {
+			return timed(c)
+		}
 	}
 	return nil
+}
+
+// blasName is how charts name the report's dense BLAS: that of its first
+// problem with one (cuBLAS when none has).
+func blasName(rep *bench.Report) string {
+	for i := range rep.Problems {
+		for _, b := range blasBaselines {
+			if c := rep.Problems[i].Find(b.name); c != nil && c.Verified {
+				return b.label
+			}
+		}
+	}
+	return "cuBLAS"
 }
 
 // cusparseOf is the fastest verified cuSPARSE algorithm.
@@ -373,7 +395,7 @@ func roofPlot(rep *bench.Report) (*plot.Plot, vg.Length, vg.Length) {
 		col   int
 	}{
 		{"best bespoke", bes, draw.CircleGlyph{}, 0},
-		{"cuBLAS", cub, draw.TriangleGlyph{}, 1},
+		{blasName(rep), cub, draw.TriangleGlyph{}, 1},
 		{"best cuSPARSE", csp, draw.CrossGlyph{}, 2},
 	}
 	for _, s := range series {

@@ -127,3 +127,41 @@ func TestPlotWriteError(t *testing.T) {
 		t.Error("want an error for a nil report")
 	}
 }
+
+// The dense BLAS of a C-backend report is OpenBLAS (or another CBLAS):
+// the speedup charts compare with it and say so, and the Markdown table
+// has its column.
+func TestPlotCPUBLAS(t *testing.T) {
+	for _, tc := range []struct{ baseline, label string }{
+		{"cublas", "cuBLAS"}, {"openblas", "OpenBLAS"}, {"blas", "CPU BLAS"},
+	} {
+		t.Run(tc.baseline, func(t *testing.T) {
+			rep := plotReport(3, false)
+			rep.Device = device.Info{Name: "Intel(R) Xeon(R) Processor", Backend: "c"}
+			for i := range rep.Problems[:3] {
+				rep.Problems[i].Candidates = append(rep.Problems[i].Candidates, plotCandidate(tc.baseline, "baseline", 20, 0.4))
+			}
+			if got := blasName(rep); got != tc.label {
+				t.Errorf("blasName = %q, want %q", got, tc.label)
+			}
+			dir := t.TempDir()
+			if err := Plot(rep, dir); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{PlotSpeedupSize, PlotSpeedupSparsity, PlotRoof} {
+				checkSVG(t, filepath.Join(dir, f))
+				b, _ := os.ReadFile(filepath.Join(dir, f))
+				if !strings.Contains(string(b), tc.label) {
+					t.Errorf("%s does not name %s", f, tc.label)
+				}
+			}
+			var md bytes.Buffer
+			if err := WriteMarkdown(&md, rep); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(md.String(), " "+tc.baseline+" % roof |") {
+				t.Errorf("Markdown lacks the %s column:\n%s", tc.baseline, md.String())
+			}
+		})
+	}
+}

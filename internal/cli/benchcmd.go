@@ -48,7 +48,7 @@ func timingCmd(choices bool) *cobra.Command {
 	o := benchOptions{choices: choices}
 	c := &cobra.Command{
 		Use:   "bench [FILE|DIR...]",
-		Short: "Verify and time every candidate kernel against the memory roof (and cuBLAS/cuSPARSE on CUDA)",
+		Short: "Verify and time every candidate kernel against the memory roof (and cuBLAS/cuSPARSE on CUDA, OpenBLAS on C)",
 		Long: `bench times every candidate kernel for each problem on one device: data stay on
 the device, copies of the arrays are rotated so each timed launch touches
 --working-set bytes, and the median of --reps launches is reported after
@@ -90,7 +90,7 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	f.StringVar(&o.goOut, "gobench", "", "write Go benchmark format (for benchstat) to this file")
 	f.StringVar(&o.plotDir, "plot", "", "write SVG charts to this folder")
 	f.StringVar(&o.mdOut, "markdown", "", "write Markdown tables (as in docs/performance.md) to this file")
-	f.BoolVar(&o.noBaselines, "no-baselines", false, "skip cuBLAS/cuSPARSE")
+	f.BoolVar(&o.noBaselines, "no-baselines", false, "skip the vendor libraries (cuBLAS/cuSPARSE on CUDA, OpenBLAS on C)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	f.StringVar(&o.commit, "commit", "", "commit to record (default: git rev-parse of the working folder, if any)")
 	f.BoolVar(&o.retune, "retune", false, "measure problems whose choice the tuning store holds, and store the new one")
@@ -101,7 +101,7 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 		c.Use = "tune [FILE|DIR...]"
 		c.Short = "Choose each problem's fastest kernel (or vendor library) on a device, and remember the choice"
 		c.Long = `tune measures, for each problem, every candidate kernel and the vendor libraries
-(cuBLAS and cuSPARSE on CUDA) as bench does, and keeps the fastest verified one
+(cuBLAS and cuSPARSE on CUDA, OpenBLAS on C) as bench does, and keeps the fastest verified one
 in the tuning store (the user cache folder, or BESPOKE_CACHE_DIR), keyed by the
 problem's content and size class, the device, its driver and compiler, and
 bespoke's generation of kernels. A problem already there is not measured again
@@ -215,6 +215,9 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 		defer closeAll()
 		for _, r := range rivals {
 			cfg.Baselines = append(cfg.Baselines, r)
+			if d, ok := r.(interface{ Describe() string }); ok && !o.quiet {
+				fmt.Fprintf(stderr, "bespoke: baseline %s: %s\n", r.Name(), d.Describe())
+			}
 		}
 	}
 	if f, ok := stderr.(*os.File); !o.quiet && !(ok && term.IsTerminal(int(f.Fd()))) {
