@@ -223,3 +223,16 @@ func hostCase(t *testing.T, lib *CPUBLAS, tc testCase, dtype int) {
 		}
 	}
 }
+
+func TestOpenBLASCore(t *testing.T) {
+	for _, tc := range []struct{ flags, want string }{
+		{"fpu sse2 avx2 fma avx512f avx512dq avx512cd avx512bw avx512vl avx512_bf16", "SkylakeX"},
+		{"fpu sse2 avx2 fma avx512f avx512cd", ""}, // Xeon Phi: no BW/DQ/VL
+		{"fpu sse2 avx avx2 fma", ""},
+		{"", ""},
+	} {
+		if got := openblasCore(tc.flags); got != tc.want {
+			t.Errorf("openblasCore(%q) = %q, want %q", tc.flags, got, tc.want)
+		}
+	}
+}
