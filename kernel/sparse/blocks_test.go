@@ -60,29 +60,7 @@ func kronOp(t *testing.T, rng *rand.Rand, q, dirs int, transposed bool, zero []i
 // Checks at n columns.
 func blocksCases(t *testing.T, rng *rand.Rand, op *operator.Operator, dt kernel.DType, beta float64, n int, names []string) []verify.Case {
 	t.Helper()
-	ins, err := NewOperator(op, dt, 0.75, beta).Checks(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cs []verify.Case
-	for _, in := range ins {
-		d, err := in.Data(rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range names {
-			v, err := ParseVariant(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			k, err := in.Build(v)
-			if err != nil {
-				t.Fatalf("%s %s: %v", in.Name(), name, err)
-			}
-			cs = append(cs, verify.Case{Kernel: k, Data: d, Label: in.Name()})
-		}
-	}
-	return cs
+	return variantCases(t, rng, op, dt, beta, n, nil, names)
 }
 
 // Every blocks kernel, as written and lowered for the host, matches the

@@ -48,13 +48,24 @@ var edgeVariants = []string{"dense/x4-r3-w3-c5", "dense/x3-r5-w2-c7", "dense/x8-
 // instance.
 func denseCases(t *testing.T, rng *rand.Rand, op *operator.Operator, dt kernel.DType, beta float64, n int, names []string) []verify.Case {
 	t.Helper()
+	return variantCases(t, rng, op, dt, beta, n, DenseCandidates, names)
+}
+
+// variantCases builds, for each instance of op's Checks at n columns, the
+// variants offered (nil: none) and those named, with data drawn once per
+// instance.
+func variantCases(t *testing.T, rng *rand.Rand, op *operator.Operator, dt kernel.DType, beta float64, n int, offered func(Problem) []Variant, names []string) []verify.Case {
+	t.Helper()
 	ins, err := NewOperator(op, dt, 0.75, beta).Checks(n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cs []verify.Case
 	for _, in := range ins {
-		vs := DenseCandidates(in.(*Instance).Problem)
+		var vs []Variant
+		if offered != nil {
+			vs = offered(in.(*Instance).Problem)
+		}
 		for _, name := range names {
 			v, err := ParseVariant(name)
 			if err != nil {

@@ -23,33 +23,7 @@ var hostEdgeVariants = []string{"dense/x4-r3-w3", "dense/x3-r5-w2", "dense/x2-r4
 // instance.
 func denseHostCases(t *testing.T, rng *rand.Rand, op *operator.Operator, dt kernel.DType, beta float64, n int, names []string) []verify.Case {
 	t.Helper()
-	ins, err := NewOperator(op, dt, 0.75, beta).Checks(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cs []verify.Case
-	for _, in := range ins {
-		vs := DenseHostCandidates(in.(*Instance).Problem)
-		for _, name := range names {
-			v, err := ParseVariant(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vs = append(vs, v)
-		}
-		d, err := in.Data(rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range vs {
-			k, err := in.Build(v)
-			if err != nil {
-				t.Fatalf("%s %s: %v", in.Name(), v.Name(), err)
-			}
-			cs = append(cs, verify.Case{Kernel: k, Data: d, Label: in.Name()})
-		}
-	}
-	return cs
+	return variantCases(t, rng, op, dt, beta, n, DenseHostCandidates, names)
 }
 
 // Every CPU dense variant, as written and lowered for the host, matches

@@ -33,33 +33,7 @@ var dmmaEdge = []string{
 // names) for each instance of op's Checks at n columns.
 func dmmaCases(t *testing.T, rng *rand.Rand, op *operator.Operator, beta float64, n int, names []string) []verify.Case {
 	t.Helper()
-	ins, err := NewOperator(op, kernel.F64, 0.75, beta).Checks(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cs []verify.Case
-	for _, in := range ins {
-		vs := DMMACandidates(in.(*Instance).Problem, 90)
-		for _, name := range names {
-			v, err := ParseVariant(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vs = append(vs, v)
-		}
-		d, err := in.Data(rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range vs {
-			k, err := in.Build(v)
-			if err != nil {
-				t.Fatalf("%s %s: %v", in.Name(), v.Name(), err)
-			}
-			cs = append(cs, verify.Case{Kernel: k, Data: d, Label: in.Name()})
-		}
-	}
-	return cs
+	return variantCases(t, rng, op, kernel.F64, beta, n, func(pb Problem) []Variant { return DMMACandidates(pb, 90) }, names)
 }
 
 // Every tensor-core variant matches the float64 reference in the
