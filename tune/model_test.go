@@ -35,7 +35,7 @@ func TestPrune(t *testing.T) {
 }
 
 func TestPredict(t *testing.T) {
-	gpu := tune.Machine{GPU: true, RoofGBs: 1000, CacheFactor: 4, IssueRate: 1e12, Registers: 255, SpillWeight: 10}
+	gpu := tune.Machine{GPU: true, RoofGBs: 1000, CacheFactor: 4, SharedFactor: 10, IssueRate: 1e12, Registers: 255, SpillWeight: 10}
 	k := &kernel.Kernel{DType: kernel.F64, Launch: kernel.Launch{Block: [3]int{128, 1, 1}}}
 	bound := &kernel.Kernel{DType: kernel.F64, Launch: kernel.Launch{Block: [3]int{128, 1, 1}}, Hints: kernel.Hints{MinBlocksPerUnit: 4}}
 	const ideal = 1e9 // bytes: 1 ms at the roof
@@ -48,6 +48,10 @@ func TestPredict(t *testing.T) {
 	}{
 		{"streaming", k, cost.Counts{Threads: 1e6, LoadBytes: 1e9, RealOps: 1e8, LiveReals: 8}, 1e-3, "dram"},
 		{"re-reads", k, cost.Counts{Threads: 1e6, LoadBytes: 8e9, RealOps: 1e8, LiveReals: 8}, 2e-3, "cache"},
+		// 5e8 doubles from shared memory at 10 TB/s plus 4e9 bytes
+		// at 4 TB/s: the two share one pipe, so their times add.
+		{"shared", k, cost.Counts{Threads: 1e6, LoadBytes: 4e9, Shared: 5e8, LiveReals: 8}, 1.4e-3, "cache"},
+		{"shared under the roof", k, cost.Counts{Threads: 1e6, LoadBytes: 1e9, Shared: 5e8, LiveReals: 8}, 1e-3, "dram"},
 		{"arithmetic", k, cost.Counts{Threads: 1e6, LoadBytes: 1e9, RealOps: 3e9, LiveReals: 8}, 3e-3, "issue"},
 		// 200 doubles are 416 registers: 161 over 255, spilled by each
 		// of 1e6 threads, stored and reloaded 10 times over.

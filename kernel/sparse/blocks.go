@@ -567,6 +567,10 @@ func BlocksLargeCandidates(pb Problem) []Variant {
 		{Family: Blocks, Block: 16, Split: 16, Width: 1, Large: true},
 		{Family: Blocks, Block: 16, Split: 32, Width: 1, Large: true},
 		{Family: Blocks, Block: 8, Split: 32, Width: 1, Large: true},
+		// Deeper blocks for the widest phases (p8/hex/m132 in fp64: 74 %
+		// with x8-y64-l against 65 % with x8-y32-l, H100).
+		{Family: Blocks, Block: 16, Split: 64, Width: 1, Large: true},
+		{Family: Blocks, Block: 8, Split: 64, Width: 1, Large: true},
 		{Family: Blocks, Block: 32, Split: 8, Width: 1, Large: true, Tiles: 2},
 		{Family: Blocks, Block: 32, Split: 16, Width: 1, Large: true, Tiles: 2},
 		{Family: Blocks, Block: 16, Split: 32, Width: 1, Large: true, Tiles: 2},
