@@ -569,3 +569,44 @@ func checkPUMDecomposeDeviceVsHost(t *testing.T, dev device.Device) {
 		t.Errorf("decompose gpu: %v", err)
 	}
 }
+
+// memBuffer is a device.Buffer in host memory.
+type memBuffer struct{ b []byte }
+
+func (m *memBuffer) Size() int64            { return int64(len(m.b)) }
+func (m *memBuffer) Upload(src []byte) error { copy(m.b, src); return nil }
+func (m *memBuffer) Free() error             { return nil }
+func (m *memBuffer) Download(dst []byte) error {
+	if len(dst) > len(m.b) {
+		return fmt.Errorf("download of %d bytes from a buffer of %d", len(dst), len(m.b))
+	}
+	copy(dst, m.b)
+	return nil
+}
+
+// downloadReals gives the buffer's reals in float64, whether it reads
+// them in place (f64) or decodes them (f32), and only the first n.
+func TestDownloadReals(t *testing.T) {
+	want := []float64{1, -2.5, 3e-300, 0.125, 7}
+	for _, tc := range []struct {
+		dt kernel.DType
+		n  int64
+	}{{kernel.F64, 5}, {kernel.F64, 3}, {kernel.F32, 5}, {kernel.F32, 2}, {kernel.F64, 0}} {
+		w := want[:tc.n]
+		if tc.dt == kernel.F32 {
+			w = []float64{1, -2.5, 0, 0.125, 7}[:tc.n] // 3e-300 underflows in f32
+		}
+		got, err := downloadReals(&memBuffer{b: tc.dt.Encode(want)}, tc.n, tc.dt)
+		if err != nil {
+			t.Fatalf("%s n=%d: %v", tc.dt, tc.n, err)
+		}
+		if len(got) != len(w) {
+			t.Fatalf("%s n=%d: got %d reals", tc.dt, tc.n, len(got))
+		}
+		for i := range w {
+			if got[i] != w[i] {
+				t.Errorf("%s n=%d: [%d] = %g, want %g", tc.dt, tc.n, i, got[i], w[i])
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/emit"
@@ -250,9 +251,13 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if m := dev.Info().MemoryBytes; m > 0 && need > m {
 		return nil, fmt.Errorf("pum: needs about %d MiB of device memory, %s has %d MiB", need>>20, dev.Info().Name, m>>20)
 	}
-	// The host holds the downloaded bytes and their float64 decoding
-	// (on a CPU device, beside the device's own copy).
-	host := entries * (rb + 8)
+	// The host holds the matrix in float64 (f32 also its downloaded
+	// bytes; see downloadReals), on a CPU device beside the device's own
+	// copy.
+	host := entries * 8
+	if cfg.dt != kernel.F64 {
+		host += entries * rb
+	}
 	if !gpu {
 		host += need
 	}
@@ -508,15 +513,15 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	}
 	sp.Cover = c
 	td := time.Now()
-	raw := make([]byte, max(entries, int64(np*B))*rb)
-	if err := bufs["val"].Download(raw[:entries*rb]); err != nil {
+	val, err := downloadReals(bufs["val"], entries, cfg.dt)
+	if err != nil {
 		return nil, err
 	}
-	a := &pum.BSR{N: c.N, B: B, RowPtr: c.NbrPtr, Col: c.Nbr, Val: cfg.dt.Decode(raw[:entries*rb])}
-	if err := bufs["f"].Download(raw[:int64(np*B)*rb]); err != nil {
+	a := &pum.BSR{N: c.N, B: B, RowPtr: c.NbrPtr, Col: c.Nbr, Val: val}
+	f, err := downloadReals(bufs["f"], int64(np*B), cfg.dt)
+	if err != nil {
 		return nil, err
 	}
-	f := cfg.dt.Decode(raw[:int64(np*B)*rb])
 	if onDevice {
 		if err := pumCheckPattern(bufs, c); err != nil {
 			return nil, err
@@ -722,4 +727,29 @@ func widen(x []int32) []int64 {
 		wide[i] = int64(v)
 	}
 	return wide
+}
+
+// littleEndian: the host stores a float64 as the devices' buffers do.
+var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
+
+// downloadReals reads the first n reals of buf as float64. An f64 buffer
+// goes straight into the result's memory (on a little-endian host), so a
+// large matrix is held once, not as bytes and again decoded: the 2-D
+// level 9, p = 5 matrix is 8.3 GB.
+func downloadReals(buf device.Buffer, n int64, dt kernel.DType) ([]float64, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	if dt == kernel.F64 && littleEndian {
+		out := make([]float64, n)
+		if err := buf.Download(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), n*8)); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	raw := make([]byte, n*int64(dt.Bytes()))
+	if err := buf.Download(raw); err != nil {
+		return nil, err
+	}
+	return dt.Decode(raw), nil
 }
