@@ -573,7 +573,7 @@ func checkPUMDecomposeDeviceVsHost(t *testing.T, dev device.Device) {
 // memBuffer is a device.Buffer in host memory.
 type memBuffer struct{ b []byte }
 
-func (m *memBuffer) Size() int64            { return int64(len(m.b)) }
+func (m *memBuffer) Size() int64             { return int64(len(m.b)) }
 func (m *memBuffer) Upload(src []byte) error { copy(m.b, src); return nil }
 func (m *memBuffer) Free() error             { return nil }
 func (m *memBuffer) Download(dst []byte) error {
