@@ -467,8 +467,10 @@ func (v Variant) validBlocks() error {
 	switch {
 	case v.Block < 1 || v.Split < 1 || v.Block*v.Split > blocksMaxThreads:
 		return fmt.Errorf("variant %s: x and y must be ≥ 1 with x·y ≤ %d threads", v.Name(), blocksMaxThreads)
-	case v.Width != 1 || v.Chunk != 0 || v.Grouped || v.Rows != 0 || v.Occupancy != 0:
-		return fmt.Errorf("variant %s: blocks takes only -xX-yY, -tT and -l", v.Name())
+	case v.Width != 1 || v.Chunk != 0 || v.Grouped || v.Rows != 0:
+		return fmt.Errorf("variant %s: blocks takes only -xX-yY, -tT, -l and -bN", v.Name())
+	case v.Occupancy < 0 || v.Occupancy > 8:
+		return fmt.Errorf("variant %s: -bN asks for 1..8 blocks a multiprocessor", v.Name())
 	case v.Tiles < 0 || v.Tiles > blocksMaxTiles:
 		return fmt.Errorf("variant %s: tiles must be 1..%d", v.Name(), blocksMaxTiles)
 	}
@@ -891,10 +893,13 @@ func (v Variant) blocksName() string {
 	if v.Large {
 		s += "-l"
 	}
+	if v.Occupancy > 0 {
+		s += fmt.Sprintf("-b%d", v.Occupancy)
+	}
 	return s
 }
 
-var blocksRE = regexp.MustCompile(`^blocks(?:/x(\d+)-y(\d+)(?:-t(\d+))?(-l)?)?$`)
+var blocksRE = regexp.MustCompile(`^blocks(?:/x(\d+)-y(\d+)(?:-t(\d+))?(-l)?(?:-b(\d+))?)?$`)
 
 // parseBlocks reads "blocks" (the defaults) or "blocks/xX-yY".
 func parseBlocks(s string) (Variant, error) {
@@ -917,6 +922,11 @@ func parseBlocks(s string) (Variant, error) {
 			}
 		}
 		v.Large = m[4] != ""
+		if m[5] != "" {
+			if v.Occupancy, _ = strconv.Atoi(m[5]); v.Occupancy < 1 {
+				return Variant{}, fmt.Errorf("variant %q: -bN must be ≥ 1", s)
+			}
+		}
 	}
 	return v, v.valid()
 }

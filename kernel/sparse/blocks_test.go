@@ -242,6 +242,11 @@ func TestBlocksParse(t *testing.T) {
 		{"blocks/x16-y16-t2-l", "blocks/x16-y16-t2-l"},
 		{"blocks/x16-y16-t0", ""},
 		{"blocks/x16-y16-t17", ""},
+		{"blocks/x16-y32-t2-l-b2", "blocks/x16-y32-t2-l-b2"},
+		{"blocks/x16-y16-b3", "blocks/x16-y16-b3"},
+		{"blocks/x16-y16-b0", ""},
+		{"blocks/x16-y16-b9", ""},
+		{"blocks/x16-y16-b2-l", ""},
 		{"blocksx", ""},
 	} {
 		v, err := ParseVariant(tc.in)
