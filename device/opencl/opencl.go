@@ -330,16 +330,65 @@ func (d *Device) buildOptions() string {
 	return d.options
 }
 
-// srcOptions are the options src is built with: the device's, plus on
-// NVIDIA's platform the register cap the source's kernels ask for
+// srcOptions are the options src is built with. A register cap
 // (emit.Source.MaxRegisters, from CUDA-style launch bounds, which OpenCL C
-// cannot spell; cl_nv_compiler_options passes it to ptxas).
-func (d *Device) srcOptions(src emit.Source) string {
-	o := d.buildOptions()
+// cannot spell) is not among them: NVIDIA's compiler (CUDA 13 driver)
+// rejects "-cl-nv-maxrregcount N" and silently ignores
+// "-cl-nv-maxrregcount=N" (prism CDR in f32 ran the same with a cap of 64
+// as without one), so the cap goes into the program's PTX instead (see
+// capRegisters).
+func (d *Device) srcOptions(src emit.Source) string { return d.buildOptions() }
+
+// regCap is the register cap to write into src's PTX: on NVIDIA's
+// platform, whose program binaries are PTX, 0 elsewhere.
+func (d *Device) regCap(src emit.Source) int {
 	if src.MaxRegisters > 0 && strings.Contains(strings.ToLower(d.info.Platform), "nvidia") {
-		o = strings.TrimSpace(fmt.Sprintf("%s -cl-nv-maxrregcount=%d", o, src.MaxRegisters))
+		return src.MaxRegisters
 	}
-	return o
+	return 0
+}
+
+// capRegisters adds a ".maxnreg n" directive to every entry of a PTX
+// program (ptxas, which compiles NVIDIA's OpenCL binaries when they are
+// loaded, honours it as nvcc's launch bounds), replacing any there. A
+// binary that is not PTX text comes back unchanged, as does every binary
+// when n ≤ 0.
+func capRegisters(bin []byte, n int) []byte {
+	text := string(bin)
+	if n <= 0 || !strings.Contains(text, ".version") || !strings.Contains(text, ".entry") {
+		return bin
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(text, ".entry")
+		if i < 0 {
+			break
+		}
+		// The body starts at the first "{" after the parameter list;
+		// performance directives sit between the two.
+		params := strings.Index(text[i:], ")")
+		if params < 0 {
+			break
+		}
+		brace := strings.Index(text[i+params:], "{")
+		if brace < 0 {
+			break
+		}
+		body := i + params + brace
+		head := text[:body]
+		if j := strings.LastIndex(head, ".maxnreg"); j > i {
+			end := strings.IndexByte(head[j:], '\n') + 1 // the line with its newline
+			if end <= 0 {
+				end = len(head) - j
+			}
+			head = head[:j] + head[j+end:]
+		}
+		b.WriteString(head)
+		fmt.Fprintf(&b, ".maxnreg %d\n{", n)
+		text = text[body+1:]
+	}
+	b.WriteString(text)
+	return []byte(b.String())
 }
 
 // Dialect is emit.OpenCL.
@@ -544,7 +593,7 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 	st, key := cache.Open("opencl"), d.key(src)
 	if useCache {
 		if bin, ok := st.Get(key); ok && len(bin) > 0 {
-			prog = d.fromBinary(bin)
+			prog = d.fromBinary(bin, src)
 			if prog != 0 {
 				d.mu.Lock()
 				d.binaryHits++
@@ -565,7 +614,7 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 		case err != nil:
 			return nil, err
 		default:
-			prog = d.fromBinary(bin)
+			prog = d.fromBinary(bin, src)
 		}
 		if prog != 0 {
 			_ = st.Put(key, bin) // best effort
@@ -582,9 +631,17 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 		d.mu.Lock()
 		d.sourceBuild++
 		d.mu.Unlock()
-		if useCache {
-			if bin := d.binary(prog); bin != nil {
-				_ = st.Put(key, bin) // best effort
+		var bin []byte
+		if useCache || d.regCap(src) > 0 {
+			bin = d.binary(prog)
+		}
+		if useCache && bin != nil {
+			_ = st.Put(key, bin) // best effort
+		}
+		if d.regCap(src) > 0 && bin != nil { // the cap goes into the PTX
+			if capped := d.fromBinary(bin, src); capped != 0 {
+				cl.ReleaseProgram(prog)
+				prog = capped
 			}
 		}
 	}
@@ -683,8 +740,11 @@ func (d *Device) fromSource(src emit.Source) (uintptr, error) {
 	return prog, nil
 }
 
-// fromBinary rebuilds a cached binary; 0 when the driver refuses it.
-func (d *Device) fromBinary(bin []byte) uintptr {
+// fromBinary rebuilds a cached binary of src (with src's register cap,
+// see capRegisters); 0 when the driver refuses it.
+func (d *Device) fromBinary(bin []byte, src emit.Source) uintptr {
+	bin = capRegisters(bin, d.regCap(src))
+	options := d.srcOptions(src)
 	var a dl.Arena
 	defer a.Free()
 	a.Pin(&bin[0])
@@ -700,7 +760,7 @@ func (d *Device) fromBinary(bin []byte) uintptr {
 		}
 		return 0
 	}
-	if cl.BuildProgram(prog, 1, a.Uintptrs(d.dev), a.CString(d.buildOptions()), 0, 0) != clSuccess {
+	if cl.BuildProgram(prog, 1, a.Uintptrs(d.dev), a.CString(options), 0, 0) != clSuccess {
 		cl.ReleaseProgram(prog)
 		return 0
 	}

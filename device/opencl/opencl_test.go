@@ -382,23 +382,48 @@ func TestExtraOptions(t *testing.T) {
 	}
 }
 
-// A register cap reaches NVIDIA's compiler (and the cache key) only on
-// NVIDIA's platform: other compilers reject -cl-nv options.
+// A register cap goes into NVIDIA's PTX (whose compiler ignores its
+// -cl-nv-maxrregcount option), never into the options: other compilers
+// reject -cl-nv options.
 func TestRegisterCapOption(t *testing.T) {
 	src := emit.Source{Dialect: emit.OpenCL, Text: "kernel void f(void) {}\n"}
 	capped := src
 	capped.MaxRegisters = 128
 	for _, c := range []struct {
 		platform string
-		want     bool
-	}{{"NVIDIA CUDA", true}, {"Portable Computing Language", false}} {
+		want     int
+	}{{"NVIDIA CUDA", 128}, {"Portable Computing Language", 0}} {
 		d := &Device{info: device.Info{Platform: c.platform}, options: BuildOptions}
-		got := strings.Contains(d.srcOptions(capped), "-cl-nv-maxrregcount=128")
-		if got != c.want || strings.Contains(d.srcOptions(src), "maxrregcount") {
-			t.Errorf("%s: options %q / %q", c.platform, d.srcOptions(capped), d.srcOptions(src))
+		if got := d.regCap(capped); got != c.want || d.regCap(src) != 0 {
+			t.Errorf("%s: cap %d (plain %d), want %d", c.platform, got, d.regCap(src), c.want)
 		}
-		if (d.key(src) != d.key(capped)) != c.want {
-			t.Errorf("%s: capped and plain keys equal: %v", c.platform, d.key(src) == d.key(capped))
+		if strings.Contains(d.srcOptions(capped), "maxrregcount") {
+			t.Errorf("%s: options %q", c.platform, d.srcOptions(capped))
+		}
+		// One binary serves both: the cap is applied when it is loaded.
+		if d.key(src) != d.key(capped) {
+			t.Errorf("%s: capped and plain keys differ", c.platform)
+		}
+	}
+}
+
+func TestCapRegisters(t *testing.T) {
+	ptx := ".version 8.0\n.target sm_90\n.visible .entry f(\n\t.param .u32 f_param_0\n)\n.reqntid 128, 1, 1\n{\n\tret;\n}\n" +
+		".visible .entry g(\n\t.param .u64 g_param_0\n)\n.maxnreg 200\n{\n\tret;\n}\n"
+	for _, tc := range []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{"two entries, one capped already", ptx, 96,
+			".version 8.0\n.target sm_90\n.visible .entry f(\n\t.param .u32 f_param_0\n)\n.reqntid 128, 1, 1\n.maxnreg 96\n{\n\tret;\n}\n" +
+				".visible .entry g(\n\t.param .u64 g_param_0\n)\n.maxnreg 96\n{\n\tret;\n}\n"},
+		{"no cap", ptx, 0, ptx},
+		{"not PTX", "\x7fELF binary .entry (", 64, "\x7fELF binary .entry ("},
+	} {
+		if got := string(capRegisters([]byte(tc.in), tc.n)); got != tc.want {
+			t.Errorf("%s:\n%s\nwant\n%s", tc.name, got, tc.want)
 		}
 	}
 }
