@@ -57,6 +57,21 @@ type Buffer interface {
 	Free() error
 }
 
+// Slicer is implemented by devices whose buffers can be viewed in part,
+// so that a run can take its many buffers from one allocation (an
+// allocation costs tens of µs on a GPU). Slice returns bytes [off,
+// off+n) of b, which must be one of the device's own allocations, as a
+// Buffer that kernels, Upload and Download take like any other; it is
+// valid while b is, and its Free does nothing. off must be a multiple of
+// SliceAlign.
+type Slicer interface {
+	Slice(b Buffer, off, n int64) (Buffer, error)
+}
+
+// SliceAlign is the alignment of a Slice's offset (CUDA's allocation
+// granule for global-memory accesses; more than any element needs).
+const SliceAlign = 256
+
 // Kernel is one compiled entry point.
 type Kernel interface {
 	Name() string

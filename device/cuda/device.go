@@ -241,14 +241,31 @@ func (d *Device) Close() error {
 	return err
 }
 
-// Buffer is device memory (cuMemAlloc).
+// Buffer is device memory (cuMemAlloc), or a view of part of one
+// (Slice).
 type Buffer struct {
 	d    *Device
 	ptr  uint64
 	size int64
+	view bool // a Slice: Free leaves the memory to its allocation
 }
 
 var _ device.Buffer = (*Buffer)(nil)
+var _ device.Slicer = (*Device)(nil)
+
+// Slice is bytes [off, off+n) of b, an allocation of d's (device.Slicer).
+func (d *Device) Slice(b device.Buffer, off, n int64) (device.Buffer, error) {
+	cb, ok := b.(*Buffer)
+	switch {
+	case !ok || cb.d != d || cb.view:
+		return nil, fmt.Errorf("cuda: Slice of %T, not an allocation of this device", b)
+	case cb.ptr == 0:
+		return nil, errors.New("cuda: Slice of a freed buffer")
+	case off < 0 || n < 0 || off+n > cb.size || off%device.SliceAlign != 0:
+		return nil, fmt.Errorf("cuda: Slice [%d, %d) of a buffer of %d bytes (offsets multiples of %d)", off, off+n, cb.size, device.SliceAlign)
+	}
+	return &Buffer{d: d, ptr: cb.ptr + uint64(off), size: n, view: true}, nil
+}
 
 // Alloc allocates bytes of device memory (uninitialised).
 func (d *Device) Alloc(bytes int64) (device.Buffer, error) { return d.AllocBuffer(bytes) }
@@ -313,9 +330,11 @@ func (b *Buffer) Fill(v byte) error {
 	return b.d.Do(func() error { return check("cuMemsetD8_v2", drv.cuMemsetD8(b.ptr, v, uint64(b.size))) })
 }
 
-// Free releases the memory; a second Free does nothing.
+// Free releases the memory; a second Free does nothing, nor does a
+// view's.
 func (b *Buffer) Free() error {
-	if b.ptr == 0 {
+	if b.ptr == 0 || b.view {
+		b.ptr = 0
 		return nil
 	}
 	p := b.ptr

@@ -517,8 +517,32 @@ func argValue(a any) (uintptr, error) {
 // Buffer is host memory from an anonymous mmap, page-aligned and outside the
 // Go heap.
 type Buffer struct {
-	mem  []byte // the whole mapping; nil once freed
+	mem  []byte // the whole mapping (a view: its part); nil once freed
 	size int64
+	view bool // a Slice: Free leaves the mapping to its allocation
+}
+
+var _ device.Slicer = (*Device)(nil)
+
+// Slice is bytes [off, off+n) of b, an allocation of the host device's
+// (device.Slicer).
+func (d *Device) Slice(b device.Buffer, off, n int64) (device.Buffer, error) {
+	hb, ok := b.(*Buffer)
+	switch {
+	case !ok || hb.view:
+		return nil, fmt.Errorf("host: Slice of %T, not an allocation of the host backend", b)
+	case hb.mem == nil:
+		return nil, errors.New("host: Slice of a freed buffer")
+	case off < 0 || n < 0 || off+n > hb.size || off%device.SliceAlign != 0:
+		return nil, fmt.Errorf("host: Slice [%d, %d) of a buffer of %d bytes (offsets multiples of %d)", off, off+n, hb.size, device.SliceAlign)
+	}
+	// A byte of the mapping where one is left, so that a view of 0
+	// bytes still has an address (as Alloc's buffers do).
+	end := off + n
+	if n == 0 && end < int64(len(hb.mem)) {
+		end++
+	}
+	return &Buffer{mem: hb.mem[off:end:end], size: n, view: true}, nil
 }
 
 // Alloc maps bytes of zeroed, page-aligned memory.
@@ -587,7 +611,8 @@ func (b *Buffer) Download(dst []byte) error {
 
 // Free unmaps the memory. Freeing twice is a no-op.
 func (b *Buffer) Free() error {
-	if b.mem == nil {
+	if b.mem == nil || b.view {
+		b.mem = nil
 		return nil
 	}
 	mem := b.mem

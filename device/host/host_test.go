@@ -220,6 +220,53 @@ func TestBuffer(t *testing.T) {
 	z.Free()
 }
 
+// Views of one allocation (device.Slicer): their bytes are the
+// allocation's, their Free leaves it alone, and bad slices are refused.
+func TestSlice(t *testing.T) {
+	d := open(t)
+	b, err := d.Alloc(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	v, err := d.Slice(b, 256, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Upload([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b.(*Buffer).Bytes()[256:261]); got != "hello" || v.Size() != 5 || v.(*Buffer).Ptr() != b.(*Buffer).Ptr()+256 {
+		t.Fatalf("view bytes %q size %d", got, v.Size())
+	}
+	if err := v.Upload(make([]byte, 6)); err == nil {
+		t.Error("upload past the view accepted")
+	}
+	if err := v.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b.(*Buffer).Bytes()[256:261]); got != "hello" {
+		t.Fatalf("the view's Free changed the allocation: %q", got)
+	}
+	if z, err := d.Slice(b, 768, 0); err != nil || z.(*Buffer).Ptr() == 0 {
+		t.Errorf("empty view: %v", err)
+	}
+	w, _ := d.Slice(b, 0, 8)
+	for name, c := range map[string]struct {
+		b      device.Buffer
+		off, n int64
+	}{
+		"misaligned":   {b, 8, 8},
+		"past the end": {b, 768, 300},
+		"negative":     {b, 0, -1},
+		"of a view":    {w, 0, 8},
+	} {
+		if _, err := d.Slice(c.b, c.off, c.n); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
 func TestCompileError(t *testing.T) {
 	d := open(t)
 	_, err := d.Build(emit.Source{Dialect: emit.C, Text: "void broken(int64_t g) { this is not C; }\n", Entries: []string{"broken"}})

@@ -43,6 +43,7 @@ type pumFlags struct {
 	layout             string
 	integrator         string
 	decompose          string
+	perCell            bool // --per-cell
 	// levels and degrees as given (bench: lists or ranges, e.g. 5-9).
 	levelSpec, degreeSpec string
 	threads, tiles, side  int
@@ -54,11 +55,11 @@ func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, 
 	many := map[bool]string{true: "; a list or range, e.g. 5-9 or 1,3,5", false: ""}[strategy == "both"]
 	f.StringVar(&o.levelSpec, "level", "4", fmt.Sprintf("cover level: 2^level patches per direction (2-D ≤ %d, 3-D ≤ %d)%s", pum.MaxLevel2D, pum.MaxLevel3D, many))
 	f.StringVar(&o.degreeSpec, "degree", "1", fmt.Sprintf("local polynomial degree p (2-D ≤ %d, 3-D ≤ %d)%s", pum.MaxDegree2D, pum.MaxDegree3D, many))
-	f.IntVar(&o.threads, "threads", 0, "threads per block of the device kernels (0: for the group kernel on a GPU 64 in 2-D up to p = 3, 256 above, 128 in 3-D, as measured on the H100; 64 for the thread kernel; 16 and 1 on a CPU)")
-	f.IntVar(&o.side, "side", 0, fmt.Sprintf("group kernel: side R of a thread's R×R tiles of the element block (0: on a GPU 4, 3 for 2-D p = 4, 2 for p ≤ 1 in 2-D, as measured on the H100; 2 on a CPU; up to %d) — 2R staged loads per R² multiply-adds", kpum.MaxSide))
-	f.IntVar(&o.tiles, "tiles", 0, fmt.Sprintf("group kernel: tiles of the element block per thread (0: on a GPU 2 with 2×2 tiles, else 1, as measured on the H100; 1 on a CPU; up to %d) — fewer threads per cell, more cells per block", kpum.MaxTiles))
+	f.IntVar(&o.threads, "threads", 0, "threads per block of the device kernels (0: for the group kernel on a GPU 64 in 2-D up to p = 3, 256 for p = 1 and above p = 3, 128 in 3-D, as measured on the H100; 64 for the thread kernel; 16 and 1 on a CPU)")
+	f.IntVar(&o.side, "side", 0, fmt.Sprintf("group kernel: side R of a thread's R×R tiles of the element block (0: on a GPU 4, 3 for 2-D p = 1 and 4, 2 for p = 0, as measured on the H100; 2 on a CPU; up to %d) — 2R staged loads per R² multiply-adds", kpum.MaxSide))
+	f.IntVar(&o.tiles, "tiles", 0, fmt.Sprintf("group kernel: tiles of the element block per thread (0: on a GPU 2 with 2×2 tiles (p = 0), else 1, as measured on the H100; 1 on a CPU; up to %d) — fewer threads per cell, more cells per block", kpum.MaxTiles))
 	f.BoolVar(&o.periodic, "periodic", false, "periodic domain (every patch inner)")
-	f.StringVar(&o.coeff, "coeff", coeff, "coefficients: const (κ = K, r = R, f = 1) or smooth (κ = K(1+0.3|x|²+0.2x₀(1−x₀)), r = R(1+x₀x₁), f = 1+x₀²x₁−x_d³)")
+	f.StringVar(&o.coeff, "coeff", coeff, "coefficients: const (κ = K, r = R, f = 1), smooth (κ = K(1+0.3|x|²+0.2x₀(1−x₀)), r = R(1+x₀x₁), f = 1+x₀²x₁−x_d³) or wave (κ = K, r = R, f = (4π²dK+R)·Π sin 2πx_k: with --periodic the solution is Π sin 2πx_k)")
 	f.Float64Var(&o.kappa, "kappa", 1, "κ scale K (> 0)")
 	f.Float64Var(&o.r, "r", r, "r scale R (≥ 0; 0 leaves the mass term out)")
 	f.StringVar(&o.backend, "backend", backend, "reference (float64 Go, all cores), or a device backend: auto, cuda, opencl, c")
@@ -67,6 +68,7 @@ func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, 
 	f.StringVar(&o.strategy, "strategy", strategy, "device assembly: atomic, colour, fused (atomic adds from the integration kernel, no element buffer)"+map[bool]string{true: ", both (atomic and colour) or all", false: ""}[strategy == "both"])
 	f.StringVar(&o.integrator, "integrator", "auto", "integration kernel: auto (group on a GPU, thread on a CPU; fused: group), thread (one thread per cell) or group (a team of threads per cell, points staged in shared memory)")
 	f.StringVar(&o.decompose, "decompose", pumDecompDevice, "where a device run decomposes the cover into cells: device (count, prefix sum, fill kernels from the split tables; the patch data and matrix pattern made there too) or host (pum.Decompose and the plan on the host, uploaded)")
+	f.BoolVar(&o.perCell, "per-cell", false, "fused strategy with device decomposition: integrate and add every cell on its own, as before the merged kernels (default: a uniform cover's bins ordered by active set and the 2^d cells of a set summed in registers, one atomic add per entry per set)")
 	f.StringVar(&o.layout, "layout", "auto", "element-block layout: auto (interleaved on a GPU, blocked on a CPU), blocked, interleaved")
 }
 
@@ -187,6 +189,7 @@ func (o *pumFlags) config() (pumConfig, error) {
 	default:
 		return cfg, usagef("--decompose %q: want device or host", o.decompose)
 	}
+	cfg.perCell = o.perCell
 	switch o.layout {
 	case "auto", "blocked":
 	case "interleaved":
@@ -251,6 +254,7 @@ type pumBenchRow struct {
 	Layout     string  `json:"layout,omitempty"`
 	Integrator string  `json:"integrator,omitempty"`
 	Decompose  string  `json:"decompose,omitempty"`
+	Merge      int     `json:"merge,omitempty"` // cells the fused kernel takes together (SetOrder's sets)
 	Dim        int     `json:"dim"`
 	Level      int     `json:"level"`
 	Degree     int     `json:"degree"`
@@ -431,6 +435,7 @@ func pumRow(backend, devName, strategy string, cfg pumConfig, out *pumOutcome, r
 		r.Layout = cfg.layout.String()
 		r.Integrator = out.integrator
 		r.Decompose = cfg.decompose
+		r.Merge = out.merge
 	}
 	if t := r.TotalS; t > 0 {
 		r.USPerDOF = t / float64(dof) * 1e6

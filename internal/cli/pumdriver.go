@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"time"
 	"unsafe"
 
@@ -39,6 +40,11 @@ type pumConfig struct {
 	side               int    // group kernel: tile side (kpum.Spec.Side)
 	budget             int64  // element-buffer entries per batch; 0: pumBudget
 	decompose          string // pumDecompDevice or pumDecompHost; "": device
+	// perCell keeps the fused strategy's device decomposition in
+	// PatchOrder, one cell per team; otherwise a uniform cover's bins
+	// come in SetOrder and the merged kernel (Spec.Merge) takes a set's
+	// cells together.
+	perCell bool
 }
 
 // Where the decomposition runs: on the device from the uniform cover's
@@ -64,6 +70,7 @@ type pumOutcome struct {
 	launches   int
 	batches    int
 	integrator string // the integration kernel used (pumThread or pumGroup)
+	merge      int    // cells the fused kernel took together (1: one)
 }
 
 // pumReference assembles in float64 Go (pum.Build, all cores).
@@ -80,6 +87,52 @@ type pumRunner struct {
 	dev  device.Device
 	dt   kernel.DType
 	bufs []device.Buffer
+	// Wall time of the allocations and uploads, for BESPOKE_PUM_TRACE.
+	allocT, uploadT time.Duration
+	nAlloc, nUpload int
+	// arena, where the device can slice buffers (device.Slicer): one
+	// allocation that alloc takes views of while room is left (on the
+	// H100 the 26 allocations of 2-D l9 p = 1 took 1.2–1.5 ms of its
+	// 5.5).
+	arena      device.Buffer
+	used, room int64
+}
+
+// reserve allocates the arena of bytes where the device can slice
+// buffers; allocations beyond it fall back to their own.
+func (r *pumRunner) reserve(bytes int64) error {
+	if _, ok := r.dev.(device.Slicer); !ok || bytes <= 0 {
+		return nil
+	}
+	b, err := r.alloc(bytes)
+	if err != nil {
+		return err
+	}
+	r.arena, r.used, r.room = b, 0, bytes
+	return nil
+}
+
+// pumAlign rounds a buffer's size up to device.SliceAlign (at least 8
+// bytes: no buffer is empty).
+func pumAlign(n int64) int64 {
+	return (max(n, 8) + device.SliceAlign - 1) / device.SliceAlign * device.SliceAlign
+}
+
+// pumArenaBytes is what a device-decomposition run allocates before its
+// element buffers (the matrix, load, rule, tables, patch data, pattern
+// and bins, each aligned), so that one allocation serves them all.
+func pumArenaBytes(dc *kpum.Decomposer, rb int64, B, nq int, entries int64, colour bool) int64 {
+	n := 2*pumAlign(int64(nq)*rb) + pumAlign(entries*rb) + pumAlign(int64(dc.N*B)*rb) +
+		pumAlign(int64(len(dc.SGeo))*rb) + pumAlign(4*int64(len(dc.SNbr))) + 2*pumAlign(rb*int64(dc.N*dc.Dim)) +
+		pumAlign(4*int64(dc.N+1)) + pumAlign(4*dc.Blocks) + pumAlign(rb*int64(len(dc.SPt))) +
+		pumAlign(4*int64(len(dc.SPtr))) + pumAlign(4*int64(len(dc.SIvl))) + pumAlign(4*int64(len(dc.SCnt))) + pumAlign(4*int64(len(dc.SSet)))
+	if colour {
+		n += pumAlign(4 * int64(dc.HistLen()))
+	}
+	for _, b := range dc.PatchBins { // every order's bins have these sizes
+		n += 2*pumAlign(rb*int64(b.Cells*dc.Dim)) + pumAlign(4*int64(b.Cells*b.Active))
+	}
+	return n + int64(3*len(dc.Bins))*pumAlign(0) // stand-ins for empty bins
 }
 
 func (r *pumRunner) close() {
@@ -89,12 +142,33 @@ func (r *pumRunner) close() {
 }
 
 func (r *pumRunner) alloc(bytes int64) (device.Buffer, error) {
+	t0 := time.Now()
+	if n := pumAlign(bytes); r.arena != nil && r.used+n <= r.room {
+		b, err := r.dev.(device.Slicer).Slice(r.arena, r.used, max(bytes, 8))
+		if err != nil {
+			return nil, err
+		}
+		r.used += n
+		r.allocT += time.Since(t0)
+		return b, nil
+	}
 	b, err := r.dev.Alloc(max(bytes, 8))
 	if err != nil {
 		return nil, err
 	}
+	r.allocT += time.Since(t0)
+	r.nAlloc++
 	r.bufs = append(r.bufs, b)
 	return b, nil
+}
+
+// upload copies x into b and counts it for the trace.
+func (r *pumRunner) upload(b device.Buffer, x []byte) error {
+	t0 := time.Now()
+	err := b.Upload(x)
+	r.uploadT += time.Since(t0)
+	r.nUpload++
+	return err
 }
 
 func (r *pumRunner) reals(x []float64) (device.Buffer, error) {
@@ -102,7 +176,7 @@ func (r *pumRunner) reals(x []float64) (device.Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b, b.Upload(r.dt.Encode(x))
+	return b, r.upload(b, r.dt.Encode(x))
 }
 
 func (r *pumRunner) ints(x []int32) (device.Buffer, error) {
@@ -110,7 +184,7 @@ func (r *pumRunner) ints(x []int32) (device.Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b, b.Upload(kernel.EncodeInts(4, widen(x)))
+	return b, r.upload(b, kernel.EncodeInts(4, widen(x)))
 }
 
 // pumBin is a bin of the device's plan with its buffers lo, hi, act.
@@ -171,6 +245,12 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 			switch {
 			case cfg.dim == 3:
 				cfg.threads = 128
+			case cfg.degree == 1 && cfg.tiles == 0 && cfg.side == 0:
+				// With the merged kernel and the hats once per point
+				// (2-D l9 p = 1 integration: 1.75 ms with 3×3 tiles
+				// over 256 threads, 1.85–1.9 over 64 or 128, 2.3 with
+				// the 2×2 tiles, two per thread, over 64).
+				cfg.threads = 256
 			case cfg.degree <= 3:
 				cfg.threads = 64
 			default:
@@ -188,13 +268,13 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		// Measured on the H100 (fused, 2-D level 9, 3-D level 6, total
 		// ms): 4×4 tiles, one per thread, where the element blocks are
 		// large (2-D p = 5 225 against 325 with 2×2; 3-D p = 2 481
-		// against 609), 3×3 for 2-D p = 4 (84 against 101), 2×2 tiles
-		// two per thread for the small blocks of p ≤ 1 (2-D p = 1 5.2–5.5
-		// against 6.8 with one).
+		// against 609), 3×3 for 2-D p = 4 (84 against 101) and for 2-D
+		// p = 1 (above), 2×2 tiles two per thread for the small blocks of
+		// p = 0.
 		switch {
-		case cfg.degree <= 1 && (cfg.dim == 2 || cfg.degree == 0):
+		case cfg.degree == 0:
 			cfg.side, cfg.tiles = 2, 2
-		case cfg.dim == 2 && cfg.degree == 4:
+		case cfg.dim == 2 && (cfg.degree == 1 || cfg.degree == 4):
 			cfg.side, cfg.tiles = 3, 1
 		default:
 			cfg.side, cfg.tiles = 4, 1
@@ -299,10 +379,18 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	var dk pumDecompKernels
 	if onDevice {
 		// The colour strategy needs the colour groups; the atomic adds
-		// favour a patch's cells together.
+		// favour a patch's cells together; the fused kernel sums a set's
+		// cells before its atomics, 2^d times fewer (2-D l9 p = 1 made
+		// 235 M atomic adds, 3-D l6 p = 1 4 G).
 		order := kpum.PatchOrder
-		if cfg.strategy == pumColour {
+		switch {
+		case cfg.strategy == pumColour:
 			order = kpum.ColourOrder
+		case fused && !cfg.perCell && dc.SetCells > 1 && (cfg.dim == 3 || cfg.degree <= 3):
+			// Not for 2-D p ≥ 4, whose large blocks gained nothing (on
+			// the H100, 2-D l9 p = 5 integrated in 208 ms merged, 197 per
+			// cell; p = 1 in 2.4 against 3.0, 3-D l6 p = 1 33 against 42).
+			order, spec.Merge = kpum.SetOrder, dc.SetCells
 		}
 		threads := 128
 		if !gpu {
@@ -368,6 +456,11 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	// Device set-up: the rule, the matrix and load, the patch data and
 	// the matrix pattern (made on the device, or uploaded).
 	t4 := time.Now()
+	if onDevice {
+		if err := r.reserve(pumArenaBytes(dc, rb, B, len(rule.X), entries, cfg.strategy == pumColour)); err != nil {
+			return nil, err
+		}
+	}
 	for name, x := range map[string][]float64{"qx": rule.X, "qw": rule.W} {
 		if bufs[name], err = r.reals(x); err != nil {
 			return nil, err
@@ -429,9 +522,13 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if err != nil {
 		return nil, err
 	}
+	out.merge = max(spec.Merge, 1)
 	if fused { // one launch per bin: no element buffer to bound it
 		chunks = chunks[:0]
 		for bi, b := range bins {
+			if b.Cells%out.merge != 0 {
+				return nil, fmt.Errorf("pum: bin %d holds %d cells, not whole active sets of %d", b.Active, b.Cells, out.merge)
+			}
 			chunks = append(chunks, kpum.Chunk{Bin: bi, First: 0, Count: b.Cells})
 		}
 	}
@@ -462,18 +559,30 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, ch := range chunks {
+	integrate := func(ch kpum.Chunk) error {
 		b := bins[ch.Bin]
-		a := b.Active
+		out.batches++
+		return launch(integ[b.Active], map[string]int64{kpum.Cells: int64(ch.Count), kpum.C0: int64(ch.First), kpum.Batch: int64(ch.Count)}, b.bufs)
+	}
+	if fused { // the bins' launches in one timed section: one wait, not one per bin
 		err := elapsed(&out.tm.Integrate, func() error {
-			return launch(integ[a], map[string]int64{kpum.Cells: int64(ch.Count), kpum.C0: int64(ch.First), kpum.Batch: int64(ch.Count)}, b.bufs)
+			for _, ch := range chunks {
+				if err := integrate(ch); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		out.batches++
-		if fused {
-			continue
+		chunks = nil // nothing left to assemble
+	}
+	for _, ch := range chunks {
+		b := bins[ch.Bin]
+		a := b.Active
+		if err := elapsed(&out.tm.Integrate, func() error { return integrate(ch) }); err != nil {
+			return nil, err
 		}
 		err = elapsed(&out.tm.Assemble, func() error {
 			one := func(first, count int) error {
@@ -502,6 +611,10 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	}
 	out.tm.Total = out.tm.Setup + out.tm.Decompose + out.tm.Integrate + out.tm.Assemble
 	out.launches = l.launches
+	if os.Getenv("BESPOKE_PUM_TRACE") != "" {
+		fmt.Fprintf(os.Stderr, "pum trace: arena %d of %d bytes used; %d allocations %v, %d uploads %v, %d launches, %d timed sections %v (device %v); set-up %v decomposition %v integration %v assembly %v\n",
+			r.used, r.room, r.nAlloc, r.allocT, r.nUpload, r.uploadT, l.launches, l.sections, l.sectionT, l.devT, out.tm.Setup, out.tm.Decompose, out.tm.Integrate, out.tm.Assemble)
+	}
 
 	// The host's view of the result, outside the timings: with device
 	// decomposition the cover is built here and the device's pattern
@@ -544,6 +657,11 @@ type pumLauncher struct {
 	dks      map[string]device.Kernel
 	bufs     map[string]device.Buffer // by parameter name
 	launches int
+	// Timed sections and their wall time (launch, events, wait), for
+	// BESPOKE_PUM_TRACE.
+	sections int
+	sectionT time.Duration
+	devT     []time.Duration // each section's device time
 }
 
 // launch runs k with the values and buffers: those of bin first, then the
@@ -573,8 +691,12 @@ func (l *pumLauncher) launch(k *kernel.Kernel, vals map[string]int64, bin map[st
 
 // elapsed runs f, which launches, and adds its device time to *d.
 func (l *pumLauncher) elapsed(d *time.Duration, f func() error) error {
+	t0 := time.Now()
 	dt, err := l.dev.Elapsed(f)
 	*d += dt
+	l.devT = append(l.devT, dt)
+	l.sections++
+	l.sectionT += time.Since(t0)
 	return err
 }
 
@@ -612,8 +734,12 @@ func newPUMDecompKernels(ds kpum.DecompSpec, order kpum.BinOrder, bins []int) (d
 	if dk.pattern, err = kpum.PatternKernel(ds); err != nil {
 		return dk, err
 	}
-	if order == kpum.PatchOrder {
+	switch order {
+	case kpum.PatchOrder:
 		dk.fill, err = kpum.FillPatchKernel(ds, bins)
+		return dk, err
+	case kpum.SetOrder:
+		dk.fill, err = kpum.FillSetKernel(ds, bins)
 		return dk, err
 	}
 	if dk.count, err = kpum.CountKernel(ds); err != nil {
@@ -642,7 +768,10 @@ func pumDecomposeOnDevice(r *pumRunner, l *pumLauncher, dc *kpum.Decomposer, dk 
 		return nil, err
 	}
 	tables := map[string][]int32{"sptr": dc.SPtr, "sivl": dc.SIvl, "scnt": dc.SCnt}
-	if dk.order == kpum.ColourOrder {
+	switch dk.order {
+	case kpum.SetOrder:
+		tables["sset"] = dc.SSet
+	case kpum.ColourOrder:
 		tables = map[string][]int32{"sptr": dc.SPtr, "sivl": dc.SIvl, "hist": make([]int32, dc.HistLen())}
 	}
 	for name, x := range tables {

@@ -50,6 +50,13 @@ import (
 //     closed form: the bin's cells in the patches before it and in its
 //     patch before it, from per-direction counts (the bin sizes too, on
 //     the host: no count, no histogram). Cell for cell NewPlan's bins.
+//
+// SetOrder, the same bins ordered by active set (the fused strategy's
+// merged kernels):
+//
+//   - FillSet (as FillPatch) writes each cell at the number of the bin's
+//     cells in the sets before its own plus its rank in its set, in
+//     closed form from SSet.
 
 // Scalar arguments of the decomposition kernels, by name.
 const (
@@ -93,8 +100,21 @@ type Decomposer struct {
 	// SCnt, 6 per entry: the intervals along k with v = 1, 2, 3 active
 	// patches, then their prefix sums over ix (PatchOrder's closed form).
 	SCnt []int32
-	// PatchBins are the bins in PatchOrder, sized in closed form.
+	// PatchBins are the bins in PatchOrder, sized in closed form (SetOrder's
+	// bins have the same sizes).
 	PatchBins []DeviceBin
+	// SSet, 5 per interval (indexed as SIvl): SetOrder's closed form. The
+	// intervals along k with one list of active indices form a 1-D set;
+	// per interval the intervals of its set, its rank among them, and
+	// the intervals of the sets before its own with 1, 2 and 3 active
+	// patches (sets ordered by first appearance, ix then t).
+	SSet []int32
+	// SetCells is the cells of every active set (the product over the
+	// directions of their 1-D sets' size) where that is one number (2^d
+	// on uniform covers), else 0: SetOrder's bins then hold whole sets of
+	// SetCells cells one after another, which a merged integration
+	// kernel (Spec.Merge) takes together.
+	SetCells int
 }
 
 // BinOrder is how a device decomposition orders a bin's cells.
@@ -116,9 +136,23 @@ const (
 	PatchOrder
 )
 
+// SetOrder orders a bin by active set: the cells with one set of active
+// patches (on a uniform cover 2^d cells of 2^d owners: e.g. the two
+// halves of an overlap, split at the basic extents' border) lie together,
+// sets by their directions' first appearance, z slowest, a set's cells
+// x fastest. The fill kernel alone, in closed form as PatchOrder's (from
+// SSet). A merged integration kernel (Spec.Merge = SetCells) sums a set's
+// cells in registers and adds each matrix entry once per set instead of
+// once per cell: the fused strategy's atomics, which bound it on an
+// H100, fall by 2^d.
+const SetOrder BinOrder = PatchOrder + 1
+
 func (o BinOrder) String() string {
-	if o == PatchOrder {
+	switch o {
+	case PatchOrder:
 		return "patch"
+	case SetOrder:
+		return "set"
 	}
 	return "colour"
 }
@@ -133,6 +167,8 @@ const (
 	nbrCount  = 1
 	nbrPrefix = 2
 	nbrIndex  = 3
+	setStride = 5
+	setBefore = 2 // SSet: the intervals of the sets before this one's with 1, 2, 3 active
 )
 
 // maxHist bounds the histogram (its counters are int32); stripeHist is
@@ -198,9 +234,11 @@ func NewDecomposer(dim, level int, alpha float64, periodic bool) (*Decomposer, e
 	dc.SGeo = make([]float64, 0, dim*n*2)
 	dc.SIvl = make([]int32, 0, (len(st.Pt)-dim*n)*ivlStride)
 	dc.SCnt = make([]int32, 0, dim*n*cntStride)
+	dc.SSet = make([]int32, 0, cap(dc.SIvl)/ivlStride*setStride)
 	bins := []int{1}
 	mul := 1
 	var tot [3][4]int64 // per direction, the intervals with v active over all ix
+	setCells := 1
 	for k := range dim {
 		most, total := 0, 0
 		var seen [4]bool // active counts along k
@@ -236,6 +274,11 @@ func NewDecomposer(dim, level int, alpha float64, periodic bool) (*Decomposer, e
 			dc.SCnt = append(dc.SCnt, ncnt[:]...)
 			most = max(most, np-1)
 		}
+		m, err := setTable(dc.SIvl[len(dc.SIvl)-ivlStride*int(tot[k][1]+tot[k][2]+tot[k][3]):], n, &dc.SSet)
+		if err != nil {
+			return nil, err
+		}
+		setCells = setCells * m // 0 stays 0: sets of several sizes
 		// Every combination of the directions' counts occurs: a patch's
 		// intervals along each direction are chosen independently.
 		var next []int
@@ -254,6 +297,7 @@ func NewDecomposer(dim, level int, alpha float64, periodic bool) (*Decomposer, e
 	}
 	dc.Bins = bins
 	dc.MaxActive = bins[len(bins)-1]
+	dc.SetCells = setCells
 	// PatchOrder's bins: per combination of the directions' counts, the
 	// product of their interval totals.
 	size := map[int]int64{}
@@ -288,6 +332,83 @@ func NewDecomposer(dim, level int, alpha float64, periodic bool) (*Decomposer, e
 		return nil, fmt.Errorf("kernel/pum: a histogram of %d counters exceeds %d", dc.HistLen(), maxHist)
 	}
 	return dc, nil
+}
+
+// setTable appends to sset SetOrder's rows (setStride each) for one
+// direction's intervals ivl (SIvl rows, ix then t; indices below per)
+// and returns the intervals of every 1-D set where all sets have as
+// many, else 0.
+func setTable(ivl []int32, per int, sset *[]int32) (int, error) {
+	type set struct {
+		size, v int32
+		before  [3]int32
+	}
+	n := len(ivl) / ivlStride
+	// Sets by their active indices: single and adjacent pairs in arrays
+	// by the first index (a map of every set cost 0.3–0.8 ms at 2-D
+	// level 9, inside the timed run), the rest (periodic wraps) in a map.
+	single := make([]int32, 2*per)
+	pair := single[per:]
+	for i := range single {
+		single[i] = -1
+	}
+	other := map[[ivlPre]int32]int32{}
+	sets := make([]set, 0, n)
+	of := make([]int32, n)
+	rank := make([]int32, n)
+	for t := range n {
+		row := ivl[t*ivlStride:]
+		c, i0 := row[0], row[1]
+		if c < 1 || c > 3 || i0 < 0 || int(i0) >= per {
+			return 0, fmt.Errorf("kernel/pum: interval %d has %d active patches along a direction, the first %d (want 1…3 of 0…%d)", t, c, i0, per-1)
+		}
+		j := int32(-1)
+		var key [ivlPre]int32
+		switch {
+		case c == 1:
+			j = single[i0]
+		case c == 2 && row[2] == i0+1:
+			j = pair[i0]
+		default:
+			copy(key[:], row)
+			if k, ok := other[key]; ok {
+				j = k
+			}
+		}
+		if j < 0 { // a new set
+			j = int32(len(sets))
+			sets = append(sets, set{v: c})
+			switch {
+			case c == 1:
+				single[i0] = j
+			case c == 2 && row[2] == i0+1:
+				pair[i0] = j
+			default:
+				other[key] = j
+			}
+		}
+		of[t], rank[t] = j, sets[j].size
+		sets[j].size++
+	}
+	var run [3]int32 // intervals of the sets so far, by active count
+	for j := range sets {
+		sets[j].before = run
+		run[sets[j].v-1] += sets[j].size
+	}
+	common := 0
+	for j, st := range sets {
+		if j == 0 {
+			common = int(st.size)
+		} else if int(st.size) != common {
+			common = 0
+			break
+		}
+	}
+	for t := range n {
+		st := sets[of[t]]
+		*sset = append(*sset, st.size, rank[t], st.before[0], st.before[1], st.before[2])
+	}
+	return common, nil
 }
 
 // HistLen is the histogram's length: Stripes copies of (MaxActive+1) ×
@@ -661,6 +782,22 @@ func FillKernel(s DecompSpec, bins []int) (*kernel.Kernel, error) {
 // cell's. The bins are NewPlan's without colour, cell for cell, and a
 // warp writes neighbouring cells.
 func FillPatchKernel(s DecompSpec, bins []int) (*kernel.Kernel, error) {
+	return s.fillClosed(bins, false)
+}
+
+// FillSetKernel builds the fill kernel of SetOrder (bins as for
+// FillKernel; threads as FillPatchKernel's): the cell's slot in bin A is
+// the number of the bin's cells in the active sets before its own plus
+// its rank in its set. Both in closed form from SSet: the sets before,
+// per combination of the directions' active counts, as rowptr counts the
+// patches before (the intervals of the directions' sets in place of a
+// patch's); the rank x fastest over the directions' ranks.
+func FillSetKernel(s DecompSpec, bins []int) (*kernel.Kernel, error) {
+	return s.fillClosed(bins, true)
+}
+
+// fillClosed is FillPatchKernel, or with set FillSetKernel.
+func (s DecompSpec) fillClosed(bins []int, set bool) (*kernel.Kernel, error) {
 	params, names, err := s.binParams(bins)
 	if err != nil {
 		return nil, err
@@ -672,9 +809,12 @@ func FillPatchKernel(s DecompSpec, bins []int) (*kernel.Kernel, error) {
 		buf("sivl", kernel.Int32, true, "per interval: active patches along the direction, their indices, the intervals before it by active patches"),
 		buf("scnt", kernel.Int32, true, "per direction and index: intervals with 1, 2, 3 active patches, their prefix sums over the index"),
 	}, params...)
-	k, body := s.decompKernel("fillp_a"+names,
-		"for each patch i and cell t of it: slot = (cells of bin a in patches before i) + (cells of bin a in patch i before t); loA, hiA, actA at slot",
-		params...)
+	kind, doc := "fillp_a", "for each patch i and cell t of it: slot = (cells of bin a in patches before i) + (cells of bin a in patch i before t); loA, hiA, actA at slot"
+	if set {
+		params = append(params, buf("sset", kernel.Int32, true, "per interval: intervals of its 1-D set, its rank there, the intervals of the sets before with 1, 2, 3 active patches"))
+		kind, doc = "fills_a", "for each patch i and cell t of it: slot = (cells of bin a in the active sets before the cell's) + (its rank in its set); loA, hiA, actA at slot"
+	}
+	k, body := s.decompKernel(kind+names, doc, params...)
 	k.Meta["bins"] = bins
 	// One thread per cell slot: i and t from the thread's index.
 	T := s.Threads
@@ -726,6 +866,9 @@ func FillPatchKernel(s DecompSpec, bins []int) (*kernel.Kernel, error) {
 	ipre := func(kk, vv int) kernel.Expr {
 		return icast(at("sivl", ibin("+", v(nm("w%d", kk)), ci(ivlPre+vv-1))))
 	}
+	sset := func(kk, field int) kernel.Expr { // SSet's field of the cell's interval along kk
+		return icast(at("sset", ibin("+", ibin("*", ibin("/", v(nm("w%d", kk)), ci(ivlStride)), ci(setStride)), ci(field))))
+	}
 	is := func(kk, vv int) kernel.Expr { // 1 where the cell's interval along kk has vv active
 		return kernel.Select{Cond: ibin("==", v(nm("c%d", kk)), ci(vv)), Then: ci(1), Else: ci(0)}
 	}
@@ -759,11 +902,27 @@ func FillPatchKernel(s DecompSpec, bins []int) (*kernel.Kernel, error) {
 			if prodv != a {
 				continue
 			}
+			if set { // the bin's cells in the sets before the cell's
+				terms = append(terms, before(func(kk int) kernel.Expr { return ibin("*", is(kk, vs[kk]), sset(kk, 0)) },
+					func(kk int) kernel.Expr { return sset(kk, setBefore+vs[kk]-1) }, func(kk int) kernel.Expr { return tot(kk, vs[kk]) }))
+				continue
+			}
 			// The bin's cells in the patches before i, then in patch i
 			// before the cell.
 			terms = append(terms,
 				before(func(kk int) kernel.Expr { return n(kk, vs[kk]) }, func(kk int) kernel.Expr { return pre(kk, vs[kk]) }, func(kk int) kernel.Expr { return tot(kk, vs[kk]) }),
 				before(func(kk int) kernel.Expr { return is(kk, vs[kk]) }, func(kk int) kernel.Expr { return ipre(kk, vs[kk]) }, func(kk int) kernel.Expr { return n(kk, vs[kk]) }))
+		}
+		if set { // and its rank in the set, x fastest
+			var rank []kernel.Expr
+			for kk := range d {
+				f := []kernel.Expr{sset(kk, 1)}
+				for k2 := range kk {
+					f = append(f, sset(k2, 0))
+				}
+				rank = append(rank, prod(f...))
+			}
+			terms = append(terms, rank...)
 		}
 		st := append([]kernel.Stmt{idecl("slot", sum(terms...))}, s.store(a)...)
 		cell = append(cell, kernel.If{Cond: ibin("==", v("a"), ci(a)), Then: st})

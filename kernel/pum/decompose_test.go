@@ -28,8 +28,11 @@ func decompInterp(t *testing.T, dc *Decomposer, s DecompSpec, order BinOrder, lo
 		t.Fatal(err)
 	}
 	fk, err := FillKernel(s, dc.Bins)
-	if order == PatchOrder {
+	switch order {
+	case PatchOrder:
 		fk, err = FillPatchKernel(s, dc.Bins)
+	case SetOrder:
+		fk, err = FillSetKernel(s, dc.Bins)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +51,7 @@ func decompInterp(t *testing.T, dc *Decomposer, s DecompSpec, order BinOrder, lo
 		}
 		return out
 	}
-	args := map[string]any{"sptr": wide(dc.SPtr), "spt": rd(dc.SPt), "sivl": wide(dc.SIvl), "snbr": wide(dc.SNbr), "sgeo": rd(dc.SGeo), "scnt": wide(dc.SCnt),
+	args := map[string]any{"sptr": wide(dc.SPtr), "spt": rd(dc.SPt), "sivl": wide(dc.SIvl), "snbr": wide(dc.SNbr), "sgeo": rd(dc.SGeo), "scnt": wide(dc.SCnt), "sset": wide(dc.SSet),
 		"centre": make([]float64, dc.N*dc.Dim), "sup": make([]float64, dc.N*dc.Dim),
 		"rowptr": make([]int64, dc.N+1), "col": make([]int64, dc.Blocks), "hist": make([]int64, dc.HistLen())}
 	for n, x := range dc.Values() {
@@ -113,7 +116,7 @@ func decompInterp(t *testing.T, dc *Decomposer, s DecompSpec, order BinOrder, lo
 	nk, one := dc.Colours*dc.MaxCells, dc.HistLen()/dc.Stripes
 	end := args["hist"].([]int64)
 	for _, b := range bins {
-		if order == PatchOrder {
+		if order != ColourOrder {
 			break
 		}
 		next := int64(b.Cells)
@@ -191,12 +194,21 @@ func TestDeviceDecomposition(t *testing.T) {
 		for _, run := range []struct {
 			order BinOrder
 			lower bool
-		}{{ColourOrder, false}, {ColourOrder, true}, {PatchOrder, false}, {PatchOrder, true}} {
+		}{{ColourOrder, false}, {ColourOrder, true}, {PatchOrder, false}, {PatchOrder, true}, {SetOrder, false}, {SetOrder, true}} {
 			name := fmt.Sprintf("%dd-l%d-per%v-%s-t%d-%s-lower%v", c.dim, c.level, c.periodic, c.s.DType, c.s.Threads, run.order, run.lower)
 			pat, bins := decompInterp(t, dc, c.s, run.order, run.lower)
 			want := pl
-			if run.order == PatchOrder {
+			switch run.order {
+			case PatchOrder:
 				want = plain
+			case SetOrder:
+				want = wholeBins(plain)
+				if err := checkSets(bins, dc.SetCells, c.dim); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+				for i := range bins {
+					bins[i].Groups = []int32{0, int32(bins[i].Cells)}
+				}
 			}
 			if err := want.CompareDevice(c.s.DType, bins); err != nil {
 				t.Errorf("%s: %v", name, err)
@@ -213,6 +225,47 @@ func TestDeviceDecomposition(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wholeBins is pl with every bin one group: CompareDevice then compares
+// a bin's cells as a multiset (SetOrder orders them by set).
+func wholeBins(pl *Plan) *Plan {
+	out := *pl
+	out.Bins = slices.Clone(pl.Bins)
+	for i := range out.Bins {
+		out.Bins[i].Groups = []int32{0, int32(len(out.Bins[i].Cells))}
+	}
+	return &out
+}
+
+// checkSets reports a SetOrder bin whose runs of m cells (m = 2^d on a
+// uniform cover: what the merged kernels take together) do not share
+// their active patches, or whose sets are not contiguous.
+func checkSets(bins []BinData, m, dim int) error {
+	if m != 1<<dim {
+		return fmt.Errorf("SetCells = %d, want %d on a uniform cover", m, 1<<dim)
+	}
+	for _, b := range bins {
+		a := b.Active
+		if b.Cells%m != 0 {
+			return fmt.Errorf("bin %d: %d cells, not whole sets of %d", a, b.Cells, m)
+		}
+		seen := map[string]bool{}
+		for u := 0; u < b.Cells; u += m {
+			first := b.Act[u*a : u*a+a]
+			for c := u + 1; c < u+m; c++ {
+				if !slices.Equal(b.Act[c*a:c*a+a], first) {
+					return fmt.Errorf("bin %d: cell %d has active patches %v, its set's first %v", a, c, b.Act[c*a:c*a+a], first)
+				}
+			}
+			key := fmt.Sprint(first)
+			if seen[key] {
+				return fmt.Errorf("bin %d: active set %v in two runs", a, first)
+			}
+			seen[key] = true
+		}
+	}
+	return nil
 }
 
 // sizesOf are the bins of downloaded bin data.

@@ -1,6 +1,8 @@
 package pum
 
 import (
+	"fmt"
+
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/pum"
 )
@@ -40,7 +42,7 @@ func (s Spec) Group() GroupShape {
 	g.KF = (nf + g.TC - 1) / g.TC
 	g.Geo = 2*d + 2*a*d
 	nqd := pow(s.points(), d)
-	per := (d+1)*g.R*g.H + 3 // staged reals per point: u, ∇u (padded to R·H), 3 weights
+	per := (d+1)*g.R*g.H + 3 + (d+1)*a // staged reals per point: u, ∇u (padded to R·H), 3 weights, the slots' W, ∇W
 	reals := MaxGroupShared / s.DType.Bytes()
 	for {
 		g.PC = (reals/g.CB - g.Geo - a*a) / per
@@ -58,7 +60,8 @@ func (s Spec) Group() GroupShape {
 // IntegrateGroup builds the GPU integration kernel of one bin: a team of
 // TC threads per cell (CB cells per block, see Group). Per chunk of Gauss
 // points the team first computes, one (point, active slot) pair per
-// thread, the weights, the Shepard PU, the Legendre products and
+// thread, the slot's weight and its gradient into shared memory, then
+// from their sums the Shepard PU, the Legendre products and
 // u = φψ, ∇u of the slot's B functions into shared memory (the matrix G
 // of the Gram product, with the point weights w·r, w·κ, w·f beside), then
 // every thread adds the chunk's points to its tiles of E = Gᵀ W G: tile
@@ -71,10 +74,16 @@ func (s Spec) Group() GroupShape {
 // fused each entry (and its mirror) is added atomically into the BSR
 // values val (block found once per slot pair, in shared memory) and the
 // load into f: integration and assembly in one kernel, no element
-// buffer.
+// buffer. With Spec.Merge = M > 1 (fused only) a team takes M consecutive
+// cells with one active set (SetOrder's) into the same accumulators and
+// adds once for all of them.
 func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
+	}
+	M := s.merge()
+	if M > 1 && !fused {
+		return nil, fmt.Errorf("kernel/pum: merged cells (Merge = %d) need the fused kernel: the element buffer holds one block per cell", M)
 	}
 	d, a, B, p, nq := s.Dim, s.Active, s.B(), s.Degree, s.points()
 	nf := a * B
@@ -96,10 +105,10 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		Variant: "integrate-" + how + "/" + sfx,
 		DType:   s.DType,
 		Index64: true,
-		Launch:  kernel.Launch{Block: [3]int{CB * TC, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(Cells, CB)}},
+		Launch:  kernel.Launch{Block: [3]int{CB * TC, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(Cells, CB*M)}},
 		Doc: nm("for each cell t < cells of a bin with %d active patches (n_f = %d), %d threads per cell, %d cells per block: E_t = Σ_q w_q [κ ∇u·∇uᵀ + r u uᵀ], F_t = Σ_q w_q f u, u = φ_a ψ_a^n (%s)",
 			a, nf, TC, CB, how),
-		Meta: map[string]any{"dim": d, "degree": p, "active": a, "nf": nf, "points": nq, "tc": TC, "cb": CB, "pc": PC, "fused": fused},
+		Meta: map[string]any{"dim": d, "degree": p, "active": a, "nf": nf, "points": nq, "tc": TC, "cb": CB, "pc": PC, "fused": fused, "merge": M},
 	}
 	k.Params = []kernel.Param{
 		size(Cells, "cells of this launch"),
@@ -132,6 +141,8 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		{Name: "su", Type: kernel.Real, Dims: []int{CB, PC, R * h}},
 		{Name: "sdu", Type: kernel.Real, Dims: []int{CB, d, PC, R * h}},
 		{Name: "sw", Type: kernel.Real, Dims: []int{CB, 3, PC}},
+		{Name: "sW", Type: kernel.Real, Dims: []int{CB, PC, a}},
+		{Name: "sdW", Type: kernel.Real, Dims: []int{CB, d, PC, a}},
 	}
 	if fused {
 		k.Shared = append(k.Shared, kernel.Shared{Name: "sblk", Type: kernel.Int32, Dims: []int{CB, a * a}})
@@ -151,12 +162,21 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		idecl("cs", ibin("/", v("lx"), ci(TC))),
 		idecl("lt", ibin("%", v("lx"), ci(TC))),
 		idecl("g", ibin("+", ibin("*", kernel.GroupX, ci(CB)), cs)),
-		idecl("live", ibin("<", v("g"), v(Cells))),
-		// Cells past the launch read the last cell (and write nothing).
-		idecl("cell", ibin("+", v(C0), imin(v("g"), ibin("-", v(Cells), ci(1))))),
 	}
-	// Stage the geometry: lo, half-width, then centre and support of the
-	// active slots.
+	if M == 1 {
+		body = append(body,
+			idecl("live", ibin("<", v("g"), v(Cells))),
+			// Cells past the launch read the last cell (and write nothing).
+			idecl("cell", ibin("+", v(C0), imin(v("g"), ibin("-", v(Cells), ci(1))))))
+	} else {
+		// Unit g is cells C0 + g·M … + M − 1, one active set; cell is its
+		// first (the active patches), cm below the one being integrated.
+		body = append(body,
+			idecl("live", ibin("<", ibin("*", v("g"), ci(M)), v(Cells))),
+			idecl("cell", ibin("+", v(C0), ibin("*", imin(v("g"), ibin("-", ibin("/", v(Cells), ci(M)), ci(1))), ci(M)))))
+	}
+	// Stage the geometry: lo, half-width, then the active slots' centres
+	// and reciprocal support half-widths (the hats multiply by them).
 	cd := func(kk kernel.Expr) kernel.Expr { return ibin("+", ibin("*", v("cell"), ci(d)), kk) }
 	actOf := func(sl kernel.Expr) kernel.Expr { return icast(at("act", ibin("+", ibin("*", v("cell"), ci(a)), sl))) }
 	z := v("z")
@@ -171,7 +191,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 				idecl("ix", ibin("+", ibin("*", v("pi"), ci(d)), ibin("%", v("r"), ci(d)))),
 				kernel.If{Cond: ibin("<", z, ci(2*d+a*d)),
 					Then: []kernel.Stmt{kernel.Put("sg", at("centre", v("ix")), cs, z)},
-					Else: []kernel.Stmt{kernel.Put("sg", at("sup", v("ix")), cs, z)}},
+					Else: []kernel.Stmt{kernel.Put("sg", div(lit(1), at("sup", v("ix"))), cs, z)}},
 			}}}}
 	body = append(body, loop("zz", ci(0), ci((g.Geo+TC-1)/TC),
 		idecl("z", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
@@ -221,36 +241,70 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 			decl(nm("facc%d", kf), lit(0)))
 	}
 
-	// Chunk loop.
-	// One (point, slot) item: pq, sl, q declared.
-	pt, xs := gaussPoint(d, nq, func(kk int) kernel.Expr { return sgAt(ci(kk)) }, func(kk int) kernel.Expr { return sgAt(ci(d + kk)) })
-	pt = append(pt, decl("S", lit(0)), decl("Wo", lit(0)))
-	for kk := range d {
-		pt = append(pt, decl(nm("gs%d", kk), lit(0)), decl(nm("gwo%d", kk), lit(0)), decl(nm("dxo%d", kk), lit(0)))
-	}
-	for sl := range a {
-		pt = append(pt, hats(s, sl, xs,
-			func(kk int) kernel.Expr { return sgAt(ci(2*d + sl*d + kk)) },
-			func(kk int) kernel.Expr { return sgAt(ci(2*d + a*d + sl*d + kk)) })...)
-		// This thread's own slot's weight, gradient terms and offsets.
-		own := []kernel.Stmt{kernel.Assign{Name: "Wo", Value: v(nm("W%d", sl))}}
+	// Chunk loop: two passes over the chunk's (point, slot) items. The
+	// first evaluates the slot's own hat W and ∇W into sW, sdW (each hat
+	// once per point: summing the Shepard denominator in every item cost
+	// a² hats per point, what bound p = 1); the second sums them to S,
+	// ∇S and forms φ, ∇φ, ψ, u, ∇u. One item: pq, sl, q declared.
+	lo := func(kk int) kernel.Expr { return sgAt(ci(kk)) }
+	half := func(kk int) kernel.Expr { return sgAt(ci(d + kk)) }
+	own := func() ([]kernel.Stmt, []kernel.Expr) { // the point, the slot's offsets dxK and reciprocal support isK
+		pt, xs := gaussPoint(d, nq, lo, half)
 		for kk := range d {
-			own = append(own, kernel.Assign{Name: nm("gwo%d", kk), Value: v(nm("gw%d_%d", sl, kk))},
-				kernel.Assign{Name: nm("dxo%d", kk), Value: v(nm("dx%d_%d", sl, kk))})
+			dx := nm("dx%d", kk)
+			pt = append(pt,
+				decl(dx, sub(xs[kk], sgAt(ibin("+", ci(2*d+kk), ibin("*", v("sl"), ci(d)))))),
+				decl(nm("is%d", kk), sgAt(ibin("+", ci(2*d+a*d+kk), ibin("*", v("sl"), ci(d))))))
+			if s.Periodic { // nearest periodic image (|dx| < 1 always)
+				pt = append(pt,
+					kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin(">", v(dx), lit(0.5)), Then: sub(v(dx), lit(1)), Else: v(dx)}},
+					kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin("<", v(dx), lit(-0.5)), Then: add(v(dx), lit(1)), Else: v(dx)}})
+			}
 		}
-		pt = append(pt, kernel.If{Cond: ibin("==", v("sl"), ci(sl)), Then: own})
+		return pt, xs
 	}
-	pt = append(pt, decl("ph", div(v("Wo"), v("S"))))
+	ptA, _ := own()
 	for kk := range d {
-		pt = append(pt, decl(nm("dph%d", kk), div(sub(v(nm("gwo%d", kk)), mul(v("ph"), v(nm("gs%d", kk)))), v("S"))))
+		dx, is, f := v(nm("dx%d", kk)), v(nm("is%d", kk)), nm("f%d", kk)
+		ptA = append(ptA,
+			decl(f, kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{lit(0), sub(lit(1), mul(kernel.Call{Fn: kernel.Fabs, Args: []kernel.Expr{dx}}, is))}}),
+			// −sign(dx)/s where the hat is non-zero (its derivative).
+			decl(nm("sg%d", kk), kernel.Select{Cond: ibin(">", v(f), lit(0)),
+				Then: kernel.Select{Cond: ibin("<", dx, lit(0)), Then: is, Else: sub(lit(0), is)}, Else: lit(0)}))
+	}
+	var W kernel.Expr = lit(1)
+	for kk := range d {
+		W = mul(W, v(nm("f%d", kk)))
+	}
+	ptA = append(ptA, kernel.Put("sW", W, cs, v("pq"), v("sl")))
+	for kk := range d {
+		var gk kernel.Expr = v(nm("sg%d", kk))
+		for m := range d {
+			if m != kk {
+				gk = mul(gk, v(nm("f%d", m)))
+			}
+		}
+		ptA = append(ptA, kernel.Put("sdW", gk, cs, ci(kk), v("pq"), v("sl")))
+	}
+	pt, xs := own()
+	var S kernel.Expr = at("sW", cs, v("pq"), ci(0))
+	for sl := 1; sl < a; sl++ {
+		S = add(S, at("sW", cs, v("pq"), ci(sl)))
+	}
+	pt = append(pt, decl("iS", div(lit(1), S)), decl("ph", mul(at("sW", cs, v("pq"), v("sl")), v("iS"))))
+	for kk := range d {
+		var gs kernel.Expr = at("sdW", cs, ci(kk), v("pq"), ci(0))
+		for sl := 1; sl < a; sl++ {
+			gs = add(gs, at("sdW", cs, ci(kk), v("pq"), ci(sl)))
+		}
+		pt = append(pt, decl(nm("dph%d", kk), mul(sub(at("sdW", cs, ci(kk), v("pq"), v("sl")), mul(v("ph"), gs)), v("iS"))))
 	}
 	L := func(kk, n int) string { return nm("L%d_%d", kk, n) }
 	D := func(kk, n int) string { return nm("D%d_%d", kk, n) }
 	for kk := range d {
-		iv, xi := nm("iv%d", kk), nm("xi%d", kk)
+		iv, xi := nm("is%d", kk), nm("xi%d", kk)
 		pt = append(pt,
-			decl(iv, div(lit(1), sgAt(ibin("+", ci(2*d+a*d+kk), ibin("*", v("sl"), ci(d)))))),
-			decl(xi, mul(v(nm("dxo%d", kk)), v(iv))),
+			decl(xi, mul(v(nm("dx%d", kk)), v(iv))),
 			decl(L(kk, 0), lit(1)), decl(D(kk, 0), lit(0)))
 		if p >= 1 {
 			pt = append(pt, decl(L(kk, 1), v(xi)), decl(D(kk, 1), lit(1)))
@@ -273,7 +327,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		colx := ibin("+", v("cb"), ci(n))
 		pt = append(pt, decl(ps, psi), kernel.Put("su", mul(v("ph"), v(ps)), cs, v("pq"), colx))
 		for kk := range d {
-			gg := mul(v(D(kk, int(ex[kk]))), v(nm("iv%d", kk)))
+			gg := mul(v(D(kk, int(ex[kk]))), v(nm("is%d", kk)))
 			for m := range d {
 				if m != kk {
 					gg = mul(gg, v(L(m, int(ex[m]))))
@@ -292,14 +346,16 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		kernel.Put("sw", mul(v("w"), kap), cs, ci(1), v("pq")),
 		kernel.Put("sw", mul(v("w"), ff), cs, ci(2), v("pq")),
 	}})
-	items := loop("zz", ci(0), ci((PC*a+TC-1)/TC),
-		idecl("it", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
-		kernel.If{Cond: ibin("<", v("it"), ci(PC*a)), Then: []kernel.Stmt{
-			idecl("pq", ibin("/", v("it"), ci(a))),
-			idecl("sl", ibin("%", v("it"), ci(a))),
-			idecl("q", ibin("+", ibin("*", v("ch"), ci(PC)), v("pq"))),
-			kernel.If{Cond: ibin("<", v("q"), ci(nqd)), Then: pt},
-		}})
+	items := func(pt []kernel.Stmt) kernel.Stmt {
+		return loop("zz", ci(0), ci((PC*a+TC-1)/TC),
+			idecl("it", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
+			kernel.If{Cond: ibin("<", v("it"), ci(PC*a)), Then: []kernel.Stmt{
+				idecl("pq", ibin("/", v("it"), ci(a))),
+				idecl("sl", ibin("%", v("it"), ci(a))),
+				idecl("q", ibin("+", ibin("*", v("ch"), ci(PC)), v("pq"))),
+				kernel.If{Cond: ibin("<", v("q"), ci(nqd)), Then: pt},
+			}})
+	}
 	// The Gram update of the chunk's points.
 	var gr []kernel.Stmt
 	if mass {
@@ -339,11 +395,32 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		gr = append(gr, kernel.Assign{Name: an, Value: add(v(an), mul(v("wf"), at("su", cs, v("r"), v(nm("fi%d", kf)))))})
 	}
 	npts := imin(ci(PC), ibin("-", ci(nqd), ibin("*", v("ch"), ci(PC))))
-	body = append(body, loop("ch", ci(0), ci(g.Chunks),
-		items,
+	chunks := loop("ch", ci(0), ci(g.Chunks),
+		items(ptA),
+		kernel.Barrier{},
+		items(pt),
 		kernel.Barrier{},
 		loop("r", ci(0), npts, gr...),
-		kernel.Barrier{}))
+		kernel.Barrier{})
+	if M == 1 {
+		body = append(body, chunks)
+	} else {
+		// The unit's cells one after another into the same
+		// accumulators: each restages its corners and half-widths (the
+		// last chunk's barrier ended the reads of the previous cell's).
+		cm := func(kk kernel.Expr) kernel.Expr { return ibin("+", ibin("*", v("cm"), ci(d)), kk) }
+		body = append(body, loop("m", ci(0), ci(M),
+			idecl("cm", ibin("+", v("cell"), v("m"))),
+			loop("zz", ci(0), ci((2*d+TC-1)/TC),
+				idecl("z", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
+				kernel.If{Cond: ibin("<", z, ci(d)),
+					Then: []kernel.Stmt{kernel.Put("sg", at("lo", cm(z)), cs, z)},
+					Else: []kernel.Stmt{kernel.If{Cond: ibin("<", z, ci(2*d)), Then: []kernel.Stmt{
+						idecl("kk", ibin("-", z, ci(d))),
+						kernel.Put("sg", div(sub(at("hi", cm(v("kk"))), at("lo", cm(v("kk")))), lit(2)), cs, z)}}}}),
+			kernel.Barrier{},
+			chunks))
+	}
 
 	// Write out.
 	var out []kernel.Stmt

@@ -58,7 +58,20 @@ type Spec struct {
 	// shared-memory loads per multiply-add of 2, at R² accumulators per
 	// tile.
 	Side int
+	// Merge is the cells the fused group kernel takes together (0 means
+	// 1): consecutive cells with one set of active patches (SetOrder's
+	// sets, Decomposer.SetCells), summed in the same accumulators, so
+	// that each matrix entry gets one atomic add per Merge cells. A
+	// launch's cells and first cell must be multiples of it.
+	Merge int
 }
+
+// merge is Spec.Merge with its default.
+func (s Spec) merge() int { return max(s.Merge, 1) }
+
+// MaxMerge bounds Spec.Merge (2^d cells of a uniform cover's sets, or
+// fewer).
+const MaxMerge = 64
 
 // side is Spec.Side with its default.
 func (s Spec) side() int {
@@ -121,6 +134,8 @@ func (s Spec) Check() error {
 		return fmt.Errorf("kernel/pum: %d tiles per thread outside 0…MaxTiles = %d", s.Tiles, MaxTiles)
 	case s.Side < 0 || s.Side > MaxSide:
 		return fmt.Errorf("kernel/pum: tile side %d outside 0…MaxSide = %d", s.Side, MaxSide)
+	case s.Merge < 0 || s.Merge > MaxMerge:
+		return fmt.Errorf("kernel/pum: %d merged cells outside 0…MaxMerge = %d", s.Merge, MaxMerge)
 	case s.Layout != Blocked && s.Layout != Interleaved:
 		return fmt.Errorf("kernel/pum: unknown element layout %d", s.Layout)
 	}
@@ -138,6 +153,9 @@ func (s Spec) suffix() string {
 	}
 	if s.side() != 2 {
 		tiles += fmt.Sprintf("_r%d", s.side())
+	}
+	if s.merge() > 1 {
+		tiles += fmt.Sprintf("_m%d", s.merge())
 	}
 	return fmt.Sprintf("d%d_p%d_a%d_q%d%s_%s_%s_t%d%s_%s", s.Dim, s.Degree, s.Active, s.points(), per,
 		s.Coeff.Name, s.DType, s.Threads, tiles, s.Layout)

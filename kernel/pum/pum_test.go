@@ -229,7 +229,7 @@ func TestGroupKernels(t *testing.T) {
 		t.Errorf("2-D p5 a4 shape %+v", g)
 	}
 	s.Degree, s.Active = 1, 1
-	if g := s.Group(); g.TC != 4 || g.CB != 64 || g.Chunks != 1 {
+	if g := s.Group(); g.TC != 4 || g.CB != 64 || g.Chunks > 2 || g.PC*g.Chunks < 4 {
 		t.Errorf("2-D p1 a1 shape %+v", g)
 	}
 	s = Spec{Dim: 3, Degree: 1, Active: 8, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 256, Tiles: 4}
@@ -239,5 +239,24 @@ func TestGroupKernels(t *testing.T) {
 	s = Spec{Dim: 3, Degree: 3, Active: 8, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 256}
 	if k, err := IntegrateGroup(s, true); err != nil || k.Launch.SharedBytes > MaxGroupShared+1024 {
 		t.Errorf("3-D p3 a8: %v, shared %d", err, k.Launch.SharedBytes)
+	}
+}
+
+// The wave set's polynomial sine agrees with math.Sin on [0, 1], and its
+// load is the manufactured solution's −KΔu + Ru.
+func TestWaveSin(t *testing.T) {
+	for _, x := range []float64{0, 1e-9, 0.1, 0.25, 0.3, 0.5, 0.6180339887, 0.75, 0.9, 1} {
+		if got, want := WaveSin(x), math.Sin(2*math.Pi*x); math.Abs(got-want) > 4e-16 {
+			t.Errorf("WaveSin(%v) = %.17g, math.Sin %.17g", x, got, want)
+		}
+	}
+	co := Coefficients{CoeffWave, 1.5, 2}.Reference()
+	for _, x := range [][]float64{{0.1, 0.7}, {0.3, 0.2, 0.9}} {
+		g := make([]float64, len(x))
+		u := WaveExact(x, g)
+		want := (4*math.Pi*math.Pi*float64(len(x))*1.5 + 2) * u
+		if got := co.F(x); math.Abs(got-want) > 1e-13*math.Abs(want) {
+			t.Errorf("f(%v) = %v, want %v", x, got, want)
+		}
 	}
 }
