@@ -51,7 +51,8 @@ type Config struct {
 	// Commit is recorded with the choices stored.
 	Commit string
 	// Screen is the screening margin: candidates whose screening time is
-	// over Screen times the best are not timed in full (0: DefaultScreen;
+	// over Screen times the best of their kind (bespoke, baseline) are not
+	// timed in full (0: DefaultScreen;
 	// negative: every verified candidate is timed in full).
 	Screen float64
 	// Prune is the cost model's pruning factor: a candidate whose

@@ -145,3 +145,35 @@ func TestRunOnePrecision(t *testing.T) {
 		t.Error("a run with no problem was accepted")
 	}
 }
+
+// Screening keeps the best of each kind: even with no margin at all, the
+// fastest bespoke candidate and the fastest baseline are both timed in
+// full, so the report always compares the two (before, a vendor library
+// far ahead screened out every bespoke candidate).
+func TestRunScreensPerKind(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	op := small(t, "small", []float64{1, 0, 0.5, -2, 0, 3})
+	cfg := bench.Config{Units: 4096, Reps: 5, Warmup: 1, WorkingSet: 1 << 20, MaxMemory: 64 << 20, Screen: 1 + 1e-12,
+		Variants:  []string{"cstream", "bstream"},
+		Baselines: []bench.Baseline{kernelBaseline{"same", dev, op}}}
+	rep, err := bench.Run(dev, []family.Problem{sparse.NewOperator(op, kernel.F64, 1, 0)}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := map[string]int{}
+	for _, c := range rep.Problems[0].Candidates {
+		if !c.Verified {
+			t.Errorf("%s not verified: %s", c.Name, c.Err)
+		}
+		if !c.Screened && c.Timing.Reps == cfg.Reps {
+			full[c.Kind]++
+		}
+	}
+	if full["bespoke"] != 1 || full["baseline"] != 1 {
+		t.Errorf("timed in full: %v, want one bespoke candidate and one baseline", full)
+	}
+}
