@@ -97,6 +97,18 @@ func RunIR(t *testing.T, dev device.Device) {
 			cases = append(cases, irCase(t, rng, kerneltest.MMA(sh), tiles/kerneltest.MMATiles, map[string]int64{"tiles": tiles},
 				map[string]int{"a": tiles * sh.M * 2 * sh.K, "b": tiles * 2 * sh.K * sh.N, "c": tiles * sh.M * sh.N, "d": tiles * sh.M * sh.N}, nil))
 		}
+		// fp32 on TF32 tensor cores: the rounding, the layouts of the
+		// .tf32 mma, and its truncation of fp32 operands (3×TF32, and
+		// one mma of fp32 values).
+		for _, sh := range kernel.MMATF32Shapes {
+			if kernel.MMATF32.Arch(sh) > arch {
+				continue
+			}
+			for _, k := range []*kernel.Kernel{kerneltest.TF32MMA(sh), kerneltest.TF32RawMMA(sh)} {
+				cases = append(cases, irCase(t, rng, k, tiles/kerneltest.MMATiles, map[string]int64{"tiles": tiles},
+					map[string]int{"a": tiles * sh.M * 2 * sh.K, "b": tiles * 2 * sh.K * sh.N, "c": tiles * sh.M * sh.N, "d": tiles * sh.M * sh.N}, nil))
+			}
+		}
 	}
 	total := Check(t, dev, cases)
 	t.Logf("%d IR samples verified on %s%s", total, dev.Info().Name, shardNote())

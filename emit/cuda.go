@@ -11,7 +11,7 @@ import (
 // launch bounds, float2/double2 vector accesses.
 var cudaSpelling = spelling{
 	name:    CUDA,
-	prelude: func([]*kernel.Kernel) string { return "" },
+	prelude: cudaPrelude,
 	kernel:  (*printer).gpuKernel,
 	entry: func(k *kernel.Kernel) string {
 		if k.Hints.MinBlocksPerUnit > 0 {
@@ -45,7 +45,7 @@ var cudaSpelling = spelling{
 		field: [4]string{".x", ".y", ".z", ".w"},
 		ctor:  func(t string, vals []string) string { return "make_" + t + "(" + strings.Join(vals, ", ") + ")" },
 	},
-	call:      gpuCall,
+	call:      cudaCall,
 	atomicAdd: func(p *printer, ref, v string) { p.text("atomicAdd(&", ref, ", ", v, ");") },
 	unroll:    "#pragma unroll",
 	unrollBy:  "#pragma unroll",
@@ -65,9 +65,59 @@ func gpuCall(fn kernel.Intrinsic, t kernel.Type, _ kernel.DType, args []string) 
 	return name + "(" + strings.Join(args, ", ") + ")"
 }
 
-// cudaMMA writes a warp-level fp64 multiply-accumulate as PTX's mma.sync
-// in inline assembly: D's elements are outputs ("=d"), those of A, B and C
-// inputs ("d"), in the fragment order kernel.MMAShape documents.
+// cudaTF32 rounds a float to TF32 (kernel.TF32) as cvt.rna.tf32.f32
+// does, but with two integer operations on its bits (adding half of the 13
+// dropped bits' unit rounds the magnitude half away from zero, a carry
+// going into the exponent), not the conversion unit, which CUDA's
+// throughput tables give a quarter of their rate (3×TF32 rounds every
+// element of B it reads twice). A NaN whose
+// payload lies only in the low 13 bits becomes an infinity. The prelude
+// defines it where a kernel rounds.
+const cudaTF32 = `static __device__ __forceinline__ float bespoke_tf32(float x) {
+  return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u);
+}
+`
+
+// cudaPrelude defines bespoke_tf32 where a kernel rounds to TF32.
+func cudaPrelude(ks []*kernel.Kernel) string {
+	for _, k := range ks {
+		if usesTF32(k) {
+			return cudaTF32
+		}
+	}
+	return ""
+}
+
+// usesTF32 reports whether k rounds to TF32.
+func usesTF32(k *kernel.Kernel) bool {
+	found := false
+	kernel.WalkStmts(k.Body, func(s kernel.Stmt) bool {
+		kernel.StmtExprs(s, func(e kernel.Expr) {
+			kernel.WalkExpr(e, func(e kernel.Expr) {
+				if c, ok := e.(kernel.Call); ok && c.Fn == kernel.TF32 {
+					found = true
+				}
+			})
+		})
+		return !found
+	})
+	return found
+}
+
+// cudaCall spells an intrinsic as gpuCall does, and TF32 rounding with the
+// prelude's bespoke_tf32.
+func cudaCall(fn kernel.Intrinsic, t kernel.Type, dt kernel.DType, args []string) string {
+	if fn == kernel.TF32 {
+		return "bespoke_tf32(" + args[0] + ")"
+	}
+	return gpuCall(fn, t, dt, args)
+}
+
+// cudaMMA writes a warp-level multiply-accumulate as PTX's mma.sync in
+// inline assembly, in the fragment order kernel.MMAShape documents: in
+// fp64 D's elements are outputs ("=d"), those of A, B and C inputs ("d");
+// in TF32 D and C are floats ("=f", "f") and A and B the bits of theirs
+// ("r", TF32 values in .b32 registers).
 func cudaMMA(p *printer, s kernel.MMA) {
 	var ops []string
 	n := 0
@@ -82,16 +132,24 @@ func cudaMMA(p *printer, s kernel.MMA) {
 	for _, g := range []int{len(s.D), len(s.A), len(s.B), len(s.C)} {
 		ops = append(ops, group(g))
 	}
+	types, out, ab, c := ".f64.f64.f64.f64", `"=d"(%s)`, `"d"(%s)`, `"d"(%s)`
+	if s.Type == kernel.MMATF32 {
+		types, out, ab, c = ".f32.tf32.tf32.f32", `"=f"(%s)`, `"r"(__float_as_uint(%s))`, `"f"(%s)`
+	}
 	var outs, ins []string
 	for _, d := range s.D {
-		outs = append(outs, `"=d"(`+d+`)`)
+		outs = append(outs, fmt.Sprintf(out, d))
 	}
-	for _, es := range [][]kernel.Expr{s.A, s.B, s.C} {
+	for i, es := range [][]kernel.Expr{s.A, s.B, s.C} {
+		spell := ab
+		if i == 2 {
+			spell = c
+		}
 		for _, e := range es {
-			ins = append(ins, `"d"(`+p.expr(e, 0)+`)`)
+			ins = append(ins, fmt.Sprintf(spell, p.expr(e, 0)))
 		}
 	}
-	p.text(`asm volatile("mma.sync.aligned.`, s.Shape.String(), `.row.col.f64.f64.f64.f64 `, strings.Join(ops, ", "), `;"`)
+	p.text(`asm volatile("mma.sync.aligned.`, s.Shape.String(), `.row.col`, types, ` `, strings.Join(ops, ", "), `;"`)
 	p.depth++
 	p.text(": ", strings.Join(outs, ", "))
 	p.text(": ", strings.Join(ins, ", "), ");")

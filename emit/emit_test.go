@@ -246,6 +246,39 @@ func TestMMA(t *testing.T) {
 			t.Errorf("%s: %v, want a refusal", d, err)
 		}
 	}
+	if strings.Contains(src.Text, "bespoke_tf32") {
+		t.Error("an fp64 kernel defines the TF32 rounding")
+	}
+}
+
+// A TF32 mma takes its A and B as the bits of floats ("r") and C and D as
+// floats ("f"); the rounding to TF32 is a function of the prelude. Both need sm_80; OpenCL and C refuse them.
+func TestTF32MMA(t *testing.T) {
+	k := kerneltest.TF32MMA(kernel.M16N8K8)
+	src, err := emit.Render(emit.CUDA, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		`return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u);`,
+		`float ah0_0 = bespoke_tf32(a[p * 256 + (g * 16 + t)]);`,
+		`float al0_0 = bespoke_tf32(a[p * 256 + (g * 16 + t)] - ah0_0);`,
+		`asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"`,
+		`: "=f"(d0_0), "=f"(d0_1), "=f"(d0_2), "=f"(d0_3)`,
+		`: "r"(__float_as_uint(ah0_0)), "r"(__float_as_uint(ah0_1)), "r"(__float_as_uint(ah0_2)), "r"(__float_as_uint(ah0_3)), "r"(__float_as_uint(bl0_0)), "r"(__float_as_uint(bl0_1)), "f"(d0_0), "f"(d0_1), "f"(d0_2), "f"(d0_3));`,
+	} {
+		if !strings.Contains(src.Text, w) {
+			t.Errorf("CUDA lacks %q:\n%s", w, src.Text)
+		}
+	}
+	if src.MinArch != 80 || strings.Count(src.Text, "bespoke_tf32(float x)") != 1 {
+		t.Errorf("min arch %d, want 80, and one bespoke_tf32", src.MinArch)
+	}
+	for _, d := range []emit.Dialect{emit.OpenCL, emit.C} {
+		if _, err := emit.Render(d, k); err == nil || !strings.Contains(err.Error(), "needs CUDA tensor cores (sm_80); "+string(d)+" has none") {
+			t.Errorf("%s: %v, want a refusal", d, err)
+		}
+	}
 }
 
 // A loop unrolled by a factor carries it in each dialect's pragma.

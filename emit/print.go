@@ -26,7 +26,7 @@ func Render(d Dialect, ks ...*kernel.Kernel) (Source, error) {
 			}
 		}
 		if arch := kernel.NeedsArch(k.Body); arch > 0 && sp.mma == nil {
-			return Source{}, fmt.Errorf("emit: kernel %s (%s): its warp-level mma needs CUDA tensor cores (sm_%d); %s has none", k.Name, k.Variant, arch, d)
+			return Source{}, fmt.Errorf("emit: kernel %s (%s): its warp-level mma (or TF32 rounding) needs CUDA tensor cores (sm_%d); %s has none", k.Name, k.Variant, arch, d)
 		}
 		if k.Launch.DynamicShared() && sp.dynamicShared == "" && sp.sharedRef == "" {
 			return Source{}, fmt.Errorf("emit: kernel %s (%s) needs %d bytes of shared memory; %s kernels have at most %d", k.Name, k.Variant, k.Launch.SharedBytes, d, kernel.StaticSharedLimit)

@@ -232,8 +232,9 @@ func (e *Env) element(buf string, index []Expr) (Type, error) {
 // before use, types consistent, arrays indexed with one index per
 // dimension, buffers written only when not const, barriers and warp-level
 // mma only under control flow that is the same for every thread of a block
-// (mma also in fp64, in blocks of whole warps, with Hints.MinArch at least
-// what its shapes need), and a block of at most MaxThreads threads.
+// (mma also of the kernel's precision, in blocks of whole warps, with
+// Hints.MinArch at least what its shapes need, and TF32 rounding only in
+// fp32), and a block of at most MaxThreads threads.
 func Validate(k *Kernel) error {
 	if k.Name == "" || len(k.Body) == 0 {
 		return fmt.Errorf("kernel %q has no name or body", k.Name)
@@ -265,16 +266,20 @@ func Validate(k *Kernel) error {
 	if hasBarrier && k.Active != nil {
 		return fmt.Errorf("kernel %s: a kernel with barriers must guard its own statements (Active must be nil)", k.Name)
 	}
-	arch := NeedsArch(k.Body)
-	if arch > 0 {
+	arch, mma := NeedsArch(k.Body), HasMMA(k.Body)
+	if mma {
 		switch {
-		case k.DType != F64:
-			return fmt.Errorf("kernel %s: warp-level mma takes fp64 only, not %s", k.Name, k.DType)
 		case k.Launch.Threads()%32 != 0:
 			return fmt.Errorf("kernel %s: warp-level mma in a block of %d threads (want whole warps of 32)", k.Name, k.Launch.Threads())
 		case k.Active != nil:
 			return fmt.Errorf("kernel %s: a kernel with warp-level mma must guard its own statements (Active must be nil)", k.Name)
-		case k.Hints.MinArch < arch:
+		}
+	}
+	if arch > 0 {
+		if err := tensorTypes(k); err != nil {
+			return err
+		}
+		if k.Hints.MinArch < arch {
 			return fmt.Errorf("kernel %s: its mma needs sm_%d, but Hints.MinArch says %d", k.Name, arch, k.Hints.MinArch)
 		}
 	}
@@ -305,13 +310,36 @@ func Validate(k *Kernel) error {
 		}
 	}
 	c := &checker{env: env}
-	if hasBarrier || arch > 0 {
+	if hasBarrier || mma {
 		c.varying = varyingVars(k.Body)
 	}
 	if err := c.stmts(k.Body, false); err != nil {
 		return fmt.Errorf("kernel %s: %v", k.Name, err)
 	}
 	return nil
+}
+
+// tensorTypes checks that k's warp-level mma are of k's precision (fp64
+// mma in fp64 kernels, TF32 in fp32 ones) and that it rounds to TF32 only
+// in fp32.
+func tensorTypes(k *Kernel) error {
+	var err error
+	WalkStmts(k.Body, func(s Stmt) bool {
+		if m, ok := s.(MMA); ok && m.Type.DType() != k.DType && err == nil {
+			err = fmt.Errorf("kernel %s: warp-level %s mma in a %s kernel (it takes %s only)", k.Name, m.Type, k.DType, m.Type.DType())
+		}
+		if k.DType != F32 {
+			StmtExprs(s, func(e Expr) {
+				WalkExpr(e, func(e Expr) {
+					if c, ok := e.(Call); ok && c.Fn == TF32 && err == nil {
+						err = fmt.Errorf("kernel %s: tf32 rounding in a %s kernel (fp32 only)", k.Name, k.DType)
+					}
+				})
+			})
+		}
+		return err == nil
+	})
+	return err
 }
 
 type checker struct {
@@ -461,8 +489,8 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 // elements as it takes, real operands, distinct real variables for D, and
 // no control flow that could split a warp.
 func (c *checker) mma(s MMA, divergent bool) error {
-	if !s.Shape.Valid() {
-		return fmt.Errorf("mma of shape %s (want one of %v)", s.Shape, MMAShapes)
+	if !s.Type.Takes(s.Shape) {
+		return fmt.Errorf("%s mma of shape %s (want one of %v)", s.Type, s.Shape, s.Type.Shapes())
 	}
 	na, nb, nc := s.Shape.Elements()
 	if len(s.A) != na || len(s.B) != nb || len(s.C) != nc || len(s.D) != nc {

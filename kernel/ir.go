@@ -90,7 +90,12 @@ type Select struct {
 type Intrinsic string
 
 // The intrinsics. Min and Max take two reals or two integers; the others
-// take reals. Fma(a, b, c) is a·b + c with one rounding.
+// take reals. Fma(a, b, c) is a·b + c with one rounding. TF32(x) is x
+// rounded to TensorFloat-32 (fp32 with 10 bits of mantissa, the low 13
+// zero), to nearest with ties away from zero, as PTX's cvt.rna.tf32.f32
+// does (RoundTF32): the operands of a TF32 mma (MMA with Type MMATF32).
+// Unlike the others, only CUDA spells it (sm_80+; NeedsArch counts it), in
+// fp32 kernels only.
 const (
 	Sqrt  Intrinsic = "sqrt"
 	Rsqrt Intrinsic = "rsqrt"
@@ -98,12 +103,13 @@ const (
 	Fma   Intrinsic = "fma"
 	Min   Intrinsic = "min"
 	Max   Intrinsic = "max"
+	TF32  Intrinsic = "tf32"
 )
 
 // Arity is how many arguments the intrinsic takes (0 for an unknown one).
 func (f Intrinsic) Arity() int {
 	switch f {
-	case Sqrt, Rsqrt, Fabs:
+	case Sqrt, Rsqrt, Fabs, TF32:
 		return 1
 	case Min, Max:
 		return 2
@@ -246,8 +252,9 @@ type Comment struct{ Text string }
 // = A (M×K) · B (K×N) + C (M×N).
 type MMAShape struct{ M, N, K int }
 
-// The fp64 shapes of CUDA's mma.sync: m8n8k4 from sm_80 (Ampere), the
-// m16n8 ones from sm_90 (Hopper).
+// The shapes of CUDA's mma.sync that MMA takes: in fp64 m8n8k4 from sm_80
+// (Ampere) and the m16n8 ones from sm_90 (Hopper); in TF32 m16n8k4 and
+// m16n8k8 from sm_80.
 var (
 	M8N8K4   = MMAShape{M: 8, N: 8, K: 4}
 	M16N8K4  = MMAShape{M: 16, N: 8, K: 4}
@@ -255,27 +262,24 @@ var (
 	M16N8K16 = MMAShape{M: 16, N: 8, K: 16}
 )
 
-// MMAShapes lists the shapes MMA takes.
+// MMAShapes lists the shapes an fp64 MMA takes (MMAF64.Shapes).
 var MMAShapes = []MMAShape{M8N8K4, M16N8K4, M16N8K8, M16N8K16}
+
+// MMATF32Shapes lists the shapes a TF32 MMA takes (MMATF32.Shapes).
+var MMATF32Shapes = []MMAShape{M16N8K4, M16N8K8}
 
 func (s MMAShape) String() string { return fmt.Sprintf("m%dn%dk%d", s.M, s.N, s.K) }
 
-// Valid reports whether MMA takes the shape.
-func (s MMAShape) Valid() bool { return slices.Contains(MMAShapes, s) }
+// Valid reports whether an fp64 MMA takes the shape (MMAF64.Takes).
+func (s MMAShape) Valid() bool { return MMAF64.Takes(s) }
 
-// Arch is the least CUDA compute capability ×10 with the shape: 80 for
-// m8n8k4, 90 for the others, 0 for a shape MMA does not take.
-func (s MMAShape) Arch() int {
-	switch {
-	case s == M8N8K4:
-		return 80
-	case s.Valid():
-		return 90
-	}
-	return 0
-}
+// Arch is the least CUDA compute capability ×10 with the shape in fp64
+// (MMAF64.Arch): 80 for m8n8k4, 90 for the others, 0 for a shape MMA does
+// not take.
+func (s MMAShape) Arch() int { return MMAF64.Arch(s) }
 
-// Elements is how many elements of A, B and C (or D) each lane holds.
+// Elements is how many elements of A, B and C (or D) each lane holds (one
+// register each in TF32, two in fp64).
 func (s MMAShape) Elements() (a, b, c int) { return s.M * s.K / 32, s.K * s.N / 32, s.M * s.N / 32 }
 
 // The fragment layouts: with g = lane/4, t = lane%4 and R = M/8, element v
@@ -286,7 +290,9 @@ func (s MMAShape) Elements() (a, b, c int) { return s.M * s.K / 32, s.K * s.N / 
 //	C, D: row g + 8·⌊v/2⌋,  column 2t + (v mod 2)
 //
 // (m8n8k4: A[g][t], B[t][g], C[g][2t], C[g][2t+1]), as PTX's mma.sync
-// .row.col .f64 defines them.
+// .row.col .f64 defines them, and .tf32 (with .f32 C and D) for the two
+// shapes it shares with fp64: m16n8k4 and m16n8k8 have the same layouts
+// in both types.
 
 // AAt is the row and column of A that element v of lane holds.
 func (s MMAShape) AAt(lane, v int) (row, col int) {
@@ -300,20 +306,81 @@ func (s MMAShape) BAt(lane, v int) (row, col int) { return lane%4 + 4*v, lane / 
 // CAt is the row and column of C (and D) that element v of lane holds.
 func (s MMAShape) CAt(lane, v int) (row, col int) { return lane/4 + 8*(v/2), 2*(lane%4) + v%2 }
 
-// MMA is a warp-level fp64 matrix multiply-accumulate D = A·B + C (CUDA's
-// mma.sync.aligned.<shape>.row.col.f64.f64.f64.f64, on tensor cores): the
-// 32 threads of a warp (consecutive linear thread indices x + y·bx +
-// z·bx·by, from a multiple of 32) each give their elements of A, B and C
-// and receive their elements of D, laid out as MMAShape's AAt, BAt and
-// CAt say; for m8n8k4, lane l gives A[l/4][l%4] and B[l%4][l/4] and
-// receives D[l/4][2(l%4)] and D[l/4][2(l%4)+1]. D names declared real
-// variables (they may be those C reads: C is read before D is written).
-// Every thread of the warp must reach it: Validate asks for it under
-// control flow that is the same for every thread of the block, in a block
-// of whole warps, and only in fp64 kernels. Only CUDA spells it (sm_80+;
-// m16n8 shapes sm_90+): the other printers refuse the kernel.
+// MMAType is the element type of a warp-level mma.
+type MMAType int
+
+// The types: fp64 throughout (mma.sync .f64.f64.f64.f64), or TF32 A and B
+// with fp32 C and D (mma.sync .f32.tf32.tf32.f32): A's and B's elements
+// are fp32 values of which the tensor cores take the TF32 part, the low
+// 13 bits of the mantissa dropped (TruncTF32: toward zero; round them with
+// TF32 first for the nearest), their products exact, summed in fp32.
+const (
+	MMAF64 MMAType = iota
+	MMATF32
+)
+
+func (t MMAType) String() string {
+	switch t {
+	case MMAF64:
+		return "f64"
+	case MMATF32:
+		return "tf32"
+	}
+	return "?"
+}
+
+// Shapes lists the shapes MMA takes in type t.
+func (t MMAType) Shapes() []MMAShape {
+	switch t {
+	case MMAF64:
+		return MMAShapes
+	case MMATF32:
+		return MMATF32Shapes
+	}
+	return nil
+}
+
+// Takes reports whether MMA takes shape s in type t.
+func (t MMAType) Takes(s MMAShape) bool { return slices.Contains(t.Shapes(), s) }
+
+// DType is the precision of the kernels that hold an MMA of type t (and
+// of its C and D): F64 for MMAF64, F32 for MMATF32.
+func (t MMAType) DType() DType {
+	if t == MMATF32 {
+		return F32
+	}
+	return F64
+}
+
+// Arch is the least CUDA compute capability ×10 with shape s in type t:
+// fp64 m8n8k4 and both TF32 shapes 80, the other fp64 shapes 90; 0 where
+// t does not take s.
+func (t MMAType) Arch(s MMAShape) int {
+	switch {
+	case !t.Takes(s):
+		return 0
+	case t == MMAF64 && s != M8N8K4:
+		return 90
+	}
+	return 80
+}
+
+// MMA is a warp-level matrix multiply-accumulate D = A·B + C (CUDA's
+// mma.sync.aligned.<shape>.row.col.f64.f64.f64.f64 or, with Type MMATF32,
+// .f32.tf32.tf32.f32, on tensor cores): the 32 threads of a warp
+// (consecutive linear thread indices x + y·bx + z·bx·by, from a multiple
+// of 32) each give their elements of A, B and C and receive their
+// elements of D, laid out as MMAShape's AAt, BAt and CAt say; for m8n8k4,
+// lane l gives A[l/4][l%4] and B[l%4][l/4] and receives D[l/4][2(l%4)]
+// and D[l/4][2(l%4)+1]. D names declared real variables (they may be those
+// C reads: C is read before D is written). Every thread of the warp must
+// reach it: Validate asks for it under control flow that is the same for
+// every thread of the block, in a block of whole warps, in kernels of the
+// type's precision (MMAType.DType). Only CUDA spells it (MMAType.Arch):
+// the other printers refuse the kernel.
 type MMA struct {
 	Shape   MMAShape
+	Type    MMAType
 	D       []string
 	A, B, C []Expr
 }

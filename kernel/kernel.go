@@ -176,16 +176,34 @@ type Hints struct {
 }
 
 // NeedsArch is the least CUDA compute capability ×10 k's MMA statements
-// need, or 0 when it has none.
+// and TF32 roundings need, or 0 when it has none.
 func NeedsArch(ss []Stmt) int {
 	arch := 0
 	WalkStmts(ss, func(s Stmt) bool {
 		if m, ok := s.(MMA); ok {
-			arch = max(arch, m.Shape.Arch())
+			arch = max(arch, m.Type.Arch(m.Shape))
 		}
+		StmtExprs(s, func(e Expr) {
+			WalkExpr(e, func(e Expr) {
+				if c, ok := e.(Call); ok && c.Fn == TF32 {
+					arch = max(arch, 80)
+				}
+			})
+		})
 		return true
 	})
 	return arch
+}
+
+// HasMMA reports whether ss hold a warp-level mma.
+func HasMMA(ss []Stmt) bool {
+	has := false
+	WalkStmts(ss, func(s Stmt) bool {
+		_, ok := s.(MMA)
+		has = has || ok
+		return !has
+	})
+	return has
 }
 
 // Kernel is a complete dialect-neutral kernel, written from the point of

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -83,6 +84,59 @@ func TestMMALayouts(t *testing.T) {
 	if (MMAShape{M: 8, N: 8, K: 8}).Valid() {
 		t.Error("m8n8k8 taken")
 	}
+	// TF32 takes the two shapes whose layouts CuTe gives its TF32 atoms
+	// (SM80_16x8x4_F32TF32TF32F32_TN, SM80_16x8x8_F32TF32TF32F32_TN) as
+	// they are for fp64 (above), from sm_80.
+	for _, sh := range MMAShapes {
+		want := sh == M16N8K4 || sh == M16N8K8
+		if MMATF32.Takes(sh) != want || (want && MMATF32.Arch(sh) != 80) || (!want && MMATF32.Arch(sh) != 0) {
+			t.Errorf("tf32 %s: takes %v, arch %d", sh, MMATF32.Takes(sh), MMATF32.Arch(sh))
+		}
+		if MMAF64.Arch(sh) != sh.Arch() || !MMAF64.Takes(sh) {
+			t.Errorf("f64 %s: arch %d", sh, MMAF64.Arch(sh))
+		}
+	}
+	if MMATF32.DType() != F32 || MMAF64.DType() != F64 || MMATF32.String() != "tf32" {
+		t.Error("MMAType's precision or name")
+	}
+}
+
+// RoundTF32 rounds to 10 bits of mantissa, to nearest with ties away from
+// zero, as cvt.rna.tf32.f32.
+func TestRoundTF32(t *testing.T) {
+	ulp := math.Ldexp(1, -10) // of TF32 in [1, 2)
+	for _, tc := range []struct{ x, want float64 }{
+		{1, 1},
+		{1 + ulp, 1 + ulp},
+		{1 + ulp/2, 1 + ulp},            // a tie: away from zero
+		{-(1 + ulp/2), -(1 + ulp)},      // likewise
+		{1 + 3*ulp/2, 1 + 2*ulp},        // a tie, odd below: up (as even would)
+		{1 + ulp/2 - ulp/1024, 1},       // below the tie
+		{1 + ulp/2 + ulp/8192, 1 + ulp}, // above it
+		{2 - 3*ulp/4, 2 - ulp},
+		{2 - ulp/2, 2},                             // carries into the exponent
+		{math.MaxFloat32, math.Inf(1)},             // past the largest TF32
+		{math.Ldexp(1, -130), math.Ldexp(1, -130)}, // subnormal
+		{math.Ldexp(1, -140), 0},                   // under half TF32's least subnormal, 2⁻¹³⁶
+		{math.Inf(-1), math.Inf(-1)},
+		{0, 0},
+	} {
+		got := RoundTF32(tc.x)
+		if got != tc.want || TruncTF32(got) != got {
+			t.Errorf("RoundTF32(%v) = %v, want %v", tc.x, got, tc.want)
+		}
+	}
+	if !math.IsNaN(RoundTF32(math.NaN())) || !math.IsNaN(TruncTF32(math.NaN())) {
+		t.Error("NaN")
+	}
+	// TruncTF32 drops the low bits: toward zero.
+	for _, tc := range []struct{ x, want float64 }{
+		{1 + ulp - ulp/1024, 1}, {-(1 + ulp - ulp/1024), -1}, {1 + ulp, 1 + ulp}, {2 - ulp/4, 2 - ulp}, {math.MaxFloat32, math.Ldexp(2-ulp, 127)},
+	} {
+		if got := TruncTF32(tc.x); got != tc.want {
+			t.Errorf("TruncTF32(%v) = %v, want %v", tc.x, got, tc.want)
+		}
+	}
 }
 
 // mmaKernel is one warp's m8n8k4 on elements of x, under body's control.
@@ -101,6 +155,16 @@ func mmaKernel(block int, dt DType, wrap func(MMA) []Stmt) *Kernel {
 	}
 }
 
+// tf32MMA turns mmaKernel's m8n8k4 into a TF32 m16n8k8 (A's elements
+// rounded to TF32, B's not, which only the interpreter would see).
+func tf32MMA(m MMA) Stmt {
+	a := Call{Fn: TF32, Args: []Expr{m.A[0]}}
+	m.Shape, m.Type = M16N8K8, MMATF32
+	m.A, m.B = []Expr{a, a, a, a}, []Expr{m.B[0], m.B[0]}
+	m.C, m.D = []Expr{v("d0"), v("d1"), v("d1"), v("d0")}, []string{"d1", "d0", "d2", "d3"}
+	return If{Cond: Int{V: 1}, Then: []Stmt{Decl{Type: Real, Name: "d2"}, Decl{Type: Real, Name: "d3"}, m}}
+}
+
 func TestValidateMMA(t *testing.T) {
 	one := func(m MMA) []Stmt { return []Stmt{m} }
 	if err := Validate(mmaKernel(64, F64, one)); err != nil {
@@ -108,6 +172,15 @@ func TestValidateMMA(t *testing.T) {
 	}
 	if got := NeedsArch(mmaKernel(64, F64, one).Body); got != 80 {
 		t.Errorf("NeedsArch = %d, want 80", got)
+	}
+	tf32 := func(m MMA) []Stmt { return []Stmt{tf32MMA(m)} }
+	if err := Validate(mmaKernel(64, F32, tf32)); err != nil {
+		t.Fatalf("a good tf32 mma: %v", err)
+	}
+	// TF32 rounding alone needs sm_80, but no whole warps.
+	round := func(MMA) []Stmt { return []Stmt{Assign{Name: "d0", Value: Call{Fn: TF32, Args: []Expr{At("x", lx)}}}} }
+	if k := mmaKernel(48, F32, round); NeedsArch(k.Body) != 80 || HasMMA(k.Body) || Validate(k) != nil {
+		t.Errorf("tf32 rounding alone: needs sm_%d, mma %v, %v", NeedsArch(k.Body), HasMMA(k.Body), Validate(k))
 	}
 	uniform := func(m MMA) []Stmt {
 		return []Stmt{For{Var: "q", From: Int{V: 0}, To: Int{V: 3}, Body: []Stmt{If{Cond: Bin{Op: "<", L: v("q"), R: Int{V: 2}}, Then: []Stmt{m}}}}}
@@ -120,7 +193,15 @@ func TestValidateMMA(t *testing.T) {
 		k    *Kernel
 		want string
 	}{
-		{"fp32", mmaKernel(32, F32, one), "fp64 only"},
+		{"fp32", mmaKernel(32, F32, one), "f64 mma in a f32 kernel"},
+		{"tf32 in fp64", mmaKernel(32, F64, func(m MMA) []Stmt { return []Stmt{tf32MMA(m)} }), "tf32 mma in a f64 kernel"},
+		{"tf32 m8n8k4", mmaKernel(32, F32, func(m MMA) []Stmt { m.Type = MMATF32; return []Stmt{m} }), "tf32 mma of shape m8n8k4"},
+		{"tf32 rounding in fp64", mmaKernel(32, F64, func(m MMA) []Stmt {
+			return []Stmt{m, Assign{Name: "d0", Value: Call{Fn: TF32, Args: []Expr{v("d1")}}}}
+		}), "tf32 rounding in a f64 kernel"},
+		{"tf32 of an integer", mmaKernel(32, F32, func(m MMA) []Stmt {
+			return []Stmt{tf32MMA(m), Assign{Name: "d0", Value: Call{Fn: TF32, Args: []Expr{lx}}}}
+		}), "tf32 takes reals"},
 		{"half a warp", mmaKernel(48, F64, one), "whole warps"},
 		{"divergent", mmaKernel(32, F64, func(m MMA) []Stmt {
 			return []Stmt{If{Cond: Bin{Op: "<", L: lx, R: Int{V: 16}}, Then: []Stmt{m}}}

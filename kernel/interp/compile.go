@@ -54,7 +54,7 @@ type compiler struct {
 }
 
 func compile(k *kernel.Kernel) (p *program, err error) {
-	p = &program{bufSlot: map[string]int{}, scalarSlot: map[string]int{}, shared: k.Shared, barriers: k.HasBarrier(), warps: kernel.NeedsArch(k.Body) > 0}
+	p = &program{bufSlot: map[string]int{}, scalarSlot: map[string]int{}, shared: k.Shared, barriers: k.HasBarrier(), warps: kernel.HasMMA(k.Body)}
 	c := &compiler{k: k, p: p, env: kernel.NewEnv(k), scopes: []map[string]ref{{}}}
 	top := c.scopes[0]
 	for _, prm := range k.Params {
@@ -193,6 +193,8 @@ func (c *compiler) realExpr(e kernel.Expr) rfn {
 			return func(f *frame) float64 { return math.Min(args[0](f), args[1](f)) }
 		case kernel.Max:
 			return func(f *frame) float64 { return math.Max(args[0](f), args[1](f)) }
+		case kernel.TF32:
+			return func(f *frame) float64 { return kernel.RoundTF32(args[0](f)) }
 		}
 	}
 	panic(fmt.Sprintf("no real expression %T %v", e, e))
@@ -607,7 +609,7 @@ func (c *compiler) mma(s kernel.MMA) func(*frame) {
 	}
 	id := c.p.mmas
 	c.p.mmas++
-	shape := s.Shape
+	shape, typ := s.Shape, s.Type
 	eval := func(f *frame, fns []rfn) []float64 {
 		out := make([]float64, len(fns))
 		for i, fn := range fns {
@@ -617,7 +619,14 @@ func (c *compiler) mma(s kernel.MMA) func(*frame) {
 	}
 	return func(f *frame) {
 		in := mmaIn{id: id, a: eval(f, a), b: eval(f, b), c: eval(f, cc)}
-		d := f.bs.warps[f.lin/32].exchange(f.lin%32, shape, in)
+		if typ == kernel.MMATF32 { // the tensor cores' TF32 parts
+			for _, x := range [][]float64{in.a, in.b} {
+				for v, e := range x {
+					x[v] = kernel.TruncTF32(e)
+				}
+			}
+		}
+		d := f.bs.warps[f.lin/32].exchange(f.lin%32, shape, typ, in)
 		for i, slot := range dst {
 			f.reals[slot] = d[i]
 		}

@@ -9,7 +9,11 @@
 // 32 lanes of a warp (consecutive linear thread indices) meet, their
 // elements of A, B and C are gathered into matrices by the fragment
 // layouts of kernel.MMAShape, and each lane receives its elements of
-// D = A·B + C, summed in float64 in order of k.
+// D = A·B + C, summed in float64 in order of k. A TF32 mma takes the TF32
+// parts of A's and B's elements, their low 13 bits dropped as the tensor
+// cores drop them (kernel.TruncTF32); their products are exact, and each
+// element of D is rounded once to float32 (the tensor cores' adder keeps
+// at least fp32's precision, so a device differs by an ulp or so).
 //
 // Real arithmetic follows the kernel's precision: in f32 every operation
 // is rounded to float32 (no contraction into fused multiply-adds), so its
@@ -329,7 +333,7 @@ func newWarp() *warp {
 
 // exchange gives lane's elements and waits for the warp's other lanes; the
 // last to arrive computes every lane's D.
-func (w *warp) exchange(lane int, shape kernel.MMAShape, in mmaIn) []float64 {
+func (w *warp) exchange(lane int, shape kernel.MMAShape, typ kernel.MMAType, in mmaIn) []float64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.broken {
@@ -350,7 +354,7 @@ func (w *warp) exchange(lane int, shape kernel.MMAShape, in mmaIn) []float64 {
 				failf("lanes %d and %d of a warp at different mma statements", lane, l)
 			}
 		}
-		w.compute(shape)
+		w.compute(shape, typ)
 		w.arrived = 0
 		w.gen++
 		w.cond.Broadcast()
@@ -367,8 +371,8 @@ func (w *warp) exchange(lane int, shape kernel.MMAShape, in mmaIn) []float64 {
 }
 
 // compute gathers A, B and C from the lanes by the fragment layouts and
-// hands out D = A·B + C.
-func (w *warp) compute(s kernel.MMAShape) {
+// hands out D = A·B + C, rounded to float32 for a TF32 mma.
+func (w *warp) compute(s kernel.MMAShape, typ kernel.MMAType) {
 	a, b, c := make([]float64, s.M*s.K), make([]float64, s.K*s.N), make([]float64, s.M*s.N)
 	for l, in := range w.in {
 		for v, x := range in.a {
@@ -391,6 +395,9 @@ func (w *warp) compute(s kernel.MMAShape) {
 			sum := c[i*s.N+j]
 			for r := 0; r < s.K; r++ {
 				sum += a[i*s.K+r] * b[r*s.N+j]
+			}
+			if typ == kernel.MMATF32 {
+				sum = float64(float32(sum))
 			}
 			d[v] = sum
 		}

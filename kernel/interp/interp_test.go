@@ -2,6 +2,7 @@ package interp
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -191,6 +192,89 @@ func TestMMA(t *testing.T) {
 					}
 					if got := d[(p*sh.M+r)*sh.N+col]; math.Abs(got-want) > 1e-13*math.Abs(want)+1e-14 {
 						t.Fatalf("%s: tile %d D[%d][%d] = %v, want %v", sh, p, r, col, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The 3×TF32 samples give D = A·B + C within fp32's accuracy (the
+// interpreter rounds as cvt.rna does, truncates the operands' low bits as
+// the tensor cores do and sums the exact products), which one TF32 mma a
+// step would not; fp32 operands as they are give the truncated product.
+func TestTF32MMA(t *testing.T) {
+	const tiles = 2 * kerneltest.MMATiles
+	for _, sh := range kernel.MMATF32Shapes {
+		k := kerneltest.TF32MMA(sh)
+		kk := 2 * sh.K
+		fill := func(n int, seed float64) []float64 {
+			x := make([]float64, n)
+			for j := range x {
+				x[j] = float64(float32(math.Sin(seed*float64(j+1)) + 0.25))
+			}
+			return x
+		}
+		a, b, c := fill(tiles*sh.M*kk, 1.3), fill(tiles*kk*sh.N, 2.1), fill(tiles*sh.M*sh.N, 0.7)
+		d := make([]float64, len(c))
+		args := map[string]any{"a": a, "b": b, "c": c, "d": d}
+		if err := Run(k, [3]int{tiles / kerneltest.MMATiles, 1, 1}, args); err != nil {
+			t.Fatalf("%s: %v", sh, err)
+		}
+		// errs is the largest error of d, over the sum of |products|.
+		errs := func() float64 {
+			worst := 0.0
+			for p := 0; p < tiles; p++ {
+				for r := 0; r < sh.M; r++ {
+					for col := 0; col < sh.N; col++ {
+						want, scale := c[(p*sh.M+r)*sh.N+col], 1.0
+						for q := 0; q < kk; q++ {
+							x := a[(p*sh.M+r)*kk+q] * b[(p*kk+q)*sh.N+col]
+							want += x
+							scale += math.Abs(x)
+						}
+						got := d[(p*sh.M+r)*sh.N+col]
+						if float64(float32(got)) != got {
+							t.Fatalf("%s: D[%d][%d] = %v is not an fp32 value", sh, r, col, got)
+						}
+						worst = max(worst, math.Abs(got-want)/scale)
+					}
+				}
+			}
+			return worst
+		}
+		if e := errs(); e > 4e-7 || e == 0 {
+			t.Errorf("%s: error %.3g of the sum of |products|, want fp32's (a few 1e-8, not 0)", sh, e)
+		}
+		// Without the lo parts (A_hi·B_hi alone) the error is TF32's.
+		k.Body = slices.DeleteFunc(slices.Clone(k.Body), func(s kernel.Stmt) bool {
+			m, ok := s.(kernel.MMA)
+			return ok && (strings.HasPrefix(m.A[0].(kernel.Var).Name, "al") || strings.HasPrefix(m.B[0].(kernel.Var).Name, "bl"))
+		})
+		if err := Run(k, [3]int{tiles / kerneltest.MMATiles, 1, 1}, args); err != nil {
+			t.Fatalf("%s, one TF32 mma a step: %v", sh, err)
+		}
+		if e := errs(); e < 1e-4 {
+			t.Errorf("%s: one TF32 mma a step: error %.3g, want TF32's (~1e-3)", sh, e)
+		}
+		// One mma of the fp32 values as they are: the tensor cores
+		// truncate them to TF32.
+		k = kerneltest.TF32RawMMA(sh)
+		if err := Run(k, [3]int{tiles / kerneltest.MMATiles, 1, 1}, args); err != nil {
+			t.Fatalf("%s, fp32 operands: %v", sh, err)
+		}
+		for p := 0; p < tiles; p++ {
+			for r := 0; r < sh.M; r++ {
+				for col := 0; col < sh.N; col++ {
+					want := c[(p*sh.M+r)*sh.N+col]
+					scale := math.Abs(want)
+					for q := 0; q < kk; q++ {
+						x := kernel.TruncTF32(a[(p*sh.M+r)*kk+q]) * kernel.TruncTF32(b[(p*kk+q)*sh.N+col])
+						want += x
+						scale += math.Abs(x)
+					}
+					if got := d[(p*sh.M+r)*sh.N+col]; math.Abs(got-want) > 2e-7*scale {
+						t.Fatalf("%s, fp32 operands: D[%d][%d] = %v, want %v (truncated)", sh, r, col, got, want)
 					}
 				}
 			}

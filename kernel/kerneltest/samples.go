@@ -144,7 +144,23 @@ const MMATiles = 2
 // column t + 4⌊v/R⌋; B's at row t + 4v, column g; C's at row g + 8⌊v/2⌋,
 // column 2t + v mod 2), and store D_p = A_p·B_p + C_p into d, as two mma
 // of depth K: D = A₁·B₁ + (A₀·B₀ + C).
-func MMA(sh kernel.MMAShape) *kernel.Kernel {
+func MMA(sh kernel.MMAShape) *kernel.Kernel { return mmaSample(sh, kernel.MMAF64, false) }
+
+// TF32MMA is MMA's sample in fp32 on TF32 tensor cores (sh one of
+// kernel.MMATF32Shapes), as 3×TF32: each lane splits its elements x of A
+// and B into x_hi = tf32(x) and x_lo = x − x_hi (A's rounded to TF32 too,
+// B's left for the tensor cores to truncate), and each depth-K step is
+// three mma, D += A_hi·B_lo, A_lo·B_hi, A_hi·B_hi: D_p = A_p·B_p + C_p
+// within a few fp32 roundings.
+func TF32MMA(sh kernel.MMAShape) *kernel.Kernel { return mmaSample(sh, kernel.MMATF32, true) }
+
+// TF32RawMMA is MMA's sample in fp32 on TF32 tensor cores with the fp32
+// elements as they are: D_p = trunc(A_p)·trunc(B_p) + C_p, each element
+// of A and B truncated to TF32 by the tensor cores (kernel.TruncTF32), an
+// error of ~1e-3 that a device which rounded them instead would not match.
+func TF32RawMMA(sh kernel.MMAShape) *kernel.Kernel { return mmaSample(sh, kernel.MMATF32, false) }
+
+func mmaSample(sh kernel.MMAShape, typ kernel.MMAType, split bool) *kernel.Kernel {
 	na, nb, nc := sh.Elements()
 	r, kk := sh.M/8, 2*sh.K
 	name := func(s string, i, j int) string { return s + string(rune('0'+i)) + "_" + string(rune('0'+j)) }
@@ -164,16 +180,23 @@ func MMA(sh kernel.MMAShape) *kernel.Kernel {
 		col := add(bin("*", v("t"), i(2)), e%2)
 		return bin("+", bin("*", v("p"), i(sh.M*sh.N)), bin("+", bin("*", row, i(sh.N)), col))
 	}
-	mma := func(s int) kernel.MMA {
-		m := kernel.MMA{Shape: sh}
+	aAt := func(s, x int) kernel.Expr {
+		row := add(v("g"), 8*(x%r))
+		col := add(v("t"), s*sh.K+4*(x/r))
+		return kernel.At("a", bin("+", bin("*", v("p"), i(sh.M*kk)), bin("+", bin("*", row, i(kk)), col)))
+	}
+	bAt := func(s, x int) kernel.Expr {
+		row := add(v("t"), s*sh.K+4*x)
+		return kernel.At("b", bin("+", bin("*", v("p"), i(kk*sh.N)), bin("+", bin("*", row, i(sh.N)), v("g"))))
+	}
+	// mma is step s's product of A's and B's elements as a and b give them.
+	mma := func(a, b func(x int) kernel.Expr) kernel.MMA {
+		m := kernel.MMA{Shape: sh, Type: typ}
 		for x := 0; x < na; x++ {
-			row := add(v("g"), 8*(x%r))
-			col := add(v("t"), s*sh.K+4*(x/r))
-			m.A = append(m.A, kernel.At("a", bin("+", bin("*", v("p"), i(sh.M*kk)), bin("+", bin("*", row, i(kk)), col))))
+			m.A = append(m.A, a(x))
 		}
 		for x := 0; x < nb; x++ {
-			row := add(v("t"), s*sh.K+4*x)
-			m.B = append(m.B, kernel.At("b", bin("+", bin("*", v("p"), i(kk*sh.N)), bin("+", bin("*", row, i(sh.N)), v("g")))))
+			m.B = append(m.B, b(x))
 		}
 		for e := 0; e < nc; e++ {
 			m.D = append(m.D, name("d", 0, e))
@@ -184,19 +207,51 @@ func MMA(sh kernel.MMAShape) *kernel.Kernel {
 	for e := 0; e < nc; e++ {
 		body = append(body, kernel.Decl{Type: kernel.Real, Name: name("d", 0, e), Init: kernel.At("c", cAt(e))})
 	}
-	body = append(body, mma(0), mma(1))
+	for s := 0; s < 2; s++ {
+		if !split {
+			body = append(body, mma(func(x int) kernel.Expr { return aAt(s, x) }, func(x int) kernel.Expr { return bAt(s, x) }))
+			continue
+		}
+		// The split, hi and lo of A's elements (names a…) and B's (b…).
+		split := func(op string, n int, at func(s, x int) kernel.Expr) {
+			for x := 0; x < n; x++ {
+				hi, lo := name(op+"h", s, x), name(op+"l", s, x)
+				tf32 := func(e kernel.Expr) kernel.Expr { return kernel.Call{Fn: kernel.TF32, Args: []kernel.Expr{e}} }
+				var lov kernel.Expr = bin("-", at(s, x), v(hi))
+				if op == "a" {
+					lov = tf32(lov)
+				}
+				body = append(body,
+					kernel.Decl{Type: kernel.Real, Name: hi, Init: tf32(at(s, x))},
+					kernel.Decl{Type: kernel.Real, Name: lo, Init: lov})
+			}
+		}
+		split("a", na, aAt)
+		split("b", nb, bAt)
+		part := func(op, hl string) func(x int) kernel.Expr {
+			return func(x int) kernel.Expr { return v(name(op+hl, s, x)) }
+		}
+		body = append(body, mma(part("a", "h"), part("b", "l")), mma(part("a", "l"), part("b", "h")), mma(part("a", "h"), part("b", "h")))
+	}
 	for e := 0; e < nc; e++ {
 		body = append(body, kernel.Put("d", v(name("d", 0, e)), cAt(e)))
 	}
+	kname, dt, doc := "mma_"+sh.String(), kernel.F64, "a sample of warp-level fp64 mma "+sh.String()
+	switch {
+	case split:
+		kname, dt, doc = "mma_tf32_"+sh.String(), kernel.F32, "a sample of warp-level 3xTF32 mma "+sh.String()
+	case typ == kernel.MMATF32:
+		kname, dt, doc = "mma_tf32raw_"+sh.String(), kernel.F32, "a sample of warp-level TF32 mma "+sh.String()+" on fp32 values"
+	}
 	return &kernel.Kernel{
-		Name: "mma_" + sh.String(), Variant: "sample", DType: kernel.F64,
+		Name: kname, Variant: "sample", DType: dt,
 		Params: []kernel.Param{{Name: "a", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
 			{Name: "b", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
 			{Name: "c", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
 			{Name: "d", Kind: kernel.BufferParam, Type: kernel.Real}},
 		Launch: kernel.Launch{Block: [3]int{32, MMATiles, 1}, Grid: [3]kernel.Axis{kernel.Over("tiles", MMATiles)}},
-		Hints:  kernel.Hints{MinArch: sh.Arch()},
-		Doc:    "a sample of warp-level fp64 mma " + sh.String(),
+		Hints:  kernel.Hints{MinArch: typ.Arch(sh)},
+		Doc:    doc,
 		Body:   body,
 	}
 }

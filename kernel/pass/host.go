@@ -36,13 +36,14 @@ const oldVar = "_old"
 // variables as thread 0 holds them.
 //
 // It fails for kernels that use more than one grid dimension (the host runs
-// a 1-D grid of blocks) and for kernels with warp-level mma (kernel.MMA).
+// a 1-D grid of blocks) and for kernels with warp-level mma (kernel.MMA)
+// or TF32 rounding.
 func HostLoops(k *kernel.Kernel) (*kernel.Kernel, error) {
 	if err := kernel.Validate(k); err != nil {
 		return nil, err
 	}
 	if arch := kernel.NeedsArch(k.Body); arch > 0 {
-		return nil, fmt.Errorf("kernel %s: warp-level mma needs CUDA tensor cores (sm_%d); the host has no warps to run it", k.Name, arch)
+		return nil, fmt.Errorf("kernel %s: warp-level mma (or TF32 rounding) needs CUDA tensor cores (sm_%d); the host has no warps to run it", k.Name, arch)
 	}
 	usesGrid := false
 	walkAllExprs(k, func(e kernel.Expr) {

@@ -30,7 +30,7 @@ func Build(pb Problem, v Variant) (*kernel.Kernel, error) {
 		if err := g.blocksKernel(); err != nil {
 			return nil, err
 		}
-	case DMMA:
+	case DMMA, TMMA:
 		g.dmmaKernel()
 	default:
 		return nil, fmt.Errorf("unknown family %q", v.Family)

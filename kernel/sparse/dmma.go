@@ -95,7 +95,7 @@ func dmmaSharedLimit(arch int) int {
 // last wave of them leaves little idle.
 const dmmaTiles = 16
 
-var dmmaRE = regexp.MustCompile(`^dmma(?:/(m\d+n\d+k\d+)-r(\d+)-w(\d+)-x(\d+)-c(\d+)(?:-t(\d+))?(?:-b(\d+))?)?$`)
+var dmmaRE = regexp.MustCompile(`^(dmma|tmma)(?:/(m\d+n\d+k\d+)-r(\d+)-w(\d+)-x(\d+)-c(\d+)(?:-t(\d+))?(-s)?(-h)?(?:-b(\d+))?)?$`)
 
 // dmmaDefault is the variant a bare "dmma" names: m8n8k4 (any sm_80+),
 // 32×32 sums a warp, two warps along the columns, chunks of 8, α·A
@@ -106,6 +106,12 @@ func (v Variant) dmmaName() string {
 	s := fmt.Sprintf("%s/%s-r%d-w%d-x%d-c%d", v.Family, v.MMA, v.Rows, v.Width, v.Split, v.Chunk)
 	if v.Block > 0 {
 		s += fmt.Sprintf("-t%d", v.Block)
+	}
+	if v.SplitA {
+		s += "-s"
+	}
+	if v.StageB {
+		s += "-h"
 	}
 	if v.Occupancy > 0 {
 		s += fmt.Sprintf("-b%d", v.Occupancy)
@@ -118,17 +124,21 @@ func (v Variant) dmmaName() string {
 // warp, X warps along the columns, C columns of A a chunk, with -t T
 // tiles a block with α·A resident, and with -b registers capped for B
 // blocks a multiprocessor (CUDA launch bounds; without it, two where the
-// block has at most 256 threads and two fit in shared memory).
+// block has at most 256 threads and two fit in shared memory); and "tmma"
+// (TMMA) alike, with -s (after -t) for α·A split as it is read and -h for
+// B split as it is staged.
 func parseDMMA(s string) (Variant, error) {
 	m := dmmaRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. dmma/m16n8k4-r2-w4-x2-c28-t16: mma shape, fragments a warp along rows and columns, warps along columns, k-chunk, tiles a block with α·A resident)", s)
+		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. dmma/m16n8k4-r2-w4-x2-c28-t16 or tmma/m16n8k8-r2-w8-x1-c32-t16: mma shape, fragments a warp along rows and columns, warps along columns, k-chunk, tiles a block with α·A resident)", s)
 	}
-	v := dmmaDefault
-	if m[1] != "" {
-		v.MMA = m[1]
+	v := Defaults(Family(m[1]))
+	shape, nums, tiles, split, stage, blocks := m[2], []string{m[3], m[4], m[5], m[6], m[7], m[10]}, m[7], m[8], m[9], m[10]
+	if shape != "" {
+		v.MMA = shape
+		v.SplitA, v.StageB = split != "", stage != ""
 		dst := []*int{&v.Rows, &v.Width, &v.Split, &v.Chunk, &v.Block, &v.Occupancy}
-		for i, x := range m[2:] {
+		for i, x := range nums {
 			if x == "" {
 				continue
 			}
@@ -138,19 +148,28 @@ func parseDMMA(s string) (Variant, error) {
 			}
 			*dst[i] = n
 		}
-		if m[6] != "" && v.Block == 0 {
+		if tiles != "" && v.Block == 0 {
 			return Variant{}, fmt.Errorf("variant %q: -t takes at least one tile", s)
 		}
-		if m[7] != "" && v.Occupancy == 0 {
+		if blocks != "" && v.Occupancy == 0 {
 			return Variant{}, fmt.Errorf("variant %q: -b takes at least one block", s)
 		}
 	}
 	return v, v.valid()
 }
 
-// mmaShape is the shape v names, if kernel.MMA takes it.
+// mmaType is the tensor cores' type of a dmma (fp64) or tmma (TF32)
+// variant.
+func (v Variant) mmaType() kernel.MMAType {
+	if v.Family == TMMA {
+		return kernel.MMATF32
+	}
+	return kernel.MMAF64
+}
+
+// mmaShape is the shape v names, if kernel.MMA takes it in v's type.
 func (v Variant) mmaShape() (kernel.MMAShape, bool) {
-	for _, sh := range kernel.MMAShapes {
+	for _, sh := range v.mmaType().Shapes() {
 		if sh.String() == v.MMA {
 			return sh, true
 		}
@@ -158,19 +177,27 @@ func (v Variant) mmaShape() (kernel.MMAShape, bool) {
 	return kernel.MMAShape{}, false
 }
 
+// maxSums bounds the accumulator elements a thread of v keeps.
+func (v Variant) maxSums() int {
+	if v.Family == TMMA {
+		return tmmaMaxSums
+	}
+	return dmmaMaxSums
+}
+
 func (v Variant) validDMMA() error {
 	sh, ok := v.mmaShape()
 	if !ok {
 		var names []string
-		for _, s := range kernel.MMAShapes {
+		for _, s := range v.mmaType().Shapes() {
 			names = append(names, s.String())
 		}
 		return fmt.Errorf("variant %s: mma shape %q (want %s)", v.Name(), v.MMA, strings.Join(names, ", "))
 	}
 	_, _, nc := sh.Elements()
 	switch {
-	case v.Rows < 1 || v.Width < 1 || v.Rows*v.Width*nc > dmmaMaxSums:
-		return fmt.Errorf("variant %s: fragments a warp must be ≥ 1 with at most %d sums a thread (rows·width·%d)", v.Name(), dmmaMaxSums, nc)
+	case v.Rows < 1 || v.Width < 1 || v.Rows*v.Width*nc > v.maxSums():
+		return fmt.Errorf("variant %s: fragments a warp must be ≥ 1 with at most %d sums a thread (rows·width·%d)", v.Name(), v.maxSums(), nc)
 	case v.Split < 1 || v.Split > 32:
 		return fmt.Errorf("variant %s: warps along the columns must be 1..32", v.Name())
 	case v.Chunk < sh.K || v.Chunk%sh.K != 0 || v.Chunk > 128:
@@ -180,7 +207,9 @@ func (v Variant) validDMMA() error {
 	case v.Occupancy < 0 || v.Occupancy > 8:
 		return fmt.Errorf("variant %s: blocks a multiprocessor (-b) must be 1..8", v.Name())
 	case v.Grouped:
-		return fmt.Errorf("variant %s: dmma takes no grouping", v.Name())
+		return fmt.Errorf("variant %s: %s takes no grouping", v.Name(), v.Family)
+	case (v.SplitA || v.StageB) && v.Family != TMMA:
+		return fmt.Errorf("variant %s: only tmma splits α·A as it is read (-s) or B as it is staged (-h)", v.Name())
 	}
 	return nil
 }
@@ -188,56 +217,83 @@ func (v Variant) validDMMA() error {
 // resident says whether v keeps α·A in shared memory for several tiles.
 func (v Variant) resident() bool { return v.Block > 0 }
 
-// dmmaLayout is the shape of a dmma kernel's block and shared arrays.
+// dmmaLayout is the shape of a dmma (or tmma) kernel's block and shared
+// arrays.
 type dmmaLayout struct {
 	sh         kernel.MMAShape
-	na, nb, nc int // elements of A, B and C a lane holds
-	wm, wn     int // warps along rows and columns
-	bands      int // bands of sh.M rows: wm·Mt
-	mp         int // rows covered: bands·sh.M
-	cols       int // columns a tile: wn·Nt·8
-	stride     int // row stride of bsh: cols + dmmaPad
-	steps      int // k-steps a chunk: Chunk / sh.K
-	chunks     int // ⌈k / Chunk⌉
+	typ        kernel.MMAType
+	na, nb, nc int  // elements of A, B and C a lane holds
+	hiLo       bool // TF32 with ash holding α·A's hi and lo parts (not SplitA)
+	stageB     bool // TF32 with bsh holding B's hi and lo parts side by side (StageB)
+	aw         int  // elements of ash a lane holds a fragment: na, or 2·na with hiLo
+	vec        int  // elements of ash a lane reads side by side: na, or 4 with hiLo
+	wm, wn     int  // warps along rows and columns
+	bands      int  // bands of sh.M rows: wm·Mt
+	mp         int  // rows covered: bands·sh.M
+	cols       int  // columns a tile: wn·Nt·8
+	stride     int  // row stride of bsh: cols padded (see DMMA, TMMA), in pairs with stageB
+	steps      int  // k-steps a chunk: Chunk / sh.K
+	chunks     int  // ⌈k / Chunk⌉
 	threads    int
 	aLen, bLen int // elements of ash (one buffer of it when streamed) and of one buffer of bsh
+	bytes      int // of an element
 }
 
 func (v Variant) dmmaLayout(pb Problem) dmmaLayout {
 	sh, _ := v.mmaShape()
-	l := dmmaLayout{sh: sh, wn: v.Split, steps: v.Chunk / max(sh.K, 1)}
+	l := dmmaLayout{sh: sh, typ: v.mmaType(), wn: v.Split, steps: v.Chunk / max(sh.K, 1), bytes: 8}
 	l.na, l.nb, l.nc = sh.Elements()
+	l.aw, l.vec = l.na, l.na
 	rowsPerWarp := v.Rows * sh.M
 	l.wm = (pb.Op.Rows + rowsPerWarp - 1) / max(rowsPerWarp, 1)
 	l.bands = l.wm * v.Rows
 	l.mp = l.bands * sh.M
 	l.cols = l.wn * v.Width * sh.N
 	l.stride = l.cols + dmmaPad
+	if l.typ == kernel.MMATF32 {
+		l.bytes = 4
+		l.stride = l.cols + tmmaPad(l.cols)
+		if l.hiLo = !v.SplitA; l.hiLo {
+			l.aw, l.vec = 2*l.na, 4
+		}
+		if l.stageB = v.StageB; l.stageB {
+			// Pairs of floats, read 8 bytes a lane: padded as
+			// dmma's doubles, stride ≡ 4 mod 16 pairs.
+			l.stride = l.cols + (20-l.cols%16)%16
+		}
+	}
 	l.chunks = (pb.Op.Cols + v.Chunk - 1) / max(v.Chunk, 1)
 	l.threads = 32 * l.wm * l.wn
-	l.aLen = l.mp * v.Chunk
+	l.aLen = l.bands * 32 * l.aw * l.steps
 	if v.resident() { // every chunk's k-steps, zero past k
 		l.aLen *= l.chunks
 	}
 	l.bLen = v.Chunk * l.stride
+	if l.stageB {
+		l.bLen *= 2
+	}
 	return l
 }
 
-// dmmaShared is the shared memory of a dmma kernel: ash (two buffers of a
-// chunk when streamed, all of α·A when resident) and two buffers of bsh.
+// dmmaShared is the shared memory of a dmma or tmma kernel: ash (two
+// buffers of a chunk when streamed, all of α·A when resident) and two
+// buffers of bsh.
 func (v Variant) dmmaShared(pb Problem) int {
 	l := v.dmmaLayout(pb)
 	if v.resident() {
-		return (l.aLen + 2*l.bLen) * 8
+		return (l.aLen + 2*l.bLen) * l.bytes
 	}
-	return 2 * (l.aLen + l.bLen) * 8
+	return 2 * (l.aLen + l.bLen) * l.bytes
 }
 
-// checkDMMA reports why v does not fit the problem: fp32, too many threads
-// for the operator's rows, too much shared memory.
+// checkDMMA reports why v does not fit the problem: the other precision,
+// too many threads for the operator's rows, too much shared memory.
 func (pb Problem) checkDMMA(v Variant) error {
-	if pb.DType != kernel.F64 {
-		return fmt.Errorf("variant %s: fp64 only (the tensor cores' mma has no exact fp32; use dense/… in %s)", v.Name(), pb.DType)
+	switch {
+	case v.Family == DMMA && pb.DType != kernel.F64:
+		return fmt.Errorf("variant %s: fp64 only (the tensor cores' fp64 mma; in fp32 use tmma/…, 3×TF32)", v.Name())
+	case v.Family == TMMA && pb.DType != kernel.F32:
+		return fmt.Errorf("variant %s: fp32 only (3×TF32; in fp64 use dmma/…)", v.Name())
 	}
 	l := v.dmmaLayout(pb)
 	if l.threads > kernel.MaxThreads {
@@ -273,10 +329,21 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 	if pb.DType != kernel.F64 || arch < 80 {
 		return nil
 	}
+	return mmaCandidates(pb, arch, DMMA, []kernel.MMAShape{kernel.M8N8K4, kernel.M16N8K4, kernel.M16N8K8},
+		func(mt, nc int, _ bool) []Variant { return []Variant{{Width: min(4, 32/(mt*nc))}} }) // up to 32 columns and 32 sums a warp
+}
+
+// mmaCandidates lists the variants of family fam (dmma or tmma) for
+// DMMACandidates and TMMACandidates: for each of shapes the device has
+// (m16n8k4 resident only), the warps' rows as DMMACandidates says, each
+// of the widths (fragments along the columns, and SplitA) forms gives for
+// Mt and the elements nc of a C fragment, resident or not.
+func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, forms func(mt, nc int, resident bool) []Variant) []Variant {
 	st := operator.Analyze(pb.Op)
 	if st.Density < denseMinDensity || pb.Op.Rows*pb.Op.Cols < dmmaMinEntries {
 		return nil
 	}
+	typ := Variant{Family: fam}.mmaType()
 	var out []Variant
 	seen := map[string]bool{}
 	// first adds the first variant of vs that fits.
@@ -293,32 +360,32 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 			return
 		}
 	}
-	shapes := []kernel.MMAShape{kernel.M8N8K4, kernel.M16N8K4, kernel.M16N8K8}
 	for _, resident := range []bool{true, false} {
 		for _, sh := range shapes {
-			if sh.Arch() > arch || (!resident && sh == kernel.M16N8K4) {
+			if typ.Arch(sh) > arch || (!resident && sh == kernel.M16N8K4) {
 				continue
 			}
 			_, _, nc := sh.Elements()
 			for _, rows := range []int{32, dmmaWarpRows(pb.Op.Rows, sh.M, 32)} {
 				mt := rows / sh.M
-				nt := min(4, 32/(mt*nc)) // up to 32 columns and 32 sums a warp
-				wns := []int{4, 2, 1}
-				if resident {
-					wns = []int{2, 4, 1}
-				}
-				for _, wn := range wns {
-					var vs []Variant
+				for _, f := range forms(mt, nc, resident) {
+					wns := []int{4, 2, 1}
 					if resident {
-						for _, kc := range dmmaDeepChunks(pb.Op.Cols, sh.K) {
-							vs = append(vs, Variant{Family: DMMA, MMA: sh.String(), Rows: mt, Width: nt, Split: wn, Chunk: kc, Block: dmmaTiles})
-						}
-					} else {
-						for _, kc := range dmmaChunks(pb.Op.Cols, sh.K) {
-							vs = append(vs, Variant{Family: DMMA, MMA: sh.String(), Rows: mt, Width: nt, Split: wn, Chunk: kc})
-						}
+						wns = []int{2, 4, 1}
 					}
-					first(vs)
+					for _, wn := range wns {
+						var vs []Variant
+						if resident {
+							for _, kc := range dmmaDeepChunks(pb.Op.Cols, sh.K) {
+								vs = append(vs, Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, StageB: f.StageB, Split: wn, Chunk: kc, Block: dmmaTiles})
+							}
+						} else {
+							for _, kc := range dmmaChunks(pb.Op.Cols, sh.K) {
+								vs = append(vs, Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, StageB: f.StageB, Split: wn, Chunk: kc})
+							}
+						}
+						first(vs)
+					}
 				}
 			}
 		}
@@ -419,7 +486,10 @@ func (b *dmmaBuilder) guard(q, total int, st ...kernel.Stmt) []kernel.Stmt {
 // aValue is element e of ash in the A-fragment order: (k-step s, band,
 // lane, value x) = e in mixed radix (…, bands, 32, na), which holds α·A's
 // row band·M + AAt(lane, x).row and column c0 + s·K + AAt(lane, x).col,
-// zero past m and k. It declares arow and acol before the value.
+// zero past m and k. It declares arow and acol before the value. In TF32
+// (tmma) a lane's 2·na values are A's hi parts (x < na) then its lo parts
+// (see TMMA), in groups of vec = 4: (s, band, x / 4, lane, x % 4), unless
+// α·A is split as it is read (SplitA).
 func (b *dmmaBuilder) aValue(e, c0 kernel.Expr) ([]kernel.Stmt, kernel.Expr) {
 	l, sh := b.l, b.l.sh
 	m, kk := b.g.m, b.g.k
@@ -428,6 +498,19 @@ func (b *dmmaBuilder) aValue(e, c0 kernel.Expr) ([]kernel.Stmt, kernel.Expr) {
 	ln := bin("%", bin("/", e, lit(l.na)), lit(32))
 	band := bin("%", bin("/", e, lit(32*l.na)), lit(l.bands))
 	step := bin("/", e, lit(32*l.na*l.bands))
+	tf32 := l.hiLo
+	if tf32 {
+		// x = (e / 128 mod aw/4)·4 + e mod 4: hi while x < na.
+		x = bin("+", bin("*", bin("%", bin("/", e, lit(32*l.vec)), lit(l.aw/l.vec)), lit(l.vec)), bin("%", e, lit(l.vec)))
+		ln = bin("%", bin("/", e, lit(l.vec)), lit(32))
+		band = bin("%", bin("/", e, lit(32*l.aw)), lit(l.bands))
+		step = bin("/", e, lit(32*l.aw*l.bands))
+	}
+	var decls []kernel.Stmt
+	if tf32 {
+		decls = append(decls, dmmaI32("ax", x))
+		x = bin("%", kernel.Ref("ax"), lit(l.na))
+	}
 	row := bin("+", bin("+", bin("*", band, lit(sh.M)), bin("/", ln, lit(4))), bin("*", bin("%", x, lit(r)), lit(8)))
 	col := bin("+", bin("+", bin("*", step, lit(sh.K)), bin("%", ln, lit(4))), bin("*", bin("/", x, lit(r)), lit(4)))
 	acol := kernel.Expr(kernel.Ref("acol"))
@@ -439,8 +522,19 @@ func (b *dmmaBuilder) aValue(e, c0 kernel.Expr) ([]kernel.Stmt, kernel.Expr) {
 		cond = bin("&&", bin("<", kernel.Ref("arow"), lit(m)), cond)
 	}
 	load := kernel.At("a", bin("+", bin("*", kernel.Ref("arow"), lit(kk)), acol))
-	return []kernel.Stmt{dmmaI32("arow", row), dmmaI32("acol", col)}, kernel.Select{Cond: cond, Then: load, Else: kernel.Lit{V: 0}}
+	decls = append(decls, dmmaI32("arow", row), dmmaI32("acol", col))
+	val := kernel.Expr(kernel.Select{Cond: cond, Then: load, Else: kernel.Lit{V: 0}})
+	if !tf32 {
+		return decls, val
+	}
+	// The split: hi = tf32(a), lo = tf32(a − hi).
+	decls = append(decls, dmmaReal("aval", val), dmmaReal("ahi", tf32Of(kernel.Ref("aval"))))
+	return decls, kernel.Select{Cond: bin("<", kernel.Ref("ax"), lit(l.na)), Then: kernel.Ref("ahi"),
+		Else: tf32Of(bin("-", kernel.Ref("aval"), kernel.Ref("ahi")))}
 }
+
+// tf32Of is x rounded to TF32.
+func tf32Of(x kernel.Expr) kernel.Expr { return kernel.Call{Fn: kernel.TF32, Args: []kernel.Expr{x}} }
 
 // bChunk is how many elements of B a chunk holds, bRounds how many rounds
 // of the block's threads load them.
@@ -475,13 +569,21 @@ func (b *dmmaBuilder) loadB(set string, row0, col0 kernel.Expr) []kernel.Stmt {
 	return out
 }
 
-// storeB puts the registers set0, set1, … into buffer buf of bsh.
+// storeB puts the registers set0, set1, … into buffer buf of bsh; with
+// stageB their TF32 hi and lo parts, side by side.
 func (b *dmmaBuilder) storeB(set string) []kernel.Stmt {
 	var out []kernel.Stmt
 	for q := 0; q < b.bRounds(); q++ {
 		e := b.elem(q)
 		at := bin("+", bin("*", bin("/", e, lit(b.l.cols)), lit(b.l.stride)), bin("%", e, lit(b.l.cols)))
-		out = append(out, b.guard(q, b.bChunk(), kernel.Put("bsh", kernel.Ref(fmt.Sprintf("%s%d", set, q)), kernel.Ref("buf"), at))...)
+		val := kernel.Ref(fmt.Sprintf("%s%d", set, q))
+		var st kernel.Stmt = kernel.Put("bsh", val, kernel.Ref("buf"), at)
+		if b.l.stageB {
+			st = dmmaScope(dmmaReal("bhi", tf32Of(val)),
+				kernel.Put("bsh", kernel.Ref("bhi"), kernel.Ref("buf"), bin("*", at, lit(2))),
+				kernel.Put("bsh", tf32Of(bin("-", val, kernel.Ref("bhi"))), kernel.Ref("buf"), plus(1, bin("*", at, lit(2)))))
+		}
+		out = append(out, b.guard(q, b.bChunk(), st)...)
 	}
 	return out
 }
@@ -489,17 +591,25 @@ func (b *dmmaBuilder) storeB(set string) []kernel.Stmt {
 // step is the body of the loop over a chunk's k-steps s: the warp's A
 // fragments of k-step aStep (an expression of s) from ash (at aBuf's
 // buffer when streamed), its B fragments of rows s·K… of buffer buf of
-// bsh, and their Mt·Nt mma.
+// bsh, and their Mt·Nt mma; in TF32 (tmma) A's hi and lo fragments (read,
+// or split as read with SplitA), B's split into hi and lo, and three mma a
+// fragment (see TMMA).
 func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 	v, l, sh := b.v, b.l, b.l.sh
+	tf32 := l.typ == kernel.MMATF32
 	var out []kernel.Stmt
 	av := func(i, x int) string { return fmt.Sprintf("av%d_%d", i, x) }
 	bv := func(j, x int) string { return fmt.Sprintf("bv%d_%d", j, x) }
 	for i := 0; i < v.Rows; i++ {
-		// ash[((step·bands + wr·Mt + i)·32 + lane)·na + x]
-		base := bin("*", bin("+", bin("*", bin("+", bin("*", aStep, lit(l.bands)), plus(i, bin("*", kernel.Ref("wr"), lit(v.Rows)))), lit(32)), kernel.Ref("lane")), lit(l.na))
-		for x := 0; x < l.na; x++ {
+		// ash[((step·bands + wr·Mt + i)·32 + lane)·na + x], in TF32
+		// ash[(((step·bands + wr·Mt + i)·aw/4 + x/4)·32 + lane)·4 + x%4]
+		band := bin("+", bin("*", aStep, lit(l.bands)), plus(i, bin("*", kernel.Ref("wr"), lit(v.Rows))))
+		base := bin("*", bin("+", bin("*", band, lit(32)), kernel.Ref("lane")), lit(l.na))
+		for x := 0; x < l.aw; x++ {
 			at := []kernel.Expr{plus(x, base)}
+			if l.hiLo {
+				at = []kernel.Expr{plus(x%l.vec, bin("*", bin("+", bin("*", plus(x/l.vec, bin("*", band, lit(l.aw/l.vec))), lit(32)), kernel.Ref("lane")), lit(l.vec)))}
+			}
 			if aBuf != nil {
 				at = append([]kernel.Expr{aBuf}, at...)
 			}
@@ -511,23 +621,70 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 		col := bin("+", bin("*", plus(j, bin("*", kernel.Ref("wc"), lit(v.Width))), lit(sh.N)), kernel.Ref("grp"))
 		for x := 0; x < l.nb; x++ {
 			row := plus(4*x, bin("+", bin("*", kernel.Ref("s"), lit(sh.K)), kernel.Ref("tig")))
-			out = append(out, dmmaReal(bv(j, x), kernel.At("bsh", kernel.Ref("buf"), bin("+", bin("*", row, lit(l.stride)), col))))
+			at := bin("+", bin("*", row, lit(l.stride)), col)
+			if l.stageB { // hi and lo, as bh… and bl… below
+				out = append(out, dmmaReal(fmt.Sprintf("bh%d_%d", j, x), kernel.At("bsh", kernel.Ref("buf"), bin("*", at, lit(2)))),
+					dmmaReal(fmt.Sprintf("bl%d_%d", j, x), kernel.At("bsh", kernel.Ref("buf"), plus(1, bin("*", at, lit(2))))))
+				continue
+			}
+			out = append(out, dmmaReal(bv(j, x), kernel.At("bsh", kernel.Ref("buf"), at)))
 		}
 	}
-	for i := 0; i < v.Rows; i++ {
-		for j := 0; j < v.Width; j++ {
-			mma := kernel.MMA{Shape: sh}
-			for x := 0; x < l.na; x++ {
-				mma.A = append(mma.A, kernel.Ref(av(i, x)))
+	// mma is fragment (i, j)'s product of A's elements from a0 and B's
+	// from b0 (their names av… or bv… with x appended).
+	mma := func(i, j int, a0, b0 func(int) string) kernel.MMA {
+		m := kernel.MMA{Shape: sh, Type: l.typ}
+		for x := 0; x < l.na; x++ {
+			m.A = append(m.A, kernel.Ref(a0(x)))
+		}
+		for x := 0; x < l.nb; x++ {
+			m.B = append(m.B, kernel.Ref(b0(x)))
+		}
+		for e := 0; e < l.nc; e++ {
+			m.D = append(m.D, b.acc(i, j, e))
+			m.C = append(m.C, kernel.Ref(b.acc(i, j, e)))
+		}
+		return m
+	}
+	if !tf32 {
+		for i := 0; i < v.Rows; i++ {
+			for j := 0; j < v.Width; j++ {
+				out = append(out, mma(i, j, func(x int) string { return av(i, x) }, func(x int) string { return bv(j, x) }))
 			}
+		}
+	} else {
+		bh := func(j, x int) string { return fmt.Sprintf("bh%d_%d", j, x) }
+		bl := func(j, x int) string { return fmt.Sprintf("bl%d_%d", j, x) }
+		for j := 0; j < v.Width && !l.stageB; j++ {
 			for x := 0; x < l.nb; x++ {
-				mma.B = append(mma.B, kernel.Ref(bv(j, x)))
+				out = append(out, dmmaReal(bh(j, x), tf32Of(kernel.Ref(bv(j, x)))),
+					dmmaReal(bl(j, x), bin("-", kernel.Ref(bv(j, x)), kernel.Ref(bh(j, x)))))
 			}
-			for e := 0; e < l.nc; e++ {
-				mma.D = append(mma.D, b.acc(i, j, e))
-				mma.C = append(mma.C, kernel.Ref(b.acc(i, j, e)))
+		}
+		hi := func(i int) func(int) string { return func(x int) string { return av(i, x) } }
+		lo := func(i int) func(int) string { return func(x int) string { return av(i, l.na+x) } }
+		if !l.hiLo { // split A's fragments too
+			ah := func(i, x int) string { return fmt.Sprintf("ah%d_%d", i, x) }
+			al := func(i, x int) string { return fmt.Sprintf("al%d_%d", i, x) }
+			for i := 0; i < v.Rows; i++ {
+				for x := 0; x < l.na; x++ {
+					out = append(out, dmmaReal(ah(i, x), tf32Of(kernel.Ref(av(i, x)))),
+						dmmaReal(al(i, x), bin("-", kernel.Ref(av(i, x)), kernel.Ref(ah(i, x)))))
+				}
 			}
-			out = append(out, mma)
+			hi = func(i int) func(int) string { return func(x int) string { return ah(i, x) } }
+			lo = func(i int) func(int) string { return func(x int) string { return al(i, x) } }
+		}
+		// The small products first, every fragment's, then the large.
+		for _, part := range []struct {
+			a func(int) func(int) string
+			b func(int, int) string
+		}{{lo, bh}, {hi, bl}, {hi, bh}} {
+			for i := 0; i < v.Rows; i++ {
+				for j := 0; j < v.Width; j++ {
+					out = append(out, mma(i, j, part.a(i), func(x int) string { return part.b(j, x) }))
+				}
+			}
 		}
 	}
 	loop := kernel.For{Var: "s", From: lit(0), To: lit(l.steps), Body: out}
@@ -551,8 +708,18 @@ func (b *dmmaBuilder) unroll() int {
 		budget = min(budget, 65536/(l.threads*b.g.kern.Hints.MinBlocksPerUnit))
 	}
 	sums := v.Rows * v.Width * l.nc
-	frags := v.Rows*l.na + v.Width*l.nb
-	need := func(steps int) int { return 2*(sums+frags*steps+b.bRounds()) + dmmaRegsBase }
+	frags := v.Rows*l.aw + v.Width*l.nb
+	if l.typ == kernel.MMATF32 {
+		frags += v.Width * 2 * l.nb // B's hi and lo
+		if l.stageB {
+			frags -= v.Width * l.nb // read as hi and lo
+		}
+		if !l.hiLo {
+			frags += v.Rows * 2 * l.na // A's
+		}
+	}
+	regs := l.bytes / 4
+	need := func(steps int) int { return regs*(sums+frags*steps+b.bRounds()) + dmmaRegsBase }
 	switch {
 	case need(l.steps) <= budget:
 		return 0
@@ -641,7 +808,7 @@ func (g *gen) dmmaKernel() {
 	k.Launch.Block = [3]int{T, 1, 1}
 	k.Launch.Grid = [3]kernel.Axis{kernel.Over(Columns, l.cols*max(v.Block, 1))}
 	k.Launch.SharedBytes = v.dmmaShared(pb)
-	k.Hints = kernel.Hints{MinArch: sh.Arch(), MinBlocksPerUnit: v.Occupancy}
+	k.Hints = kernel.Hints{MinArch: l.typ.Arch(sh), MinBlocksPerUnit: v.Occupancy}
 	if v.Occupancy == 0 && T <= 256 && 2*(k.Launch.SharedBytes+1024) <= dmmaMaxShared+1024 {
 		// Registers for two blocks a multiprocessor, where their
 		// shared memory lets them (228 KiB a multiprocessor, 1 KiB
@@ -653,8 +820,12 @@ func (g *gen) dmmaKernel() {
 	if v.resident() {
 		how = fmt.Sprintf("α·A staged whole in shared memory for %d tiles a block", v.Block)
 	}
+	cores := "fp64 tensor cores"
+	if l.typ == kernel.MMATF32 {
+		cores = "TF32 tensor cores as 3xTF32 (α·A and B split into hi and lo parts)"
+	}
 	k.Doc = strings.Replace(k.Doc, fmt.Sprintf("one thread per %d column(s)", v.Width),
-		fmt.Sprintf("tiles of %d columns on fp64 tensor cores (mma %s), %d×%d sums a warp, %s", l.cols, sh, v.Rows*sh.M, v.Width*sh.N, how), 1)
+		fmt.Sprintf("tiles of %d columns on %s (mma %s), %d×%d sums a warp, %s", l.cols, cores, sh, v.Rows*sh.M, v.Width*sh.N, how), 1)
 	ash := kernel.Shared{Name: "ash", Type: kernel.Real, Dims: []int{2, l.aLen}}
 	if v.resident() {
 		ash.Dims = []int{l.aLen}
@@ -688,6 +859,9 @@ func (g *gen) dmmaKernel() {
 	k.Meta["tile"] = fmt.Sprintf("%d×%d a warp, %d×%d warps", v.Rows*sh.M, v.Width*sh.N, l.wm, l.wn)
 	k.Meta["mma"] = sh.String()
 	k.Meta["a_resident"] = v.resident()
+	if l.typ != kernel.MMAF64 {
+		k.Meta["mma_type"] = l.typ.String()
+	}
 }
 
 // streamedBody is a block's one tile with α·A streamed beside B.

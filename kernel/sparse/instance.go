@@ -163,8 +163,9 @@ func (in *Instance) DType() kernel.DType { return in.Problem.DType }
 
 // Candidates lists the variants for the target: GPUCandidates on a GPU
 // (without launch-bound twins where the dialect ignores the bound), else
-// Candidates, and on CUDA devices with fp64 tensor cores (sm_80+) the
-// DMMACandidates; on a CPU also DenseHostCandidates. The SIMT dense
+// Candidates, and on CUDA devices with tensor cores (sm_80+) the
+// DMMACandidates (fp64) or, where they can pay (offerTMMA), the
+// TMMACandidates (fp32, 3×TF32); on a CPU also DenseHostCandidates. The SIMT dense
 // variants (with shared memory) are not among them: on the H100
 // (2026-11-24) they ran at 17–32 % of the roof on the tets p5–p6, below
 // cuBLAS, and the cost model, which ranks them far above that, would
@@ -173,6 +174,9 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	vs := Candidates(in.Problem)
 	if t.GPU {
 		vs = append(GPUCandidates(in.Problem), DMMACandidates(in.Problem, t.CUDAArch)...)
+		if offerTMMA(in.Problem) {
+			vs = append(vs, TMMACandidates(in.Problem, t.CUDAArch)...)
+		}
 		if t.CUDAArch >= 80 {
 			vs = append(vs, BlocksLargeCandidates(in.Problem)...)
 		}

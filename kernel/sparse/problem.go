@@ -90,7 +90,7 @@ func (pb Problem) checkVariant(v Variant) error {
 		return pb.checkDense(v)
 	case Blocks:
 		return pb.checkBlocks(v)
-	case DMMA:
+	case DMMA, TMMA:
 		return pb.checkDMMA(v)
 	}
 	if v.Width == 2 && (pb.LDB <= 0 || pb.LDC <= 0 || pb.LDB%2 != 0 || pb.LDC%2 != 0) {
@@ -121,7 +121,7 @@ func (v Variant) sharedBytes(pb Problem) int {
 		return 2 * v.Split * v.Chunk * v.Block * w
 	case Dense:
 		return v.denseShared(pb)
-	case DMMA:
+	case DMMA, TMMA:
 		return v.dmmaShared(pb)
 	}
 	return 0

@@ -78,8 +78,17 @@ type Variant struct {
 	// Tiles (blocks only, -t) is the tiles of Block columns a block does
 	// in turn, the next one's B loaded while the current one computes.
 	Tiles int `json:"tiles,omitempty"`
-	// MMA (dmma only) is the tensor-core shape, e.g. "m8n8k4" (see DMMA).
+	// MMA (dmma and tmma only) is the tensor-core shape, e.g. "m8n8k4"
+	// (see DMMA, TMMA).
 	MMA string `json:"mma,omitempty"`
+	// SplitA (tmma only, -s) keeps α·A in shared memory as it is and
+	// splits its fragments into TF32 hi and lo parts as they are read,
+	// instead of staging both parts: half the shared memory (see TMMA).
+	SplitA bool `json:"split_a,omitempty"`
+	// StageB (tmma only, -h) splits B into its TF32 hi and lo parts as it
+	// is staged, both kept in shared memory side by side, instead of as
+	// each warp reads its fragments (see TMMA).
+	StageB bool `json:"stage_b,omitempty"`
 }
 
 // Name is the variant's stable name, e.g. "bstream-msplit/x64-y4-c16".
@@ -89,7 +98,7 @@ func (v Variant) Name() string {
 		return v.denseName()
 	case Blocks:
 		return v.blocksName()
-	case DMMA:
+	case DMMA, TMMA:
 		return v.dmmaName()
 	}
 	s := fmt.Sprintf("%s/x%d", v.Family, v.Block)
@@ -124,7 +133,7 @@ func ParseVariant(s string) (Variant, error) {
 	if s == string(Blocks) || strings.HasPrefix(s, string(Blocks)+"/") {
 		return parseBlocks(s)
 	}
-	if s == string(DMMA) || strings.HasPrefix(s, string(DMMA)+"/") {
+	if s == string(DMMA) || strings.HasPrefix(s, string(DMMA)+"/") || s == string(TMMA) || strings.HasPrefix(s, string(TMMA)+"/") {
 		return parseDMMA(s)
 	}
 	m := variantRE.FindStringSubmatch(s)
@@ -171,6 +180,8 @@ func Defaults(f Family) Variant {
 		return Variant{Family: f, Block: 16, Width: 1, Split: 16}
 	case DMMA:
 		return dmmaDefault
+	case TMMA:
+		return tmmaDefault
 	case BStreamMSplit:
 		return Variant{Family: f, Block: 64, Width: 1, Split: 4, Chunk: 16}
 	case CStreamKSplit:
@@ -187,7 +198,7 @@ func (v Variant) valid() error {
 		return v.validDense()
 	case Blocks:
 		return v.validBlocks()
-	case DMMA:
+	case DMMA, TMMA:
 		return v.validDMMA()
 	}
 	if v.Rows != 0 {
