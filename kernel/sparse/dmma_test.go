@@ -46,45 +46,59 @@ func dmmaCases(t *testing.T, rng *rand.Rand, op *operator.Operator, beta float64
 func TestDMMAInterpret(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 3))
 	banded := randomDense(t, rng, 45, 70, func(i, r int) bool { return (i < 20) != (r < 33) })
-	type opCase struct {
-		op    *operator.Operator
-		names []string
-		betas []float64
-		n     int
-	}
-	ops := []opCase{
+	total, _ := interpretMMA(t, rng, dmmaCases, kernel.MMAShapes, []mmaOpCase{
 		{pyfrOp(t, "p5/tet/m460"), nil, []float64{0, 1}, 45},
 		{randomDense(t, rng, 37, 29, nil), dmmaEdge, []float64{0, 1}, 45},
 		{banded, dmmaEdge[:3], []float64{0.5}, 75},
-	}
-	total := 0
-	shapes, resident := map[string]bool{}, map[bool]int{}
+	})
+	t.Logf("%d kernels interpreted", total)
+}
+
+// mmaOpCase is an operator of the tensor-core interpreter tests: its
+// variants (nil: the candidates), values of β and columns.
+type mmaOpCase struct {
+	op    *operator.Operator
+	names []string
+	betas []float64
+	n     int
+}
+
+// interpretMMA runs every case that cases builds for ops through the
+// interpreter against the float64 reference, fails at the first wrong
+// kernel, and checks that every one of shapes and both ways with α·A
+// (resident, streamed) were among them. It returns the kernels run and the
+// largest error.
+func interpretMMA(t *testing.T, rng *rand.Rand, cases func(*testing.T, *rand.Rand, *operator.Operator, float64, int, []string) []verify.Case,
+	shapes []kernel.MMAShape, ops []mmaOpCase) (total int, worst float64) {
+	t.Helper()
+	seen, resident := map[string]bool{}, map[bool]int{}
 	for _, oc := range ops {
 		for _, beta := range oc.betas {
-			cs := dmmaCases(t, rng, oc.op, beta, oc.n, oc.names)
+			cs := cases(t, rng, oc.op, beta, oc.n, oc.names)
 			if len(cs) == 0 {
-				t.Fatalf("%s: no dmma kernels", oc.op.Name)
+				t.Fatalf("%s: no kernels", oc.op.Name)
 			}
 			for _, c := range cs {
 				res, err := verify.Interpret(c)
 				if err != nil || !res.OK() {
 					t.Fatalf("%s %s: %+v, %v", c.Label, c.Kernel.Variant, res, err)
 				}
-				shapes[c.Kernel.Meta["mma"].(string)] = true
+				seen[c.Kernel.Meta["mma"].(string)] = true
 				resident[c.Kernel.Meta["a_resident"].(bool)]++
 				total++
+				worst = max(worst, res.MaxRelErr)
 			}
 		}
 	}
-	for _, sh := range kernel.MMAShapes {
-		if !shapes[sh.String()] {
+	for _, sh := range shapes {
+		if !seen[sh.String()] {
 			t.Errorf("no kernel of shape %s interpreted", sh)
 		}
 	}
 	if resident[true] == 0 || resident[false] == 0 {
 		t.Errorf("α·A resident in %d kernels, streamed in %d: want both", resident[true], resident[false])
 	}
-	t.Logf("%d kernels interpreted", total)
+	return total, worst
 }
 
 func TestDMMAParse(t *testing.T) {

@@ -49,46 +49,12 @@ func tmmaCases(t *testing.T, rng *rand.Rand, op *operator.Operator, beta float64
 func TestTMMAInterpret(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 5))
 	banded := randomDense(t, rng, 45, 70, func(i, r int) bool { return (i < 20) != (r < 33) })
-	type opCase struct {
-		op    *operator.Operator
-		names []string
-		betas []float64
-		n     int
-	}
-	ops := []opCase{
+	total, worst := interpretMMA(t, rng, tmmaCases, kernel.MMATF32Shapes, []mmaOpCase{
 		{pyfrOp(t, "p5/tet/m460"), nil, []float64{0, 1}, 45},
 		{pyfrOp(t, "p5/tet/m3"), nil, []float64{1}, 37},
 		{randomDense(t, rng, 37, 29, nil), tmmaEdge, []float64{0, 1}, 45},
 		{banded, tmmaEdge[:3], []float64{0.5}, 75},
-	}
-	total, worst := 0, 0.0
-	shapes, resident := map[string]bool{}, map[bool]int{}
-	for _, oc := range ops {
-		for _, beta := range oc.betas {
-			cs := tmmaCases(t, rng, oc.op, beta, oc.n, oc.names)
-			if len(cs) == 0 {
-				t.Fatalf("%s: no tmma kernels", oc.op.Name)
-			}
-			for _, c := range cs {
-				res, err := verify.Interpret(c)
-				if err != nil || !res.OK() {
-					t.Fatalf("%s %s: %+v, %v", c.Label, c.Kernel.Variant, res, err)
-				}
-				shapes[c.Kernel.Meta["mma"].(string)] = true
-				resident[c.Kernel.Meta["a_resident"].(bool)]++
-				total++
-				worst = max(worst, res.MaxRelErr)
-			}
-		}
-	}
-	for _, sh := range kernel.MMATF32Shapes {
-		if !shapes[sh.String()] {
-			t.Errorf("no kernel of shape %s interpreted", sh)
-		}
-	}
-	if resident[true] == 0 || resident[false] == 0 {
-		t.Errorf("α·A resident in %d kernels, streamed in %d: want both", resident[true], resident[false])
-	}
+	})
 	t.Logf("%d kernels interpreted, largest error %.3g (tolerance %g)", total, worst, TolF32)
 }
 
