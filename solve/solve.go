@@ -7,6 +7,11 @@
 // device, and the host reads back only the scalars of
 // each iteration (to test convergence) and the solution at the end.
 //
+// PCG solves a block-sparse (BSR) system already on the device, such as
+// the PUM matrix the pum pipeline assembles there, by the same kind of
+// recurrence preconditioned with block Jacobi (pum.Solve's, with the
+// kernels of kernel/vector's bsr.go); it takes plain buffers and sizes.
+//
 // It may import build, device, emit, fem, kernel, kernel/family,
 // kernel/pass, kernel/tensor and kernel/vector.
 package solve
@@ -366,9 +371,10 @@ func (s *solver) deviceBytes(p *tensor.Problem, shape vector.Shape) int64 {
 	return r*(4*nodes+2*entries+int64(len(s.asm.Geo))+int64(shape.Blocks(int(nodes)))) + 4*(2*entries+2*nodes)
 }
 
-// readScalars downloads sc (waiting for the work before it).
-func (s *solver) readScalars() ([]float64, error) {
-	raw := make([]byte, scalars*s.dt.Bytes())
+// readScalars downloads the first n slots of sc (waiting for the work
+// before it).
+func (s *solver) readScalars(n int) ([]float64, error) {
+	raw := make([]byte, n*s.dt.Bytes())
 	if err := s.sc.Download(raw); err != nil {
 		return nil, err
 	}
@@ -389,7 +395,7 @@ func (s *solver) run(o Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	sc, err := s.readScalars()
+	sc, err := s.readScalars(scalars)
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +422,7 @@ func (s *solver) run(o Options) (*Result, error) {
 			if every := max(o.CheckEvery, 1); res.Iterations%every != 0 && res.Iterations < o.MaxIter {
 				continue
 			}
-			sc, err := s.readScalars()
+			sc, err := s.readScalars(scalars)
 			if err != nil {
 				return err
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/operator/npy"
 	"github.com/bespoke-hpc/bespoke/pum"
 	"github.com/bespoke-hpc/bespoke/report"
+	"github.com/bespoke-hpc/bespoke/solve"
 )
 
 // pumCmd is `bespoke pum`: partition-of-unity integration and assembly.
@@ -279,12 +280,50 @@ type pumBenchRow struct {
 	ThesisGPU  float64 `json:"thesis_gpu_s,omitempty"`
 	ThesisCPU  float64 `json:"thesis_cpu1_s,omitempty"`
 	Reps       int     `json:"reps"`
+	// The solve after assembly (--solve): CG with block Jacobi, on the
+	// device from its matrix (solve.PCG) or, for the reference, pum.Solve.
+	// SolveS is the device time of the iterations (reference: wall time
+	// of the whole solve), SolveSetupS that of the factors and first
+	// residual; outside TotalS.
+	Solved         bool    `json:"solved,omitempty"`
+	SolveConverged bool    `json:"solve_converged,omitempty"`
+	SolveIters     int     `json:"solve_iterations,omitempty"`
+	SolveRelRes    float64 `json:"solve_relres,omitempty"`
+	SolveSetupS    float64 `json:"solve_setup_s,omitempty"`
+	SolveS         float64 `json:"solve_s,omitempty"`
+}
+
+// pumSolveFlags are bench's --solve flags.
+type pumSolveFlags struct {
+	on      bool
+	tol     float64
+	maxIter int
+}
+
+// config is the solve the flags ask for (nil without --solve): the
+// tolerance 1e-10 in f64 and 1e-5 in f32 unless given.
+func (f pumSolveFlags) config(dt kernel.DType) (*pumSolve, error) {
+	if !f.on {
+		return nil, nil
+	}
+	tol := f.tol
+	if tol == 0 {
+		tol = map[kernel.DType]float64{kernel.F64: 1e-10, kernel.F32: 1e-5}[dt]
+	}
+	if !(tol > 0 && tol < 1) {
+		return nil, usagef("--solve-tol %g: want 0 < tol < 1", f.tol)
+	}
+	if f.maxIter < 1 || f.maxIter > 100000 {
+		return nil, usagef("--solve-iter %d: want 1…100000", f.maxIter)
+	}
+	return &pumSolve{tol: tol, maxIter: f.maxIter}, nil
 }
 
 func pumBenchCmd() *cobra.Command {
 	var o pumFlags
 	var jsonOut, csvOut, plotOut string
 	reps := 1
+	sf := pumSolveFlags{maxIter: 10000}
 	c := &cobra.Command{
 		Use:   "bench",
 		Short: "Time the PUM pipeline and print the thesis's split beside its figures",
@@ -306,9 +345,15 @@ patches), cells/s and quadrature points/s over the total, GFLOP/s of the
 digest's Gram model (2(d+1)·n_q·n_f² per cell, full product; our kernels
 compute the upper triangle) over the integration time. The thesis's times
 (GTX 560 Ti, and one i7-2600K core; inner patches only, fp64) are printed
-beside where it has them. --backend reference times pum's Go pipeline.`,
+beside where it has them. --backend reference times pum's Go pipeline.
+With --solve, A u = f is then solved by CG preconditioned with block
+Jacobi (Cholesky factors of the diagonal blocks) on the device, from the
+matrix and load left there (the reference: pum.Solve), and a second table
+gives the iterations, the relative residual, the preconditioner's set-up
+and the device time of the iterations.`,
 		Example: `  bespoke pum bench --dim 2 --level 9 --degree 1 --backend c
-  bespoke pum bench --dim 3 --level 6 --degree 2 --backend cuda --dtype f32 --json pum.json`,
+  bespoke pum bench --dim 3 --level 6 --degree 2 --backend cuda --dtype f32 --json pum.json
+  bespoke pum bench --dim 2 --level 6 --degree 3 --strategy fused --backend c --solve`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			levels, degrees, err := o.grid()
@@ -328,6 +373,9 @@ beside where it has them. --backend reference times pum's Go pipeline.`,
 					o.level, o.degree = l, p
 					cfg, err := o.config()
 					if err != nil {
+						return err
+					}
+					if cfg.solve, err = sf.config(cfg.dt); err != nil {
 						return err
 					}
 					// Every size is checked before the first run, so
@@ -360,6 +408,9 @@ beside where it has them. --backend reference times pum's Go pipeline.`,
 	c.Flags().StringVar(&jsonOut, "json", "", "also write the rows as JSON to this file")
 	c.Flags().StringVar(&csvOut, "csv", "", "also write the rows as CSV to this file")
 	c.Flags().StringVar(&plotOut, "plot", "", "also write an SVG chart of µs per DOF against the level (one line per degree, precision and strategy) to this file")
+	c.Flags().BoolVar(&sf.on, "solve", false, "also solve A u = f after assembly by CG with block Jacobi, on the device from the matrix there (the reference: pum.Solve in Go), and report the iterations, the relative residual and the solve time (device time of the iterations), outside the total")
+	c.Flags().Float64Var(&sf.tol, "solve-tol", 0, "--solve: relative residual ‖f − A u‖/‖f‖ to reach (0: 1e-10 in f64, 1e-5 in f32)")
+	c.Flags().IntVar(&sf.maxIter, "solve-iter", 10000, "--solve: most CG iterations")
 	return c
 }
 
@@ -405,7 +456,20 @@ func runPUMBench(o pumFlags, cfg pumConfig, sts []string, reps int) ([]pumBenchR
 	}
 	if o.backend == "reference" {
 		cfg.dt = kernel.F64
-		return rows, run("reference", "Go float64", "serial", func() (*pumOutcome, error) { return pumReference(cfg) })
+		return rows, run("reference", "Go float64", "serial", func() (*pumOutcome, error) {
+			out, err := pumReference(cfg)
+			if err != nil || cfg.solve == nil {
+				return out, err
+			}
+			// pum.Solve, timed on the wall: the host's counterpart.
+			t0 := time.Now()
+			u, res, err := pum.Solve(out.sys.A, out.sys.F, cfg.solve.tol, cfg.solve.maxIter)
+			if err != nil && res.Iterations < cfg.solve.maxIter {
+				return nil, err
+			}
+			out.solved = &solve.PCGResult{Iterations: res.Iterations, Residual: res.RelRes, Converged: err == nil, X: u, Time: time.Since(t0)}
+			return out, nil
+		})
 	}
 	dev, err := o.openDevice(&cfg)
 	if err != nil {
@@ -446,6 +510,10 @@ func pumRow(backend, devName, strategy string, cfg pumConfig, out *pumOutcome, r
 		r.GFLOPS = r.ModelGFLOP / r.IntegS
 	}
 	r.ThesisGPU, r.ThesisCPU = thesisTimes(cfg.dim, cfg.level, cfg.degree)
+	if s := out.solved; s != nil {
+		r.Solved, r.SolveConverged, r.SolveIters, r.SolveRelRes = true, s.Converged, s.Iterations, s.Residual
+		r.SolveSetupS, r.SolveS = s.Setup.Seconds(), s.Time.Seconds()
+	}
 	return r
 }
 
@@ -484,6 +552,9 @@ func writePUMBench(w io.Writer, rows []pumBenchRow, jsonOut, csvOut string) erro
 		return err
 	}
 	fmt.Fprintln(w, "(thesis: GTX 560 Ti and one i7-2600K core, fp64, inner patches only; ours: every patch, natural boundary; kernel builds and the download not in the total)")
+	if err := writePUMSolves(w, rows); err != nil {
+		return err
+	}
 	if jsonOut != "" {
 		b, err := json.MarshalIndent(rows, "", "  ")
 		if err != nil {
@@ -499,13 +570,14 @@ func writePUMBench(w io.Writer, rows []pumBenchRow, jsonOut, csvOut string) erro
 			return err
 		}
 		cw := csv.NewWriter(f)
-		cw.Write(strings.Split("backend,device,dtype,strategy,layout,dim,level,degree,periodic,coeff,patches,dof,cells,points,setup_s,decomposition_s,integration_s,assembly_s,download_s,total_s,build_s,us_per_dof,cells_per_s,points_per_s,model_gflop,model_gflops,thesis_gpu_s,thesis_cpu1_s,integrator,decompose", ","))
+		cw.Write(strings.Split("backend,device,dtype,strategy,layout,dim,level,degree,periodic,coeff,patches,dof,cells,points,setup_s,decomposition_s,integration_s,assembly_s,download_s,total_s,build_s,us_per_dof,cells_per_s,points_per_s,model_gflop,model_gflops,thesis_gpu_s,thesis_cpu1_s,integrator,decompose,solve_iterations,solve_relres,solve_setup_s,solve_s", ","))
 		g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 		for _, r := range rows {
 			cw.Write([]string{r.Backend, r.Device, r.DType, r.Strategy, r.Layout, strconv.Itoa(r.Dim), strconv.Itoa(r.Level), strconv.Itoa(r.Degree),
 				strconv.FormatBool(r.Periodic), r.Coeff, strconv.Itoa(r.Patches), strconv.Itoa(r.DOF), strconv.Itoa(r.Cells), strconv.Itoa(r.Points),
 				g(r.SetupS), g(r.DecompS), g(r.IntegS), g(r.AssemS), g(r.DownloadS), g(r.TotalS), g(r.BuildS),
-				g(r.USPerDOF), g(r.CellsPerS), g(r.PointsPerS), g(r.ModelGFLOP), g(r.GFLOPS), g(r.ThesisGPU), g(r.ThesisCPU), r.Integrator, r.Decompose})
+				g(r.USPerDOF), g(r.CellsPerS), g(r.PointsPerS), g(r.ModelGFLOP), g(r.GFLOPS), g(r.ThesisGPU), g(r.ThesisCPU), r.Integrator, r.Decompose,
+				strconv.Itoa(r.SolveIters), g(r.SolveRelRes), g(r.SolveSetupS), g(r.SolveS)})
 		}
 		cw.Flush()
 		if err := cw.Error(); err != nil {
@@ -515,6 +587,30 @@ func writePUMBench(w io.Writer, rows []pumBenchRow, jsonOut, csvOut string) erro
 		return f.Close()
 	}
 	return nil
+}
+
+// writePUMSolves prints the rows' solves (--solve), if any, as a second
+// table.
+func writePUMSolves(w io.Writer, rows []pumBenchRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := false
+	for _, r := range rows {
+		if !r.Solved {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\nsolve (CG, block Jacobi; device time of the iterations, outside the total):")
+			fmt.Fprintln(tw, "backend\tdtype\tstrategy\td\tlevel\tp\tDOF\titerations\trel. residual\tconverged\tset-up\tsolve\tper iteration\t")
+			header = true
+		}
+		per := "–"
+		if r.SolveIters > 0 {
+			per = secs(r.SolveS / float64(r.SolveIters))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.3g\t%v\t%s\t%s\t%s\t\n", r.Backend, r.DType, r.Strategy, r.Dim, r.Level, r.Degree, r.DOF,
+			r.SolveIters, r.SolveRelRes, r.SolveConverged, secs(r.SolveSetupS), secs(r.SolveS), per)
+	}
+	return tw.Flush()
 }
 
 func pumAssembleCmd() *cobra.Command {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -278,6 +279,46 @@ func TestPUMBenchCLI(t *testing.T) {
 	}
 }
 
+// bench --solve: the device PCG after a device assembly and pum.Solve
+// after the reference's, in the JSON, the CSV and a second table; both
+// converge to the tolerance in about the same iterations.
+func TestPUMBenchSolveCLI(t *testing.T) {
+	dir := t.TempDir()
+	rowsOf := func(backend string) []pumBenchRow {
+		js, cs := filepath.Join(dir, backend+".json"), filepath.Join(dir, backend+".csv")
+		var so, se bytes.Buffer
+		if code := Main([]string{"pum", "bench", "--dim", "2", "--level", "3", "--degree", "2", "--strategy", "fused", "--backend", backend,
+			"--solve", "--solve-tol", "1e-11", "--json", js, "--csv", cs}, &so, &se); code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", backend, code, se.String())
+		}
+		if !strings.Contains(so.String(), "rel. residual") {
+			t.Errorf("%s: no solve table:\n%s", backend, so.String())
+		}
+		var rows []pumBenchRow
+		b, err := os.ReadFile(js)
+		if err == nil {
+			err = json.Unmarshal(b, &rows)
+		}
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("%s: %d rows, %v", backend, len(rows), err)
+		}
+		c, err := os.ReadFile(cs)
+		if err != nil || !strings.Contains(string(c), "solve_iterations") || !strings.Contains(string(c), ","+strconv.Itoa(rows[0].SolveIters)+",") {
+			t.Errorf("%s: csv without the solve: %v, %q", backend, err, c)
+		}
+		return rows
+	}
+	dv, ref := rowsOf("c")[0], rowsOf("reference")[0]
+	for _, r := range []pumBenchRow{dv, ref} {
+		if !r.Solved || !r.SolveConverged || r.SolveIters < 10 || !(r.SolveRelRes <= 1e-11) || !(r.SolveS > 0) {
+			t.Errorf("%s: solve %v converged %v, %d iterations, residual %g, %g s", r.Backend, r.Solved, r.SolveConverged, r.SolveIters, r.SolveRelRes, r.SolveS)
+		}
+	}
+	if d := dv.SolveIters - ref.SolveIters; d < -3 || d > 3 || !(dv.SolveSetupS > 0) {
+		t.Errorf("device %d iterations (set-up %g s), reference %d", dv.SolveIters, dv.SolveSetupS, ref.SolveIters)
+	}
+}
+
 // Levels and degrees as lists and ranges: one row per (degree, level),
 // and a chart of µs per DOF against the level.
 func TestPUMBenchGrid(t *testing.T) {
@@ -333,6 +374,8 @@ func TestPUMBadFlags(t *testing.T) {
 		{[]string{"bench", "--side", "7"}, "--side"},
 		{[]string{"bench", "--dim", "3", "--level", "1,6", "--degree", "3", "--backend", "c"}, "MaxMatrixEntries"},
 		{[]string{"bench", "--threads", "5000"}, "--threads"},
+		{[]string{"bench", "--solve", "--solve-tol", "2"}, "--solve-tol"},
+		{[]string{"bench", "--solve", "--solve-iter", "0"}, "--solve-iter"},
 		{[]string{"assemble", "--level", "3-4", "-o", out}, "one level"},
 		{[]string{"bench", "--periodic", "--level", "1"}, "periodic"},
 		{[]string{"assemble", "--level", "2"}, "-o"},
@@ -620,9 +663,10 @@ func TestDownloadReals(t *testing.T) {
 
 // The convergence check on the device pipeline (C backend, fused,
 // device decomposition): on the periodic domain the wave set's
-// manufactured solution u = Π sin 2πx_k, solved by pum's CG from the
-// device's matrix and load, has L² errors falling as h^{p+1} and H¹ as
-// h^p over the levels.
+// manufactured solution u = Π sin 2πx_k, solved on the device by
+// solve.PCG from the device's matrix and load, has L² errors falling as
+// h^{p+1} and H¹ as h^p over the levels. On the smallest level the device
+// solve agrees with pum.Solve's (the same recurrence in Go).
 func TestPUMDeviceConvergence(t *testing.T) {
 	dev, err := host.Open()
 	if err != nil {
@@ -634,14 +678,20 @@ func TestPUMDeviceConvergence(t *testing.T) {
 	}{{2, 1, 2, 5}, {2, 2, 2, 5}} { // 3-D p = 1 is pre-asymptotic up to level 4 (L² rate 1.74) and takes a minute here
 		var l2s, h1s []float64
 		for level := c.l0; level <= c.l1; level++ {
+			name := fmt.Sprintf("%d-D p=%d level %d", c.dim, c.p, level)
 			out, err := pumOnDevice(dev, pumConfig{dim: c.dim, level: level, degree: c.p, periodic: true,
-				coeff: kpum.Coefficients{Name: kpum.CoeffWave, K: 1, R: 1}, dt: kernel.F64, strategy: pumFused})
+				coeff: kpum.Coefficients{Name: kpum.CoeffWave, K: 1, R: 1}, dt: kernel.F64, strategy: pumFused,
+				solve: &pumSolve{tol: 1e-12, maxIter: 10000}})
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", name, err)
 			}
-			u, res, err := pum.Solve(out.sys.A, out.sys.F, 1e-12, 10000)
-			if err != nil {
-				t.Fatalf("%d-D p=%d level %d: %v", c.dim, c.p, level, err)
+			res := out.solved
+			if !res.Converged {
+				t.Fatalf("%s: device PCG not converged: residual %.3g after %d iterations", name, res.Residual, res.Iterations)
+			}
+			u := res.X
+			if level == c.l0 {
+				checkPUMSolveAgrees(t, name, out, kernel.F64)
 			}
 			// The error integrals need the cells, which a device
 			// decomposition leaves on the device: the host's (the same).
@@ -653,7 +703,7 @@ func TestPUMDeviceConvergence(t *testing.T) {
 				t.Fatal(err)
 			}
 			l2s, h1s = append(l2s, l2), append(h1s, h1)
-			t.Logf("%d-D p=%d level %d: CG %d its, L² %.3e, H¹ %.3e", c.dim, c.p, level, res.Iterations, l2, h1)
+			t.Logf("%s: device PCG %d its (%v), L² %.3e, H¹ %.3e", name, res.Iterations, res.Time, l2, h1)
 		}
 		n := len(l2s) - 1
 		r0, r1 := math.Log2(l2s[n-1]/l2s[n]), math.Log2(h1s[n-1]/h1s[n])
@@ -661,4 +711,112 @@ func TestPUMDeviceConvergence(t *testing.T) {
 			t.Errorf("%d-D p=%d: final rates L² %.2f (want ≈ %d), H¹ %.2f (want ≈ %d)", c.dim, c.p, r0, c.p+1, r1, c.p)
 		}
 	}
+}
+
+// checkPUMSolveAgrees compares a device solve (to 1e-12 in f64) with
+// pum.Solve on the downloaded system: the solutions to 1e-8 relative, the
+// iterations within 3. In f32 (to a looser tolerance) the solution within
+// 1e-4 of pum.Solve's in float64 on the f32 matrix.
+func checkPUMSolveAgrees(t *testing.T, name string, out *pumOutcome, dt kernel.DType) {
+	t.Helper()
+	u, ref, err := pum.Solve(out.sys.A, out.sys.F, 1e-12, 10000)
+	if err != nil {
+		t.Fatalf("%s: pum.Solve: %v", name, err)
+	}
+	got := out.solved
+	d2, u2 := 0.0, 0.0
+	for i, x := range u {
+		d2 += (got.X[i] - x) * (got.X[i] - x)
+		u2 += x * x
+	}
+	diff := math.Sqrt(d2 / u2)
+	if dt == kernel.F32 {
+		if diff > 1e-4 {
+			t.Errorf("%s: f32 device PCG (%d iterations) differs from pum.Solve by %.3g relative (want ≤ 1e-4)", name, got.Iterations, diff)
+		}
+	} else if diff > 1e-8 || max(got.Iterations-ref.Iterations, ref.Iterations-got.Iterations) > 3 {
+		t.Errorf("%s: device PCG %d iterations, pum.Solve %d; solutions differ by %.3g relative (want ≤ 1e-8)", name, got.Iterations, ref.Iterations, diff)
+	}
+	t.Logf("%s: device PCG %d iterations (residual %.2g, %v), pum.Solve %d, solutions differ by %.2g", name, got.Iterations, got.Residual, got.Time, ref.Iterations, diff)
+}
+
+type pumSolveCase struct {
+	dim, level, p    int
+	periodic         bool
+	coeff            kpum.Coefficients
+	strategy, decomp string
+	dt               kernel.DType
+}
+
+// checkPUMDeviceSolve assembles and solves each case on dev and checks
+// the solve against pum.Solve.
+func checkPUMDeviceSolve(t *testing.T, dev device.Device, cases []pumSolveCase) {
+	t.Helper()
+	for _, c := range cases {
+		name := fmt.Sprintf("%d-D p=%d level %d periodic %v %s %s %s %s", c.dim, c.p, c.level, c.periodic, c.coeff.Name, c.strategy, c.decomp, c.dt)
+		tol := map[kernel.DType]float64{kernel.F64: 1e-12, kernel.F32: 1e-5}[c.dt]
+		out, err := pumOnDevice(dev, pumConfig{dim: c.dim, level: c.level, degree: c.p, periodic: c.periodic,
+			coeff: c.coeff, dt: c.dt, strategy: c.strategy, decompose: c.decomp,
+			solve: &pumSolve{tol: tol, maxIter: 10000}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !out.solved.Converged {
+			t.Fatalf("%s: device PCG not converged: residual %.3g after %d iterations", name, out.solved.Residual, out.solved.Iterations)
+		}
+		checkPUMSolveAgrees(t, name, out, c.dt)
+	}
+}
+
+var (
+	pumWave   = kpum.Coefficients{Name: kpum.CoeffWave, K: 1, R: 1}
+	pumSmooth = kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1.5, R: 2}
+)
+
+// The device solve on the C backend: a variable coefficient (tens of
+// iterations), 3-D, the host decomposition's uploaded pattern, f32.
+func TestPUMDeviceSolveHost(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	checkPUMDeviceSolve(t, dev, []pumSolveCase{
+		{2, 4, 3, false, pumSmooth, pumFused, pumDecompDevice, kernel.F64},
+		{2, 3, 5, false, pumSmooth, pumColour, pumDecompDevice, kernel.F64},
+		{3, 2, 2, true, pumSmooth, pumAtomic, pumDecompHost, kernel.F64},
+		{2, 4, 2, false, pumSmooth, pumFused, pumDecompDevice, kernel.F32},
+	})
+}
+
+// The device solve on CUDA: the cases of the C backend's test, larger
+// (2-D level 6 p = 5: 4,096 blocks of 21×21).
+func TestPUMDeviceSolveCUDA(t *testing.T) {
+	dev, err := cuda.Open(0)
+	if err != nil {
+		testenv.Unavailable(t, "cuda", err)
+	}
+	defer dev.Close()
+	checkPUMDeviceSolve(t, dev, []pumSolveCase{
+		{2, 6, 3, false, pumSmooth, pumFused, pumDecompDevice, kernel.F64},
+		{2, 6, 5, false, pumSmooth, pumColour, pumDecompDevice, kernel.F64},
+		{3, 4, 2, true, pumSmooth, pumAtomic, pumDecompHost, kernel.F64},
+		{3, 4, 1, false, pumSmooth, pumFused, pumDecompDevice, kernel.F64},
+		{2, 6, 2, false, pumSmooth, pumFused, pumDecompDevice, kernel.F32},
+	})
+}
+
+// The device solve on OpenCL (PoCL here), small levels: the fused
+// strategy's matrix, and the atomic one's with host decomposition (its
+// pattern uploaded).
+func TestPUMDeviceSolveOpenCL(t *testing.T) {
+	dev, err := opencl.Open(os.Getenv("BESPOKE_OPENCL_DEVICE"))
+	if err != nil {
+		testenv.Unavailable(t, "opencl", err)
+	}
+	defer dev.Close()
+	checkPUMDeviceSolve(t, dev, []pumSolveCase{
+		{2, 3, 2, true, pumWave, pumFused, pumDecompDevice, kernel.F64},
+		{2, 3, 3, false, pumSmooth, pumAtomic, pumDecompHost, kernel.F64},
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/kernel"
 	kpum "github.com/bespoke-hpc/bespoke/kernel/pum"
 	"github.com/bespoke-hpc/bespoke/pum"
+	"github.com/bespoke-hpc/bespoke/solve"
 )
 
 // Assembly strategies of the device pipeline.
@@ -45,6 +46,15 @@ type pumConfig struct {
 	// come in SetOrder and the merged kernel (Spec.Merge) takes a set's
 	// cells together.
 	perCell bool
+	// solve, when set, solves A u = f on the device after assembly, from
+	// the matrix and load still there (solve.PCG: CG with block Jacobi).
+	solve *pumSolve
+}
+
+// pumSolve is the device solve after a device assembly.
+type pumSolve struct {
+	tol     float64 // relative residual ‖f − A u‖/‖f‖ by the recurrence
+	maxIter int
 }
 
 // Where the decomposition runs: on the device from the uniform cover's
@@ -71,6 +81,9 @@ type pumOutcome struct {
 	batches    int
 	integrator string // the integration kernel used (pumThread or pumGroup)
 	merge      int    // cells the fused kernel took together (1: one)
+	// solved is the device solve (pumConfig.solve), outside Total; nil
+	// without one.
+	solved *solve.PCGResult
 }
 
 // pumReference assembles in float64 Go (pum.Build, all cores).
@@ -648,6 +661,14 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		dec = pl.Dec
 	}
 	out.sys = &pum.System{Cover: c, Space: sp, Dec: dec, Rule: rule, A: a, F: f}
+	if cfg.solve != nil {
+		// The matrix and load are still on the device (r.close runs
+		// on return): PCG reads them there.
+		m := solve.BSR{N: np, B: B, Blocks: blocks, RowPtr: bufs["rowptr"], Col: bufs["col"], Val: bufs["val"]}
+		if out.solved, err = solve.PCG(dev, m, bufs["f"], solve.PCGOptions{DType: cfg.dt, Tol: cfg.solve.tol, MaxIter: cfg.solve.maxIter}); err != nil {
+			return nil, fmt.Errorf("pum: device solve: %w", err)
+		}
+	}
 	return out, nil
 }
 

@@ -19,6 +19,11 @@
 // arguments), so a CG iteration needs no host values; the host reads the
 // scalars only to test convergence.
 //
+// For block-sparse (BSR) matrices of B×B blocks there are the product
+// fused with pᵀAp (BSRMulDot), block Jacobi's set-up (BlockCholesky) and
+// its application fused with rᵀz (BlockJacobiDot): a preconditioned CG
+// (solve.PCG) on the PUM matrices.
+//
 // It may import kernel and kernel/family.
 package vector
 
