@@ -56,8 +56,8 @@ func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, 
 	many := map[bool]string{true: "; a list or range, e.g. 5-9 or 1,3,5", false: ""}[strategy == "both"]
 	f.StringVar(&o.levelSpec, "level", "4", fmt.Sprintf("cover level: 2^level patches per direction (2-D ≤ %d, 3-D ≤ %d)%s", pum.MaxLevel2D, pum.MaxLevel3D, many))
 	f.StringVar(&o.degreeSpec, "degree", "1", fmt.Sprintf("local polynomial degree p (2-D ≤ %d, 3-D ≤ %d)%s", pum.MaxDegree2D, pum.MaxDegree3D, many))
-	f.IntVar(&o.threads, "threads", 0, "threads per block of the device kernels (0: for the group kernel on a GPU 64 in 2-D up to p = 3, 256 for p = 1 and above p = 3, 128 in 3-D, as measured on the H100; 64 for the thread kernel; 16 and 1 on a CPU)")
-	f.IntVar(&o.side, "side", 0, fmt.Sprintf("group kernel: side R of a thread's R×R tiles of the element block (0: on a GPU 4, 3 for 2-D p = 1 and 4, 2 for p = 0, as measured on the H100; 2 on a CPU; up to %d) — 2R staged loads per R² multiply-adds", kpum.MaxSide))
+	f.IntVar(&o.threads, "threads", 0, "threads per block of the device kernels (0: for the group kernel on a GPU 256 for 2-D p = 1, 64 for p = 0 and 3, else 128 (3-D p = 1 in f32: 256), as measured on the H100; 64 for the thread kernel; 16 and 1 on a CPU)")
+	f.IntVar(&o.side, "side", 0, fmt.Sprintf("group kernel: side R of a thread's R×R tiles of the element block (0: on a GPU 2 for p = 0, 3 for 2-D p = 1, 5 for 2-D p = 2 and 3-D p = 1, 6 for 2-D p ≥ 4, else 4, as measured on the H100; 2 on a CPU; up to %d) — 2R staged loads per R² multiply-adds", kpum.MaxSide))
 	f.IntVar(&o.tiles, "tiles", 0, fmt.Sprintf("group kernel: tiles of the element block per thread (0: on a GPU 2 with 2×2 tiles (p = 0), else 1, as measured on the H100; 1 on a CPU; up to %d) — fewer threads per cell, more cells per block", kpum.MaxTiles))
 	f.BoolVar(&o.periodic, "periodic", false, "periodic domain (every patch inner)")
 	f.StringVar(&o.coeff, "coeff", coeff, "coefficients: const (κ = K, r = R, f = 1), smooth (κ = K(1+0.3|x|²+0.2x₀(1−x₀)), r = R(1+x₀x₁), f = 1+x₀²x₁−x_d³) or wave (κ = K, r = R, f = (4π²dK+R)·Π sin 2πx_k: with --periodic the solution is Π sin 2πx_k)")

@@ -251,11 +251,16 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if cfg.threads == 0 {
 		switch {
 		case gpu && cfg.integrator == pumGroup:
-			// Measured on the H100 (fused): smaller blocks for the
-			// smaller element blocks — 2-D l9 p = 3 32 ms with 64
-			// threads against 38 with 256; 3-D l6 p = 2 0.61 s with 128
-			// against 0.85 with 256.
+			// Measured on the H100 (fused, 2-D level 9, 3-D level 6,
+			// total ms, with the tile sides below; session 6): 2-D p = 3
+			// 19.6 with 64 threads (24.0 with 128); p = 2, 4 and 5 with
+			// 128 (p = 5: 162 against 229 with 256); 3-D p = 2 with 128
+			// (0.61 s against 0.85 with 256 when first measured), p = 1
+			// with 128 in f64 (30.0 against 40.5 with 256) but 256 in
+			// f32 (19.5 against 22.8).
 			switch {
+			case cfg.dim == 3 && cfg.degree == 1 && cfg.dt == kernel.F32:
+				cfg.threads = 256
 			case cfg.dim == 3:
 				cfg.threads = 128
 			case cfg.degree == 1 && cfg.tiles == 0 && cfg.side == 0:
@@ -264,10 +269,10 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 				// over 256 threads, 1.85–1.9 over 64 or 128, 2.3 with
 				// the 2×2 tiles, two per thread, over 64).
 				cfg.threads = 256
-			case cfg.degree <= 3:
+			case cfg.degree == 0 || cfg.degree == 3:
 				cfg.threads = 64
 			default:
-				cfg.threads = 256
+				cfg.threads = 128
 			}
 		case gpu:
 			cfg.threads = 64
@@ -279,16 +284,22 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	}
 	if gpu && cfg.integrator == pumGroup && cfg.tiles == 0 && cfg.side == 0 {
 		// Measured on the H100 (fused, 2-D level 9, 3-D level 6, total
-		// ms): 4×4 tiles, one per thread, where the element blocks are
-		// large (2-D p = 5 225 against 325 with 2×2; 3-D p = 2 481
-		// against 609), 3×3 for 2-D p = 4 (84 against 101) and for 2-D
-		// p = 1 (above), 2×2 tiles two per thread for the small blocks of
-		// p = 0.
+		// ms, f64; f32 agrees): R×R tiles, one per thread, as large as
+		// the element block pays for — 6×6 for 2-D p = 4 and 5 (p = 5:
+		// 158–162 against 203 with 4×4; p = 4: 60 against 81 with
+		// 3×3), 5×5 for 2-D p = 2 (7.1 against 9.1) and 3-D p = 1 (30.0
+		// against 35.7), 4×4 for 2-D p = 3 (19.6 against 24 with 5×5)
+		// and 3-D p = 2 (292 against 312 with 6×6), 3×3 for 2-D p = 1
+		// (above), 2×2 tiles two per thread for the small blocks of p = 0.
 		switch {
 		case cfg.degree == 0:
 			cfg.side, cfg.tiles = 2, 2
-		case cfg.dim == 2 && (cfg.degree == 1 || cfg.degree == 4):
+		case cfg.dim == 2 && cfg.degree == 1:
 			cfg.side, cfg.tiles = 3, 1
+		case cfg.dim == 2 && cfg.degree >= 4:
+			cfg.side, cfg.tiles = 6, 1
+		case cfg.dim == 2 && cfg.degree == 2, cfg.dim == 3 && cfg.degree == 1:
+			cfg.side, cfg.tiles = 5, 1
 		default:
 			cfg.side, cfg.tiles = 4, 1
 		}
