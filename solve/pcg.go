@@ -155,34 +155,7 @@ func PCG(dev device.Device, a BSR, f device.Buffer, o PCGOptions) (_ *PCGResult,
 	// Bindings: buffers by parameter name, or by the renames.
 	sizes := map[string]int64{vector.Nodes: int64(n), vector.Rows: int64(n), vector.BlockRows: int64(a.N)}
 	bind := func(k *kernel.Kernel, values map[string]int64, rename map[string]string) (step, error) {
-		dk, err := s.prog.Kernel(k.Name)
-		if err != nil {
-			return step{}, err
-		}
-		vals := map[string]int64{}
-		for n, x := range sizes {
-			vals[n] = x
-		}
-		for n, x := range values {
-			vals[n] = x
-		}
-		bs := map[string]device.Buffer{}
-		for _, prm := range k.Params {
-			if prm.Kind != kernel.BufferParam {
-				continue
-			}
-			name := prm.Name
-			if r, ok := rename[name]; ok {
-				name = r
-			}
-			b, ok := bufs[name]
-			if !ok {
-				return step{}, fmt.Errorf("solve: kernel %s: no buffer for parameter %q", k.Name, prm.Name)
-			}
-			bs[prm.Name] = b
-		}
-		l, args, err := device.Bind(k, vals, bs)
-		return step{k: dk, l: l, args: args}, err
+		return s.bind(k, sizes, values, rename, bufs)
 	}
 	sumOver := func(partials, slot int) map[string]int64 {
 		return map[string]int64{vector.Partials: int64(partials), vector.Slot: int64(slot)}
@@ -262,12 +235,9 @@ func PCG(dev device.Device, a BSR, f device.Buffer, o PCGOptions) (_ *PCGResult,
 			if err != nil {
 				return err
 			}
-			if pq := sc[pslotPQ]; !(pq > 0) {
-				return fmt.Errorf("solve: PCG breakdown at iteration %d: pᵀAp = %g", res.Iterations, pq)
-			}
 			rr = sc[pslotRR]
-			if math.IsNaN(rr) || math.IsInf(rr, 0) {
-				return fmt.Errorf("solve: PCG rᵀr = %g at iteration %d", rr, res.Iterations)
+			if err := checkScalars("PCG", res.Iterations, sc[pslotPQ], rr); err != nil {
+				return err
 			}
 		}
 		return nil

@@ -298,37 +298,7 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 	// renames (parameter → solver buffer) or else the solver's own.
 	sizes := map[string]int64{vector.Nodes: int64(nodes), vector.Entries: int64(entries), vector.Partials: int64(shape.Blocks(nodes))}
 	bind := func(k *kernel.Kernel, values map[string]int64, rename map[string]string) (step, error) {
-		dk, err := s.prog.Kernel(k.Name)
-		if err != nil {
-			return step{}, err
-		}
-		vals := map[string]int64{}
-		for n, x := range sizes {
-			vals[n] = x
-		}
-		for n, x := range values {
-			vals[n] = x
-		}
-		bs := map[string]device.Buffer{}
-		for _, prm := range k.Params {
-			if prm.Kind != kernel.BufferParam {
-				continue
-			}
-			name := prm.Name
-			if r, ok := rename[name]; ok {
-				name = r
-			}
-			b, ok := bufs[name]
-			if !ok {
-				b, ok = consts[name]
-			}
-			if !ok {
-				return step{}, fmt.Errorf("solve: kernel %s: no buffer for parameter %q", k.Name, prm.Name)
-			}
-			bs[prm.Name] = b
-		}
-		l, args, err := device.Bind(k, vals, bs)
-		return step{k: dk, l: l, args: args}, err
+		return s.bind(k, sizes, values, rename, bufs, consts)
 	}
 	type job struct {
 		dst    *step
@@ -362,6 +332,57 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 		s.scatter = atomic
 	}
 	return s, nil
+}
+
+// checkScalars reports a breakdown (pᵀAp ≤ 0, or NaN) or a rᵀr that is
+// not finite, read after iteration it of method (CG or PCG).
+func checkScalars(method string, it int, pq, rr float64) error {
+	if !(pq > 0) {
+		return fmt.Errorf("solve: %s breakdown at iteration %d: pᵀAp = %g", method, it, pq)
+	}
+	if math.IsNaN(rr) || math.IsInf(rr, 0) {
+		return fmt.Errorf("solve: %s rᵀr = %g at iteration %d", method, rr, it)
+	}
+	return nil
+}
+
+// bind binds kernel k of s.prog: the integer arguments from sizes and
+// values (values win), each buffer parameter from the first of bufs
+// holding its name, or the name rename gives it.
+func (s *solver) bind(k *kernel.Kernel, sizes, values map[string]int64, rename map[string]string, bufs ...map[string]device.Buffer) (step, error) {
+	dk, err := s.prog.Kernel(k.Name)
+	if err != nil {
+		return step{}, err
+	}
+	vals := map[string]int64{}
+	for n, x := range sizes {
+		vals[n] = x
+	}
+	for n, x := range values {
+		vals[n] = x
+	}
+	bs := map[string]device.Buffer{}
+	for _, prm := range k.Params {
+		if prm.Kind != kernel.BufferParam {
+			continue
+		}
+		name := prm.Name
+		if r, ok := rename[name]; ok {
+			name = r
+		}
+		var b device.Buffer
+		for _, m := range bufs {
+			if b = m[name]; b != nil {
+				break
+			}
+		}
+		if b == nil {
+			return step{}, fmt.Errorf("solve: kernel %s: no buffer for parameter %q", k.Name, prm.Name)
+		}
+		bs[prm.Name] = b
+	}
+	l, args, err := device.Bind(k, vals, bs)
+	return step{k: dk, l: l, args: args}, err
 }
 
 // deviceBytes is what the buffers take.
@@ -426,12 +447,9 @@ func (s *solver) run(o Options) (*Result, error) {
 			if err != nil {
 				return err
 			}
-			if pq := sc[slotPQ]; !(pq > 0) {
-				return fmt.Errorf("solve: CG breakdown at iteration %d: pᵀAp = %g", res.Iterations, pq)
-			}
 			rr = sc[next]
-			if math.IsNaN(rr) || math.IsInf(rr, 0) {
-				return fmt.Errorf("solve: rᵀr = %g at iteration %d", rr, res.Iterations)
+			if err := checkScalars("CG", res.Iterations, sc[slotPQ], rr); err != nil {
+				return err
 			}
 		}
 		return nil
