@@ -703,10 +703,7 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 // memory, through L2 once the shared memory left L1 small).
 func (b *dmmaBuilder) unroll() int {
 	v, l := b.v, b.l
-	budget := min(255, 65536/l.threads)
-	if b.g.kern.Hints.MinBlocksPerUnit > 1 {
-		budget = min(budget, 65536/(l.threads*b.g.kern.Hints.MinBlocksPerUnit))
-	}
+	budget := b.registers()
 	sums := v.Rows * v.Width * l.nc
 	frags := v.Rows*l.aw + v.Width*l.nb
 	if l.typ == kernel.MMATF32 {
@@ -729,6 +726,30 @@ func (b *dmmaBuilder) unroll() int {
 	return 1
 }
 
+// registers is what a thread may hold: 255, or less where the block's
+// threads and the blocks a multiprocessor asks for share 64 Ki.
+func (b *dmmaBuilder) registers() int {
+	budget := min(255, 65536/b.l.threads)
+	if b.g.kern.Hints.MinBlocksPerUnit > 1 {
+		budget = min(budget, 65536/(b.l.threads*b.g.kern.Hints.MinBlocksPerUnit))
+	}
+	return budget
+}
+
+// epilogueGroup is how many pairs of C a thread loads before it stores
+// any: the pairs split evenly into as few groups as the registers left
+// beside the sums hold (about five a pair: two reals and an offset; at
+// the epilogue the fragments are dead). Measured on the H100 (fp64, % of
+// the roof): p5/tet/m6's r2-w4-x2-c28-t16 (384 threads, 170 registers)
+// 38 with groups of 8, 77 with one of 16; p6/tet/m6's r2-w4-x2-c8 (512
+// threads, 128 registers) 56 with 8, 50 with 4, 10 with 16 (spills).
+func (b *dmmaBuilder) epilogueGroup(pairs int) int {
+	sums := b.v.Rows * b.v.Width * b.l.nc * b.l.bytes / 4
+	most := max(1, (b.registers()-16-sums)/5)
+	groups := (pairs + most - 1) / most
+	return (pairs + groups - 1) / groups
+}
+
 // dmmaRegsBase is the registers a dmma thread needs besides its sums,
 // fragments and staged values: indices, addresses, loop state.
 const dmmaRegsBase = 40
@@ -736,65 +757,105 @@ const dmmaRegsBase = 40
 // epilogue stores the sums of the tile whose first column is j0: element
 // e of fragment (i, j) is row (wr·Mt + i)·M + grp + 8⌊e/2⌋, column j0 +
 // (wc·Nt + j)·8 + 2·tig + e%2; rows past m and columns past n are left
-// alone.
+// alone. With β ≠ 0 and two-element vector accesses the pairs of C go in
+// groups (epilogueGroup): the group's loads first, then its stores,
+// so that the loads are in flight together. Loaded and stored pair by
+// pair, each load waited behind the branch and the store before it, a
+// global-memory latency per pair (the β = 1 tets' epilogue).
 func (b *dmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 	v, l, sh, pb := b.v, b.l, b.l.sh, b.g.pb
 	n, ldc := b.g.nExpr(), b.g.ldcExpr()
 	vec := pb.LDC > 0 && pb.LDC%2 == 0
 	beta := pb.Beta
-	var out []kernel.Stmt
+	decl := dmmaIdx
+	if offset32(l.mp, pb.LDC) {
+		decl = dmmaI32
+	}
+	type pair struct {
+		i, j, p int
+		q       string // suffix of the pair's names
+	}
+	var pairs []pair
 	for i := 0; i < v.Rows; i++ {
 		for j := 0; j < v.Width; j++ {
 			for p := 0; p < l.nc/2; p++ {
-				row := bin("+", bin("*", plus(i, bin("*", kernel.Ref("wr"), lit(v.Rows))), lit(sh.M)), plus(8*p, kernel.Ref("grp")))
-				col := bin("+", j0, bin("+", bin("*", plus(j, bin("*", kernel.Ref("wc"), lit(v.Width))), lit(sh.N)), bin("*", kernel.Ref("tig"), lit(2))))
-				vals := [2]kernel.Expr{kernel.Ref(b.acc(i, j, 2*p)), kernel.Ref(b.acc(i, j, 2*p+1))}
-				withBeta := func(x int, old kernel.Expr) kernel.Expr {
-					switch {
-					case beta == 1:
-						return bin("+", vals[x], old)
-					case beta != 0:
-						return bin("+", vals[x], bin("*", kernel.Lit{V: beta}, old))
-					}
-					return vals[x]
-				}
-				scalar := func(x int) kernel.Stmt {
-					at := plus(x, kernel.Ref("cat"))
-					return kernel.Put("c", withBeta(x, kernel.At("c", at)), at)
-				}
-				var inner []kernel.Stmt
-				if vec {
-					var pair []kernel.Stmt
-					old := [2]kernel.Expr{}
-					if beta != 0 {
-						pair = append(pair, dmmaReal("cv0", nil), dmmaReal("cv1", nil), kernel.VecLoad{Dst: []string{"cv0", "cv1"}, Buf: "c", Index: kernel.Ref("cat")})
-						old = [2]kernel.Expr{kernel.Ref("cv0"), kernel.Ref("cv1")}
-					}
-					pair = append(pair, kernel.VecStore{Buf: "c", Index: kernel.Ref("cat"), Src: []kernel.Expr{withBeta(0, old[0]), withBeta(1, old[1])}})
-					// Two conditions, not an if/else: a compiler that
-					// sees the first element stored on both paths
-					// splits the vector store to share it.
-					inner = []kernel.Stmt{
-						kernel.If{Cond: bin("<", plus(1, kernel.Ref("ccol")), n), Then: pair},
-						kernel.If{Cond: bin("==", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{scalar(0)}},
-					}
-				} else {
-					inner = []kernel.Stmt{
-						kernel.If{Cond: bin("<", kernel.Ref("ccol"), n), Then: []kernel.Stmt{scalar(0)}},
-						kernel.If{Cond: bin("<", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{scalar(1)}},
-					}
-				}
-				if l.mp > b.g.m {
-					inner = []kernel.Stmt{kernel.If{Cond: bin("<", kernel.Ref("crow"), lit(b.g.m)), Then: inner}}
-				}
-				decl := dmmaIdx
-				if offset32(l.mp, pb.LDC) {
-					decl = dmmaI32
-				}
-				st := []kernel.Stmt{decl("crow", row), decl("ccol", col), decl("cat", bin("+", bin("*", kernel.Ref("crow"), ldc), kernel.Ref("ccol")))}
-				out = append(out, dmmaScope(append(st, inner...)...))
+				pairs = append(pairs, pair{i, j, p, ""})
 			}
 		}
+	}
+	// where declares the pair's row, column and offset into C.
+	where := func(pr pair) []kernel.Stmt {
+		row := bin("+", bin("*", plus(pr.i, bin("*", kernel.Ref("wr"), lit(v.Rows))), lit(sh.M)), plus(8*pr.p, kernel.Ref("grp")))
+		col := bin("+", j0, bin("+", bin("*", plus(pr.j, bin("*", kernel.Ref("wc"), lit(v.Width))), lit(sh.N)), bin("*", kernel.Ref("tig"), lit(2))))
+		return []kernel.Stmt{decl("crow"+pr.q, row), decl("ccol"+pr.q, col),
+			decl("cat"+pr.q, bin("+", bin("*", kernel.Ref("crow"+pr.q), ldc), kernel.Ref("ccol"+pr.q)))}
+	}
+	// guard keeps rows past m out.
+	guard := func(pr pair, inner []kernel.Stmt) []kernel.Stmt {
+		if l.mp > b.g.m {
+			return []kernel.Stmt{kernel.If{Cond: bin("<", kernel.Ref("crow"+pr.q), lit(b.g.m)), Then: inner}}
+		}
+		return inner
+	}
+	// store writes the pair's sums, with β·old added (old: the pair's C
+	// values, or nil for β = 0).
+	store := func(pr pair, old []kernel.Expr) []kernel.Stmt {
+		vals := [2]kernel.Expr{kernel.Ref(b.acc(pr.i, pr.j, 2*pr.p)), kernel.Ref(b.acc(pr.i, pr.j, 2*pr.p+1))}
+		withBeta := func(x int, old kernel.Expr) kernel.Expr {
+			switch {
+			case beta == 1:
+				return bin("+", vals[x], old)
+			case beta != 0:
+				return bin("+", vals[x], bin("*", kernel.Lit{V: beta}, old))
+			}
+			return vals[x]
+		}
+		cat := kernel.Ref("cat" + pr.q)
+		scalar := func(x int) kernel.Stmt {
+			at := plus(x, cat)
+			return kernel.Put("c", withBeta(x, kernel.At("c", at)), at)
+		}
+		ccol := kernel.Ref("ccol" + pr.q)
+		if !vec {
+			return []kernel.Stmt{
+				kernel.If{Cond: bin("<", ccol, n), Then: []kernel.Stmt{scalar(0)}},
+				kernel.If{Cond: bin("<", plus(1, ccol), n), Then: []kernel.Stmt{scalar(1)}},
+			}
+		}
+		src := []kernel.Expr{withBeta(0, nil), withBeta(1, nil)}
+		if old != nil {
+			src = []kernel.Expr{withBeta(0, old[0]), withBeta(1, old[1])}
+		}
+		// Two conditions, not an if/else: a compiler that sees the
+		// first element stored on both paths splits the vector store
+		// to share it.
+		return []kernel.Stmt{
+			kernel.If{Cond: bin("<", plus(1, ccol), n), Then: []kernel.Stmt{kernel.VecStore{Buf: "c", Index: cat, Src: src}}},
+			kernel.If{Cond: bin("==", plus(1, ccol), n), Then: []kernel.Stmt{scalar(0)}},
+		}
+	}
+	var out []kernel.Stmt
+	if beta == 0 || !vec {
+		for _, pr := range pairs {
+			out = append(out, dmmaScope(append(where(pr), guard(pr, store(pr, nil))...)...))
+		}
+		return out
+	}
+	per := b.epilogueGroup(len(pairs))
+	for g0 := 0; g0 < len(pairs); g0 += per {
+		group := pairs[g0:min(g0+per, len(pairs))]
+		var loads, stores []kernel.Stmt
+		for q := range group {
+			pr := &group[q]
+			pr.q = fmt.Sprint(q)
+			c0, c1 := "cv"+pr.q+"_0", "cv"+pr.q+"_1"
+			loads = append(loads, where(*pr)...)
+			loads = append(loads, dmmaReal(c0, kernel.Lit{V: 0}), dmmaReal(c1, kernel.Lit{V: 0}))
+			loads = append(loads, guard(*pr, []kernel.Stmt{kernel.If{Cond: bin("<", plus(1, kernel.Ref("ccol"+pr.q)), n),
+				Then: []kernel.Stmt{kernel.VecLoad{Dst: []string{c0, c1}, Buf: "c", Index: kernel.Ref("cat" + pr.q)}}}})...)
+			stores = append(stores, guard(*pr, store(*pr, []kernel.Expr{kernel.Ref(c0), kernel.Ref(c1)}))...)
+		}
+		out = append(out, dmmaScope(append(loads, stores...)...))
 	}
 	return out
 }
