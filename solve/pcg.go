@@ -194,19 +194,10 @@ func PCG(dev device.Device, a BSR, f device.Buffer, o PCGOptions) (_ *PCGResult,
 			return nil, err
 		}
 	}
-	launch := func(steps ...step) error {
-		for _, st := range steps {
-			if err := st.launch(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-
 	// Set-up: x = 0, r = f, the factors, rᵀr, z = M⁻¹r and rᵀz, p = z.
 	res := &PCGResult{}
 	if res.Setup, err = dev.Elapsed(func() error {
-		return launch(zeroX, copyR, chol, dotRR, sumRR0, jacobi, sumRZ0, copyP)
+		return launchAll(zeroX, copyR, chol, dotRR, sumRR0, jacobi, sumRZ0, copyP)
 	}); err != nil {
 		return nil, err
 	}
@@ -226,7 +217,7 @@ func PCG(dev device.Device, a BSR, f device.Buffer, o PCGOptions) (_ *PCGResult,
 	cur := 0
 	iterate := func() error {
 		for res.Iterations < o.MaxIter && bnorm > 0 && math.Sqrt(rr) > o.Tol*bnorm {
-			if err := launch(spmv, sumPQ, update[cur], sumRR, jacobi, sumRZ[cur], direction[cur]); err != nil {
+			if err := launchAll(spmv, sumPQ, update[cur], sumRR, jacobi, sumRZ[cur], direction[cur]); err != nil {
 				return err
 			}
 			res.Iterations++
@@ -249,10 +240,8 @@ func PCG(dev device.Device, a BSR, f device.Buffer, o PCGOptions) (_ *PCGResult,
 		res.Residual = math.Sqrt(rr) / bnorm
 	}
 	res.Converged = res.Residual <= o.Tol
-	raw = make([]byte, int64(n)*rb)
-	if err := bufs["x"].Download(raw); err != nil {
+	if res.X, err = s.read(bufs["x"], n); err != nil {
 		return nil, err
 	}
-	res.X = dt.Decode(raw)
 	return res, nil
 }

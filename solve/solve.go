@@ -394,12 +394,26 @@ func (s *solver) deviceBytes(p *tensor.Problem, shape vector.Shape) int64 {
 
 // readScalars downloads the first n slots of sc (waiting for the work
 // before it).
-func (s *solver) readScalars(n int) ([]float64, error) {
+func (s *solver) readScalars(n int) ([]float64, error) { return s.read(s.sc, n) }
+
+// read downloads the first n reals of b (waiting for the work before
+// it), widened to float64.
+func (s *solver) read(b device.Buffer, n int) ([]float64, error) {
 	raw := make([]byte, n*s.dt.Bytes())
-	if err := s.sc.Download(raw); err != nil {
+	if err := b.Download(raw); err != nil {
 		return nil, err
 	}
 	return s.dt.Decode(raw), nil
+}
+
+// launchAll launches steps in order.
+func launchAll(steps ...step) error {
+	for _, st := range steps {
+		if err := st.launch(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // run is fem.CG's recurrence on the device.
@@ -411,10 +425,8 @@ func (s *solver) run(o Options) (*Result, error) {
 		}
 	}
 	// rᵀr of the right-hand side into slot 0.
-	for _, st := range []step{s.dotRR, s.sumTo[slotRR0]} {
-		if err := st.launch(); err != nil {
-			return nil, err
-		}
+	if err := launchAll(s.dotRR, s.sumTo[slotRR0]); err != nil {
+		return nil, err
 	}
 	sc, err := s.readScalars(scalars)
 	if err != nil {
@@ -433,10 +445,8 @@ func (s *solver) run(o Options) (*Result, error) {
 				steps = append(steps, s.scatter)
 			}
 			steps = append(steps, s.sumTo[slotPQ], s.update[cur], s.sumTo[next], [2]step{s.dirFrom0, s.dirFrom1}[cur])
-			for _, st := range steps {
-				if err := st.launch(); err != nil {
-					return err
-				}
+			if err := launchAll(steps...); err != nil {
+				return err
 			}
 			res.Iterations++
 			cur = 1 - cur
@@ -461,11 +471,9 @@ func (s *solver) run(o Options) (*Result, error) {
 		res.Residual = math.Sqrt(rr) / bnorm
 	}
 	res.Converged = res.Residual <= o.Tol
-	raw := make([]byte, s.asm.Nodes()*s.dt.Bytes())
-	if err := s.x.Download(raw); err != nil {
+	if res.X, err = s.read(s.x, s.asm.Nodes()); err != nil {
 		return nil, err
 	}
-	res.X = s.dt.Decode(raw)
 	if res.Error, err = s.asm.NodalError(res.X); err != nil {
 		return nil, err
 	}
