@@ -84,6 +84,12 @@ func RunIR(t *testing.T, dev device.Device) {
 	for _, dt := range DTypes {
 		cases = append(cases, irCase(t, rng, kerneltest.Misc(dt), (n+3)/4, map[string]int64{"n": n},
 			map[string]int{"to": n, "x": 2 * n, "y": 2*kerneltest.MiscLen + 2*n}, map[string]int64{"to": kerneltest.MiscLen}))
+		// Asynchronous copies (cp.async on CUDA), the last chunks
+		// past n zero-filled.
+		const blocks = 3
+		in := blocks*kerneltest.RingChunks*kerneltest.RingThreads - 45
+		cases = append(cases, irCase(t, rng, kerneltest.Ring(dt), blocks, map[string]int64{"n": int64(in), "blocks": blocks},
+			map[string]int{"x": in, "y": blocks * kerneltest.RingThreads}, nil))
 	}
 	// The warp-level mma samples where the device has the tensor cores:
 	// the interpreter's fragment layouts against the hardware's.

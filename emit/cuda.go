@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -51,6 +52,7 @@ var cudaSpelling = spelling{
 	unrollBy:  "#pragma unroll",
 	minBlocks: true,
 	mma:       cudaMMA,
+	copyAsync: cudaCopyAsync,
 
 	atomicFetchAdd: func(ref, v string) string { return "atomicAdd(&" + ref + ", " + v + ")" },
 }
@@ -153,5 +155,24 @@ func cudaMMA(p *printer, s kernel.MMA) {
 	p.depth++
 	p.text(": ", strings.Join(outs, ", "))
 	p.text(": ", strings.Join(ins, ", "), ");")
+	p.depth--
+}
+
+// cudaCopyAsync writes an asynchronous copy as PTX's cp.async.ca (sm_80)
+// of one element, with the source size 0 (the element zero-filled, nothing
+// read) where the copy's condition is false, and the buffer's start, not
+// the element's address, as the source then.
+func cudaCopyAsync(p *printer, s kernel.CopyAsync) {
+	size := strconv.Itoa(p.k.DType.Bytes())
+	src := s.Src + " + " + p.expr(s.SrcIndex, precAdd+1)
+	n := size
+	if s.Cond != nil {
+		cond := p.expr(s.Cond, precSelect+1)
+		src = "(" + cond + " ? " + src + " : " + s.Src + ")"
+		n = "(" + cond + " ? " + size + " : 0)"
+	}
+	p.text(`asm volatile("cp.async.ca.shared.global [%0], [%1], `, size, `, %2;"`)
+	p.depth++
+	p.text(`:: "r"((unsigned)__cvta_generic_to_shared(&`, p.ref(s.Dst, s.DstIndex), `)), "l"(`, src, `), "r"(`, n, `) : "memory");`)
 	p.depth--
 }

@@ -20,6 +20,9 @@ func Render(d Dialect, ks ...*kernel.Kernel) (Source, error) {
 	src := Source{Dialect: d}
 	lowered := make([]*kernel.Kernel, len(ks))
 	for i, k := range ks {
+		if sp.copyAsync == nil || k.Hints.MinArch < 80 {
+			k = kernel.SyncCopies(k) // copied at once where cp.async is not there
+		}
 		if sp.lower == nil { // a lowering validates what it lowers
 			if err := kernel.Validate(k); err != nil {
 				return Source{}, fmt.Errorf("emit: %w", err)
@@ -470,6 +473,12 @@ func (p *printer) stmt(s kernel.Stmt) {
 		p.text("// ", strings.ReplaceAll(s.Text, "\n", " "))
 	case kernel.MMA:
 		p.sp.mma(p, s) // Render refused the kernel where it is nil
+	case kernel.CopyAsync:
+		p.sp.copyAsync(p, s) // Render made the copies plain where it is nil
+	case kernel.AsyncCommit:
+		p.text(`asm volatile("cp.async.commit_group;" ::: "memory");`)
+	case kernel.AsyncWait:
+		p.text(`asm volatile("cp.async.wait_group `, strconv.Itoa(s.Pending), `;" ::: "memory");`)
 	default:
 		panic(fmt.Sprintf("emit: unknown statement %T", s))
 	}

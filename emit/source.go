@@ -75,6 +75,10 @@ type spelling struct {
 	// mma writes a warp-level matrix multiply-accumulate; nil where the
 	// dialect has none (Render refuses kernels with one).
 	mma func(p *printer, s kernel.MMA)
+	// copyAsync writes an asynchronous copy into shared memory; nil where
+	// the dialect has none (Render makes the copies plain ones, and
+	// AsyncCommit and AsyncWait are then gone).
+	copyAsync func(p *printer, s kernel.CopyAsync)
 	// atomicFetchAdd is the expression that adds the int value to the int
 	// element ref atomically and yields the element's old value.
 	atomicFetchAdd func(ref, value string) string

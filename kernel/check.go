@@ -309,7 +309,10 @@ func Validate(k *Kernel) error {
 			return fmt.Errorf("kernel %s: active threads is %s, not an integer", k.Name, t)
 		}
 	}
-	c := &checker{env: env}
+	c := &checker{env: env, shared: map[string]bool{}}
+	for _, sh := range k.Shared {
+		c.shared[sh.Name] = true
+	}
 	if hasBarrier || mma {
 		c.varying = varyingVars(k.Body)
 	}
@@ -345,6 +348,7 @@ func tensorTypes(k *Kernel) error {
 type checker struct {
 	env     *Env
 	varying map[string]bool // variables that may differ between the threads of a block
+	shared  map[string]bool // the kernel's shared arrays
 }
 
 func (c *checker) stmts(ss []Stmt, divergent bool) error {
@@ -479,6 +483,15 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 		return nil
 	case MMA:
 		return c.mma(s, divergent)
+	case CopyAsync:
+		return c.copyAsync(s)
+	case AsyncCommit:
+		return nil
+	case AsyncWait:
+		if s.Pending < 0 || s.Pending > 8 {
+			return fmt.Errorf("async wait for at most %d pending groups (want 0..8)", s.Pending)
+		}
+		return nil
 	case nil:
 		return fmt.Errorf("missing statement")
 	}
@@ -515,6 +528,42 @@ func (c *checker) mma(s MMA, divergent bool) error {
 		if slices.Contains(s.D[:i], d) {
 			return fmt.Errorf("mma %s: D names %q twice", s.Shape, d)
 		}
+	}
+	return nil
+}
+
+// copyAsync checks an asynchronous copy: from a real buffer parameter
+// into a real shared array (not a thread's own array: another thread may
+// read it after the barrier), with integer indices and condition.
+func (c *checker) copyAsync(s CopyAsync) error {
+	src, ok := c.env.Lookup(s.Src)
+	if !ok || !src.Buf || src.Type != Real {
+		return fmt.Errorf("async copy from %q, which is not a real buffer parameter", s.Src)
+	}
+	if !c.shared[s.Dst] {
+		return fmt.Errorf("async copy into %q, which is not a shared array", s.Dst)
+	}
+	t, err := c.env.element(s.Dst, s.DstIndex)
+	if err != nil {
+		return fmt.Errorf("async copy: %v", err)
+	}
+	if t != Real {
+		return fmt.Errorf("async copy into %q, a %s array (want real)", s.Dst, t)
+	}
+	for _, e := range []Expr{s.SrcIndex, s.Cond} {
+		if e == nil {
+			continue
+		}
+		t, err := c.env.TypeOf(e)
+		if err != nil {
+			return fmt.Errorf("async copy from %q: %v", s.Src, err)
+		}
+		if !t.IsInt() {
+			return fmt.Errorf("async copy from %q: index or condition is %s", s.Src, t)
+		}
+	}
+	if s.SrcIndex == nil {
+		return fmt.Errorf("async copy from %q: no index", s.Src)
 	}
 	return nil
 }

@@ -245,6 +245,32 @@ type For struct {
 // the same for every thread of the block (uniform).
 type Barrier struct{}
 
+// CopyAsync copies the element Src[SrcIndex] of a real buffer parameter
+// into the element DstIndex of a real shared array (zero instead where
+// Cond, when set, is false: nothing is read then) without waiting for it
+// (CUDA's cp.async from sm_80, where Hints.MinArch allows it; the other
+// dialects copy at once). The element is undefined until the copy is
+// done: the copies a thread issued since its last AsyncCommit form a
+// group, and an AsyncWait leaves at most Pending of the thread's groups in
+// flight; other threads see the copies after a Barrier that follows the
+// wait. Copying lets a kernel stage global memory into shared memory
+// without holding it in registers on the way.
+type CopyAsync struct {
+	Dst      string
+	DstIndex []Expr
+	Src      string
+	SrcIndex Expr
+	Cond     Expr
+}
+
+// AsyncCommit closes the thread's group of CopyAsync issued since the last
+// one (an empty group where none was).
+type AsyncCommit struct{}
+
+// AsyncWait waits until at most Pending of the thread's committed groups
+// of CopyAsync are still in flight, the newest ones.
+type AsyncWait struct{ Pending int }
+
 // Comment is printed as a one-line comment.
 type Comment struct{ Text string }
 
@@ -397,6 +423,9 @@ func (For) isStmt()            {}
 func (Barrier) isStmt()        {}
 func (Comment) isStmt()        {}
 func (MMA) isStmt()            {}
+func (CopyAsync) isStmt()      {}
+func (AsyncCommit) isStmt()    {}
+func (AsyncWait) isStmt()      {}
 
 // Shorthand for kernels built in Go (every family's builder uses it).
 var (

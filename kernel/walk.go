@@ -60,6 +60,14 @@ func StmtExprs(s Stmt, f func(Expr)) {
 				f(e)
 			}
 		}
+	case CopyAsync:
+		for _, i := range s.DstIndex {
+			f(i)
+		}
+		f(s.SrcIndex)
+		if s.Cond != nil {
+			f(s.Cond)
+		}
 	}
 }
 
@@ -193,6 +201,12 @@ func MapExprs(s Stmt, f func(Expr) Expr) Stmt {
 		return x
 	case MMA:
 		x.A, x.B, x.C = ms(x.A), ms(x.B), ms(x.C)
+		return x
+	case CopyAsync:
+		x.DstIndex, x.SrcIndex = ms(x.DstIndex), m(x.SrcIndex)
+		if x.Cond != nil {
+			x.Cond = m(x.Cond)
+		}
 		return x
 	}
 	return s

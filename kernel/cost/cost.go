@@ -206,6 +206,10 @@ func (c *counter) stmt(s kernel.Stmt, mult float64) {
 		c.stmts(s.Body, trips*mult)
 		delete(c.vars, s.Var)
 		c.env.Pop()
+	case kernel.CopyAsync:
+		kernel.StmtExprs(s, func(e kernel.Expr) { c.expr(e, mult) })
+		c.access(s.Src, 1, true, mult)
+		c.access(s.Dst, 1, false, mult)
 	case kernel.Barrier:
 		c.n.Barriers += mult
 	case kernel.MMA:

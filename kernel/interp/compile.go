@@ -569,6 +569,36 @@ func (c *compiler) stmt(s kernel.Stmt) func(*frame) {
 		return nil
 	case kernel.MMA:
 		return c.mma(s)
+	case kernel.CopyAsync:
+		// The value is read when the copy is issued (the source is a
+		// buffer no thread writes while it is copied); the element is
+		// NaN until a wait completes the copy, so that a read before
+		// the wait shows in the results.
+		var v kernel.Expr = kernel.At(s.Src, s.SrcIndex)
+		if s.Cond != nil {
+			v = kernel.Select{Cond: s.Cond, Then: v, Else: kernel.Lit{V: 0}}
+		}
+		val, at := c.realExpr(v), c.element(s.Dst, s.DstIndex)
+		return func(f *frame) {
+			st, i := at(f)
+			st.reals[i] = math.NaN()
+			f.open = append(f.open, pendingCopy{dst: st.reals, at: i, v: val(f)})
+		}
+	case kernel.AsyncCommit:
+		return func(f *frame) {
+			f.groups = append(f.groups, f.open)
+			f.open = nil
+		}
+	case kernel.AsyncWait:
+		n := s.Pending
+		return func(f *frame) {
+			for len(f.groups) > n {
+				for _, pc := range f.groups[0] {
+					pc.dst[pc.at] = pc.v
+				}
+				f.groups = f.groups[1:]
+			}
+		}
 	}
 	panic(fmt.Sprintf("unknown statement %T", s))
 }

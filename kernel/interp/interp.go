@@ -238,6 +238,17 @@ type frame struct {
 	ints     []int64
 	realArrs [][]float64
 	intArrs  [][]int64
+	// open is the thread's asynchronous copies since its last commit,
+	// groups its committed ones still in flight, oldest first.
+	open   []pendingCopy
+	groups [][]pendingCopy
+}
+
+// pendingCopy is an asynchronous copy in flight: v into dst[at].
+type pendingCopy struct {
+	dst []float64
+	at  int
+	v   float64
 }
 
 const errAbandoned = "left at a barrier: another thread of the block failed or returned"

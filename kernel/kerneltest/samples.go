@@ -131,6 +131,53 @@ func Tickets() *kernel.Kernel {
 	}
 }
 
+// Ring sizes: a block of RingThreads threads streams RingChunks chunks of
+// RingThreads elements through RingStages shared buffers.
+const (
+	RingThreads, RingChunks, RingStages = 32, 5, 3
+)
+
+// Ring exercises asynchronous copies into shared memory (kernel.CopyAsync;
+// cp.async on CUDA from sm_80, plain copies elsewhere): block b streams
+// chunks q < RingChunks of x (elements from (b·RingChunks + q)·RingThreads,
+// zero past n) through RingStages buffers, each copied RingStages − 1
+// chunks ahead of its use, one group a chunk, a wait and a barrier before
+// each; thread t sums (q + 1)·chunk_q[RingThreads − 1 − t] (another
+// thread's copy) into y[b·RingThreads + t].
+func Ring(dt kernel.DType) *kernel.Kernel {
+	const T, C, S = RingThreads, RingChunks, RingStages
+	issue := func(q kernel.Expr) kernel.Stmt {
+		at := bin("+", bin("*", bin("+", bin("*", gx, i(C)), q), i(T)), lx)
+		return kernel.CopyAsync{Dst: "ring", DstIndex: []kernel.Expr{bin("%", q, i(S)), lx}, Src: "x", SrcIndex: at, Cond: bin("<", at, v("n"))}
+	}
+	body := []kernel.Stmt{kernel.Decl{Type: kernel.Real, Name: "acc", Init: kernel.Lit{V: 0}}}
+	for q := 0; q < S-1; q++ {
+		body = append(body, issue(i(q)), kernel.AsyncCommit{})
+	}
+	body = append(body,
+		kernel.For{Var: "q", From: i(0), To: i(C), Body: []kernel.Stmt{
+			kernel.AsyncWait{Pending: S - 2},
+			kernel.Barrier{},
+			kernel.If{Cond: bin("<", bin("+", v("q"), i(S-1)), i(C)), Then: []kernel.Stmt{issue(bin("+", v("q"), i(S-1)))}},
+			kernel.AsyncCommit{},
+			kernel.Assign{Name: "acc", Value: bin("+", v("acc"), bin("*", kernel.Cast{To: kernel.Real, X: bin("+", v("q"), i(1))},
+				kernel.At("ring", bin("%", v("q"), i(S)), bin("-", i(T-1), lx))))},
+		}},
+		kernel.Put("y", v("acc"), bin("+", bin("*", gx, i(T)), lx)),
+	)
+	return &kernel.Kernel{
+		Name: "ring_" + dt.String(), Variant: "sample", DType: dt,
+		Params: []kernel.Param{{Name: "n", Kind: kernel.ScalarParam, Type: kernel.Index},
+			{Name: "x", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
+			{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}},
+		Shared: []kernel.Shared{{Name: "ring", Type: kernel.Real, Dims: []int{S, T}}},
+		Launch: kernel.Launch{Block: [3]int{T, 1, 1}, Grid: [3]kernel.Axis{kernel.Over("blocks", 1)}},
+		Hints:  kernel.Hints{MinArch: 80},
+		Doc:    "a sample of asynchronous copies through a ring of shared buffers",
+		Body:   body,
+	}
+}
+
 // MMATiles is how many tiles one block of MMA's kernels takes: one a warp,
 // the warps stacked along y.
 const MMATiles = 2

@@ -95,7 +95,7 @@ func dmmaSharedLimit(arch int) int {
 // last wave of them leaves little idle.
 const dmmaTiles = 16
 
-var dmmaRE = regexp.MustCompile(`^(dmma|tmma)(?:/(m\d+n\d+k\d+)-r(\d+)-w(\d+)-x(\d+)-c(\d+)(?:-t(\d+))?(-s)?(-h)?(?:-b(\d+))?)?$`)
+var dmmaRE = regexp.MustCompile(`^(dmma|tmma)(?:/(m\d+n\d+k\d+)-r(\d+)-w(\d+)-x(\d+)-c(\d+)(?:-t(\d+))?(?:-a(\d+))?(-s)?(-h)?(?:-b(\d+))?)?$`)
 
 // dmmaDefault is the variant a bare "dmma" names: m8n8k4 (any sm_80+),
 // 32×32 sums a warp, two warps along the columns, chunks of 8, α·A
@@ -106,6 +106,9 @@ func (v Variant) dmmaName() string {
 	s := fmt.Sprintf("%s/%s-r%d-w%d-x%d-c%d", v.Family, v.MMA, v.Rows, v.Width, v.Split, v.Chunk)
 	if v.Block > 0 {
 		s += fmt.Sprintf("-t%d", v.Block)
+	}
+	if v.Stages > 0 {
+		s += fmt.Sprintf("-a%d", v.Stages)
 	}
 	if v.SplitA {
 		s += "-s"
@@ -126,18 +129,19 @@ func (v Variant) dmmaName() string {
 // blocks a multiprocessor (CUDA launch bounds; without it, two where the
 // block has at most 256 threads and two fit in shared memory); and "tmma"
 // (TMMA) alike, with -s (after -t) for α·A split as it is read and -h for
-// B split as it is staged.
+// B split as it is staged; -a N (after -t) for B copied asynchronously
+// into N buffers.
 func parseDMMA(s string) (Variant, error) {
 	m := dmmaRE.FindStringSubmatch(s)
 	if m == nil {
 		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. dmma/m16n8k4-r2-w4-x2-c28-t16 or tmma/m16n8k8-r2-w8-x1-c32-t16: mma shape, fragments a warp along rows and columns, warps along columns, k-chunk, tiles a block with α·A resident)", s)
 	}
 	v := Defaults(Family(m[1]))
-	shape, nums, tiles, split, stage, blocks := m[2], []string{m[3], m[4], m[5], m[6], m[7], m[10]}, m[7], m[8], m[9], m[10]
+	shape, nums, tiles, split, stage, blocks := m[2], []string{m[3], m[4], m[5], m[6], m[7], m[11], m[8]}, m[7], m[9], m[10], m[11]
 	if shape != "" {
 		v.MMA = shape
 		v.SplitA, v.StageB = split != "", stage != ""
-		dst := []*int{&v.Rows, &v.Width, &v.Split, &v.Chunk, &v.Block, &v.Occupancy}
+		dst := []*int{&v.Rows, &v.Width, &v.Split, &v.Chunk, &v.Block, &v.Occupancy, &v.Stages}
 		for i, x := range nums {
 			if x == "" {
 				continue
@@ -150,6 +154,9 @@ func parseDMMA(s string) (Variant, error) {
 		}
 		if tiles != "" && v.Block == 0 {
 			return Variant{}, fmt.Errorf("variant %q: -t takes at least one tile", s)
+		}
+		if m[8] != "" && v.Stages == 0 {
+			return Variant{}, fmt.Errorf("variant %q: -a takes at least 2 stages", s)
 		}
 		if blocks != "" && v.Occupancy == 0 {
 			return Variant{}, fmt.Errorf("variant %q: -b takes at least one block", s)
@@ -210,12 +217,24 @@ func (v Variant) validDMMA() error {
 		return fmt.Errorf("variant %s: %s takes no grouping", v.Name(), v.Family)
 	case (v.SplitA || v.StageB) && v.Family != TMMA:
 		return fmt.Errorf("variant %s: only tmma splits α·A as it is read (-s) or B as it is staged (-h)", v.Name())
+	case v.Stages != 0 && (v.Stages < 2 || v.Stages > dmmaMaxStages):
+		return fmt.Errorf("variant %s: stages of B (-a) must be 2..%d", v.Name(), dmmaMaxStages)
+	case v.Stages != 0 && (v.Block == 0 || v.StageB):
+		return fmt.Errorf("variant %s: B copied asynchronously (-a) takes α·A resident (-t) and B staged as it is (not -h)", v.Name())
 	}
 	return nil
 }
 
 // resident says whether v keeps α·A in shared memory for several tiles.
 func (v Variant) resident() bool { return v.Block > 0 }
+
+// dmmaMaxStages bounds the buffers of B an asynchronous variant (-a)
+// keeps.
+const dmmaMaxStages = 6
+
+// bBuffers is the buffers of B in shared memory: v.Stages with
+// asynchronous copies, else two.
+func (v Variant) bBuffers() int { return max(2, v.Stages) }
 
 // dmmaLayout is the shape of a dmma (or tmma) kernel's block and shared
 // arrays.
@@ -281,7 +300,7 @@ func (v Variant) dmmaLayout(pb Problem) dmmaLayout {
 func (v Variant) dmmaShared(pb Problem) int {
 	l := v.dmmaLayout(pb)
 	if v.resident() {
-		return (l.aLen + 2*l.bLen) * l.bytes
+		return (l.aLen + v.bBuffers()*l.bLen) * l.bytes
 	}
 	return 2 * (l.aLen + l.bLen) * l.bytes
 }
@@ -569,6 +588,30 @@ func (b *dmmaBuilder) loadB(set string, row0, col0 kernel.Expr) []kernel.Stmt {
 	return out
 }
 
+// copyB copies a chunk of B into buffer buf of bsh asynchronously
+// (kernel.CopyAsync): element e is row row0 + e / cols, column col0 + e %
+// cols, zero past k and n, at e / cols · stride + e % cols.
+func (b *dmmaBuilder) copyB(buf, row0, col0 kernel.Expr) []kernel.Stmt {
+	n, ldb := b.g.nExpr(), b.g.ldbExpr()
+	decl := dmmaIdx
+	if offset32(b.l.chunks*b.v.Chunk, b.g.pb.LDB) {
+		decl = dmmaI32
+	}
+	var out []kernel.Stmt
+	for q := 0; q < b.bRounds(); q++ {
+		e := b.elem(q)
+		at := bin("+", bin("*", bin("/", e, lit(b.l.cols)), lit(b.l.stride)), bin("%", e, lit(b.l.cols)))
+		out = append(out, b.guard(q, b.bChunk(), dmmaScope(
+			decl("brow", bin("+", row0, bin("/", e, lit(b.l.cols)))),
+			decl("bcol", bin("+", col0, bin("%", e, lit(b.l.cols)))),
+			kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{buf, at}, Src: "b",
+				SrcIndex: bin("+", bin("*", kernel.Ref("brow"), ldb), kernel.Ref("bcol")),
+				Cond:     bin("&&", bin("<", kernel.Ref("brow"), lit(b.g.k)), bin("<", kernel.Ref("bcol"), n))},
+		))...)
+	}
+	return out
+}
+
 // storeB puts the registers set0, set1, … into buffer buf of bsh; with
 // stageB their TF32 hi and lo parts, side by side.
 func (b *dmmaBuilder) storeB(set string) []kernel.Stmt {
@@ -716,7 +759,11 @@ func (b *dmmaBuilder) unroll() int {
 		}
 	}
 	regs := l.bytes / 4
-	need := func(steps int) int { return regs*(sums+frags*steps+b.bRounds()) + dmmaRegsBase }
+	staged := b.bRounds()
+	if v.Stages > 0 {
+		staged = 0 // copied straight into shared memory
+	}
+	need := func(steps int) int { return regs*(sums+frags*steps+staged) + dmmaRegsBase }
 	switch {
 	case need(l.steps) <= budget:
 		return 0
@@ -891,7 +938,7 @@ func (g *gen) dmmaKernel() {
 	if v.resident() {
 		ash.Dims = []int{l.aLen}
 	}
-	k.Shared = []kernel.Shared{ash, {Name: "bsh", Type: kernel.Real, Dims: []int{2, l.bLen}}}
+	k.Shared = []kernel.Shared{ash, {Name: "bsh", Type: kernel.Real, Dims: []int{v.bBuffers(), l.bLen}}}
 	body := []kernel.Stmt{
 		dmmaI32("tid", localX),
 		dmmaI32("lane", bin("%", kernel.Ref("tid"), lit(32))),
@@ -908,12 +955,15 @@ func (g *gen) dmmaKernel() {
 			}
 		}
 	}
-	for q := 0; q < b.bRounds(); q++ {
+	for q := 0; q < b.bRounds() && v.Stages == 0; q++ {
 		body = append(body, dmmaReal(fmt.Sprintf("pb%d", q), nil))
 	}
-	if v.resident() {
+	switch {
+	case v.Stages > 0:
+		body = append(body, b.asyncBody()...)
+	case v.resident():
 		body = append(body, b.residentBody()...)
-	} else {
+	default:
 		body = append(body, b.streamedBody()...)
 	}
 	k.Body = body
@@ -1001,4 +1051,58 @@ func (b *dmmaBuilder) residentBody() []kernel.Stmt {
 	}
 	chunk = append(chunk, kernel.If{Cond: bin("==", kernel.Ref("kc"), lit(chunks-1)), Then: last})
 	return append(body, kernel.For{Var: "q", From: lit(0), To: bin("*", kernel.Ref("tiles"), lit(chunks)), Body: chunk})
+}
+
+// asyncBody is residentBody with B copied asynchronously (Stages): S =
+// Stages buffers of bsh, the copies of chunk q + S − 1 issued while chunk
+// q is computed. Each chunk's copies are one group (committed even where
+// empty, so that the groups count chunks): before chunk q a thread waits
+// until at most S − 2 of its groups (q + 1 … q + S − 2) are in flight, and
+// the barrier after the wait both shows every thread's copies of chunk q
+// and ends every warp's work on chunk q − 1, whose buffer the next copies
+// fill. One barrier a chunk, and B never passes through registers.
+func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
+	v, l := b.v, b.l
+	T, cols, chunks, S := l.threads, l.cols, l.chunks, v.Stages
+	n := b.g.nExpr()
+	decls, val := b.aValue(kernel.Ref("e"), nil)
+	total := bin("*", kernel.Ref("tiles"), lit(chunks))
+	// issue copies chunk q (an expression) of the block's sequence.
+	issue := func(q kernel.Expr) []kernel.Stmt {
+		return b.copyB(bin("%", q, lit(S)), bin("*", bin("%", q, lit(chunks)), lit(v.Chunk)),
+			bin("*", bin("+", kernel.Ref("t0"), bin("/", q, lit(chunks))), lit(cols)))
+	}
+	body := []kernel.Stmt{
+		dmmaIdx("t0", bin("*", groupX, lit(v.Block))),
+		dmmaIdx("tiles", bin("/", bin("-", plus(cols-1, n), bin("*", kernel.Ref("t0"), lit(cols))), lit(cols))),
+		kernel.If{Cond: bin(">", kernel.Ref("tiles"), lit(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: lit(v.Block)}}},
+		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, copied asynchronously into %d buffers, %d chunks ahead; chunk q is rows (q %% %d)·%d… of tile t0 + q / %d", v.Chunk, S, S-1, chunks, v.Chunk, chunks)},
+	}
+	for q := 0; q < S-1; q++ {
+		body = append(body, kernel.If{Cond: bin("<", lit(q), total), Then: issue(lit(q))}, kernel.AsyncCommit{})
+	}
+	body = append(body,
+		kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d, into shared memory once, in the A-fragment order (zero past m and k), while they fly", b.g.m, b.g.k)},
+		kernel.For{Var: "e", From: kernel.Ref("tid"), To: lit(l.aLen), Step: int64(T), Body: append(decls, kernel.Put("ash", val, kernel.Ref("e")))},
+	)
+	chunk := []kernel.Stmt{
+		dmmaI32("buf", bin("%", kernel.Ref("q"), lit(S))),
+		dmmaIdx("kc", bin("%", kernel.Ref("q"), lit(chunks))),
+		kernel.AsyncWait{Pending: S - 2},
+		kernel.Barrier{},
+		dmmaIdx("q1", plus(S-1, kernel.Ref("q"))),
+		kernel.If{Cond: bin("<", kernel.Ref("q1"), total), Then: issue(kernel.Ref("q1"))},
+		kernel.AsyncCommit{},
+	}
+	chunk = append(chunk, b.step(bin("+", bin("*", kernel.Ref("kc"), lit(l.steps)), kernel.Ref("s")), nil)...)
+	last := b.epilogue(bin("*", bin("+", kernel.Ref("t0"), bin("/", kernel.Ref("q"), lit(chunks))), lit(cols)))
+	for i := 0; i < v.Rows; i++ {
+		for j := 0; j < v.Width; j++ {
+			for e := 0; e < l.nc; e++ {
+				last = append(last, kernel.Assign{Name: b.acc(i, j, e), Value: kernel.Lit{V: 0}})
+			}
+		}
+	}
+	chunk = append(chunk, kernel.If{Cond: bin("==", kernel.Ref("kc"), lit(chunks-1)), Then: last})
+	return append(body, kernel.For{Var: "q", From: lit(0), To: total, Body: chunk})
 }

@@ -27,6 +27,10 @@ var dmmaEdge = []string{
 	"dmma/m8n8k4-r3-w2-x1-c20-t3",
 	"dmma/m16n8k8-r2-w1-x1-c16-t4-b2",
 	"dmma/m16n8k16-r1-w2-x1-c32-t2",
+	// B copied asynchronously into 2, 3 and 4 buffers.
+	"dmma/m16n8k4-r1-w1-x2-c12-t2-a3",
+	"dmma/m8n8k4-r3-w2-x1-c8-t3-a4",
+	"dmma/m16n8k8-r2-w1-x1-c16-t4-a2-b2",
 }
 
 // dmmaCases builds the tensor-core variants (those offered on sm_90, or
@@ -115,9 +119,15 @@ func TestDMMAParse(t *testing.T) {
 		{"dmma/m16n8k8-r2-w4-x1-c16-t16-b0", ""},
 		{"dmma/m16n8k8-r2-w4-x1-c16-b9", ""},
 		{"dmma/m16n8k4-r2-w4-x2-c28-t5000", ""},
-		{"dmma/m16n8k8-r2-w4-x2", ""},     // no chunk
-		{"dmma/m8n8k8-r2-w4-x2-c8", ""},   // no such shape
-		{"dmma/m16n8k8-r2-w4-x2-c12", ""}, // chunk not a multiple of k
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a3", "dmma/m16n8k4-r2-w4-x2-c28-t16-a3"},
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a3-b2", "dmma/m16n8k4-r2-w4-x2-c28-t16-a3-b2"},
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a1", ""}, // one buffer
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a0", ""},
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a7", ""},
+		{"dmma/m16n8k4-r2-w4-x2-c28-a3", ""}, // α·A streamed
+		{"dmma/m16n8k8-r2-w4-x2", ""},        // no chunk
+		{"dmma/m8n8k8-r2-w4-x2-c8", ""},      // no such shape
+		{"dmma/m16n8k8-r2-w4-x2-c12", ""},    // chunk not a multiple of k
 		{"dmma/m8n8k4-r0-w4-x2-c8", ""},
 		{"dmma/m16n8k8-r4-w8-x1-c8", ""}, // 128 sums a thread
 		{"dmma/m8n8k4-r4-w4-x0-c8", ""},
@@ -292,6 +302,51 @@ func TestDMMAPrinters(t *testing.T) {
 		}
 		if _, err := pass.HostLoops(k); err == nil || !strings.Contains(err.Error(), "needs CUDA tensor cores") {
 			t.Errorf("%s: host lowering: %v, want a refusal", tc.name, err)
+		}
+	}
+}
+
+// withoutWaits is ss with every kernel.AsyncWait dropped.
+func withoutWaits(ss []kernel.Stmt) []kernel.Stmt {
+	var out []kernel.Stmt
+	for _, s := range ss {
+		switch x := s.(type) {
+		case kernel.AsyncWait:
+			continue
+		case kernel.If:
+			x.Then, x.Else = withoutWaits(x.Then), withoutWaits(x.Else)
+			s = x
+		case kernel.For:
+			x.Body = withoutWaits(x.Body)
+			s = x
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// The interpreter holds an asynchronous copy back until a wait completes
+// it, so a kernel that read B before waiting for its copies would fail:
+// with its waits dropped, an asynchronous variant no longer matches the
+// reference.
+func TestDMMAAsyncWaitMatters(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 9))
+	cs := dmmaCases(t, rng, randomDense(t, rng, 37, 29, nil), 0, 45, []string{"dmma/m16n8k4-r1-w1-x2-c12-t2-a3"})
+	if len(cs) == 0 {
+		t.Fatal("no kernels")
+	}
+	for _, c := range cs {
+		if !kernel.HasAsyncCopies(c.Kernel.Body) {
+			t.Fatalf("%s: no asynchronous copies", c.Kernel.Variant)
+		}
+		if res, err := verify.Interpret(c); err != nil || !res.OK() {
+			t.Fatalf("%s %s: %+v, %v", c.Label, c.Kernel.Variant, res, err)
+		}
+		k := *c.Kernel
+		k.Body = withoutWaits(k.Body)
+		c.Kernel = &k
+		if res, err := verify.Interpret(c); err == nil && res.OK() {
+			t.Errorf("%s %s without its waits: %+v, want a mismatch", c.Label, c.Kernel.Variant, res)
 		}
 	}
 }

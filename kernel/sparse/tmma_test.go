@@ -30,6 +30,9 @@ var tmmaEdge = []string{
 	"tmma/m16n8k8-r2-w1-x3-c16-t2-h",
 	"tmma/m16n8k4-r1-w3-x1-c8-t3-s-h",
 	"tmma/m16n8k8-r1-w2-x2-c8-h",
+	// B copied asynchronously.
+	"tmma/m16n8k8-r2-w3-x1-c8-t3-a3",
+	"tmma/m16n8k4-r1-w2-x2-c12-t2-a4-s",
 }
 
 // tmmaCases builds the 3×TF32 variants (those offered on sm_90, or names)
@@ -120,6 +123,8 @@ func TestTMMAParse(t *testing.T) {
 		{"tmma/m16n8k8-r2-w8-x1-c32-t16-s-b2", "tmma/m16n8k8-r2-w8-x1-c32-t16-s-b2"},
 		{"tmma/m16n8k8-r2-w8-x1-c32-s", "tmma/m16n8k8-r2-w8-x1-c32-s"},
 		{"tmma/m16n8k8-r2-w8-x1-c32-t16-s-h-b1", "tmma/m16n8k8-r2-w8-x1-c32-t16-s-h-b1"},
+		{"tmma/m16n8k8-r2-w8-x1-c32-t16-a3-s-b1", "tmma/m16n8k8-r2-w8-x1-c32-t16-a3-s-b1"},
+		{"tmma/m16n8k8-r2-w8-x1-c32-t16-a3-h", ""}, // B split as staged: not copied as it is
 		{"tmma/m16n8k8-r2-w8-x1-c32-h", "tmma/m16n8k8-r2-w8-x1-c32-h"},
 		{"tmma/m16n8k8-r2-w8-x1-c32-h-s", ""},
 		{"dmma/m16n8k8-r2-w4-x1-c32-t16-h", ""},

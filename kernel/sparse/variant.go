@@ -89,6 +89,11 @@ type Variant struct {
 	// is staged, both kept in shared memory side by side, instead of as
 	// each warp reads its fragments (see TMMA).
 	StageB bool `json:"stage_b,omitempty"`
+	// Stages (dmma and tmma with α·A resident, -a) is the buffers of B
+	// in shared memory, filled by asynchronous copies (kernel.CopyAsync,
+	// cp.async) that many chunks ahead; 0 stages B through registers
+	// into two buffers.
+	Stages int `json:"stages,omitempty"`
 }
 
 // Name is the variant's stable name, e.g. "bstream-msplit/x64-y4-c16".
