@@ -269,7 +269,7 @@ type pumBenchRow struct {
 	DecompS    float64 `json:"decomposition_s"`
 	IntegS     float64 `json:"integration_s"`
 	AssemS     float64 `json:"assembly_s"`
-	DownloadS  float64 `json:"download_s"`
+	DownloadS  float64 `json:"download_s"` // matrix and load to the host; 0 with SystemOnDevice
 	TotalS     float64 `json:"total_s"`
 	BuildS     float64 `json:"build_s"`
 	USPerDOF   float64 `json:"us_per_dof"`
@@ -291,6 +291,10 @@ type pumBenchRow struct {
 	SolveRelRes    float64 `json:"solve_relres,omitempty"`
 	SolveSetupS    float64 `json:"solve_setup_s,omitempty"`
 	SolveS         float64 `json:"solve_s,omitempty"`
+	// SystemOnDevice: a device solve read the matrix and load where they
+	// were assembled, and neither was downloaded (DownloadS 0, the
+	// table's "–").
+	SystemOnDevice bool `json:"system_on_device,omitempty"`
 }
 
 // pumSolveFlags are bench's --solve flags.
@@ -339,11 +343,12 @@ colour ordering, upload), integration and
 assembly (device time of their kernels; assembly includes zeroing the
 matrix on the device; with --strategy fused the integration kernels add
 into the matrix themselves), and the total; the download of the matrix and
-load is reported beside, outside the total (the matrix stays on the device
-for a solve), and so are kernel builds. Rates: µs per DOF (DOF = N·C(p+d,d), all
-patches), cells/s and quadrature points/s over the total, GFLOP/s of the
-digest's Gram model (2(d+1)·n_q·n_f² per cell, full product; our kernels
-compute the upper triangle) over the integration time. The thesis's times
+load is reported beside, outside the total (with --solve on a device they
+stay there for the solve and are not downloaded: "–"), and so are kernel
+builds. Rates: µs per DOF (DOF = N·C(p+d,d), all patches), cells/s and
+quadrature points/s over the total, GFLOP/s of the digest's Gram model
+(2(d+1)·n_q·n_f² per cell, full product; our kernels compute the upper
+triangle) over the integration time. The thesis's times
 (GTX 560 Ti, and one i7-2600K core; inner patches only, fp64) are printed
 beside where it has them. --backend reference times pum's Go pipeline.
 With --solve, A u = f is then solved by CG preconditioned with block
@@ -494,7 +499,7 @@ func pumRow(backend, devName, strategy string, cfg pumConfig, out *pumOutcome, r
 		Patches: out.sys.Cover.N, DOF: dof, Cells: cells, Points: points,
 		SetupS: tm.Setup.Seconds(), DecompS: tm.Decompose.Seconds(), IntegS: tm.Integrate.Seconds(),
 		AssemS: tm.Assemble.Seconds(), DownloadS: out.download.Seconds(), TotalS: tm.Total.Seconds(),
-		BuildS: out.build.Seconds(), ModelGFLOP: out.sys.ModelFlops() / 1e9, Reps: reps}
+		BuildS: out.build.Seconds(), ModelGFLOP: out.sys.ModelFlops() / 1e9, Reps: reps, SystemOnDevice: out.deviceOnly}
 	if backend != "reference" {
 		r.Layout = cfg.layout.String()
 		r.Integrator = out.integrator
@@ -543,9 +548,13 @@ func writePUMBench(w io.Writer, rows []pumBenchRow, jsonOut, csvOut string) erro
 		if r.ThesisGPU > 0 && r.TotalS > 0 {
 			vs = fmt.Sprintf("%.0f×", r.ThesisGPU/r.TotalS)
 		}
+		download := secs(r.DownloadS)
+		if r.SystemOnDevice {
+			download = "–"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.3g\t%.3g\t%.3g\t%.3g\t%s\t%s\t%s\t\n",
 			r.Backend, r.DType, r.Strategy, orNone(r.Integrator), r.Dim, r.Level, r.Degree, r.DOF, r.Cells,
-			secs(r.SetupS), secs(r.DecompS), secs(r.IntegS), secs(r.AssemS), secs(r.DownloadS), secs(r.TotalS),
+			secs(r.SetupS), secs(r.DecompS), secs(r.IntegS), secs(r.AssemS), download, secs(r.TotalS),
 			r.USPerDOF, r.CellsPerS, r.PointsPerS, r.GFLOPS, orDash(r.ThesisGPU, "%.2fs"), orDash(r.ThesisCPU, "%.2fs"), vs)
 	}
 	if err := tw.Flush(); err != nil {
@@ -570,14 +579,14 @@ func writePUMBench(w io.Writer, rows []pumBenchRow, jsonOut, csvOut string) erro
 			return err
 		}
 		cw := csv.NewWriter(f)
-		cw.Write(strings.Split("backend,device,dtype,strategy,layout,dim,level,degree,periodic,coeff,patches,dof,cells,points,setup_s,decomposition_s,integration_s,assembly_s,download_s,total_s,build_s,us_per_dof,cells_per_s,points_per_s,model_gflop,model_gflops,thesis_gpu_s,thesis_cpu1_s,integrator,decompose,solve_iterations,solve_relres,solve_setup_s,solve_s", ","))
+		cw.Write(strings.Split("backend,device,dtype,strategy,layout,dim,level,degree,periodic,coeff,patches,dof,cells,points,setup_s,decomposition_s,integration_s,assembly_s,download_s,total_s,build_s,us_per_dof,cells_per_s,points_per_s,model_gflop,model_gflops,thesis_gpu_s,thesis_cpu1_s,integrator,decompose,solve_iterations,solve_relres,solve_setup_s,solve_s,system_on_device", ","))
 		g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 		for _, r := range rows {
 			cw.Write([]string{r.Backend, r.Device, r.DType, r.Strategy, r.Layout, strconv.Itoa(r.Dim), strconv.Itoa(r.Level), strconv.Itoa(r.Degree),
 				strconv.FormatBool(r.Periodic), r.Coeff, strconv.Itoa(r.Patches), strconv.Itoa(r.DOF), strconv.Itoa(r.Cells), strconv.Itoa(r.Points),
 				g(r.SetupS), g(r.DecompS), g(r.IntegS), g(r.AssemS), g(r.DownloadS), g(r.TotalS), g(r.BuildS),
 				g(r.USPerDOF), g(r.CellsPerS), g(r.PointsPerS), g(r.ModelGFLOP), g(r.GFLOPS), g(r.ThesisGPU), g(r.ThesisCPU), r.Integrator, r.Decompose,
-				strconv.Itoa(r.SolveIters), g(r.SolveRelRes), g(r.SolveSetupS), g(r.SolveS)})
+				strconv.Itoa(r.SolveIters), g(r.SolveRelRes), g(r.SolveSetupS), g(r.SolveS), strconv.FormatBool(r.SystemOnDevice)})
 		}
 		cw.Flush()
 		if err := cw.Error(); err != nil {

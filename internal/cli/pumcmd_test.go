@@ -317,6 +317,11 @@ func TestPUMBenchSolveCLI(t *testing.T) {
 	if d := dv.SolveIters - ref.SolveIters; d < -3 || d > 3 || !(dv.SolveSetupS > 0) {
 		t.Errorf("device %d iterations (set-up %g s), reference %d", dv.SolveIters, dv.SolveSetupS, ref.SolveIters)
 	}
+	// The device's matrix and load stayed there for its solve: nothing
+	// downloaded, and the row says so.
+	if !dv.SystemOnDevice || dv.DownloadS != 0 || ref.SystemOnDevice {
+		t.Errorf("system on the device: device %v (download %g s), reference %v", dv.SystemOnDevice, dv.DownloadS, ref.SystemOnDevice)
+	}
 }
 
 // Levels and degrees as lists and ranges: one row per (degree, level),
@@ -418,7 +423,7 @@ func pumDeviceBins(t *testing.T, dev device.Device, dc *kpum.Decomposer, ds kpum
 	r := &pumRunner{dev: dev, dt: ds.DType}
 	defer r.close()
 	var tm time.Duration
-	if err := pumPatternOnDevice(r, l, dc, dk.pattern, &tm); err != nil {
+	if err := pumPatternOnDevice(r, r, l, dc, dk.pattern, &tm); err != nil {
 		t.Fatal(err)
 	}
 	bins, err := pumDecomposeOnDevice(r, l, dc, dk, &tm)
@@ -681,7 +686,7 @@ func TestPUMDeviceConvergence(t *testing.T) {
 			name := fmt.Sprintf("%d-D p=%d level %d", c.dim, c.p, level)
 			out, err := pumOnDevice(dev, pumConfig{dim: c.dim, level: level, degree: c.p, periodic: true,
 				coeff: kpum.Coefficients{Name: kpum.CoeffWave, K: 1, R: 1}, dt: kernel.F64, strategy: pumFused,
-				solve: &pumSolve{tol: 1e-12, maxIter: 10000}})
+				solve: &pumSolve{tol: 1e-12, maxIter: 10000, host: level == c.l0}}) // the matrix for checkPUMSolveAgrees
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -757,7 +762,7 @@ func checkPUMDeviceSolve(t *testing.T, dev device.Device, cases []pumSolveCase) 
 		tol := map[kernel.DType]float64{kernel.F64: 1e-12, kernel.F32: 1e-5}[c.dt]
 		out, err := pumOnDevice(dev, pumConfig{dim: c.dim, level: c.level, degree: c.p, periodic: c.periodic,
 			coeff: c.coeff, dt: c.dt, strategy: c.strategy, decompose: c.decomp,
-			solve: &pumSolve{tol: tol, maxIter: 10000}})
+			solve: &pumSolve{tol: tol, maxIter: 10000, host: true}})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

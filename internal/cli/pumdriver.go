@@ -55,6 +55,10 @@ type pumConfig struct {
 type pumSolve struct {
 	tol     float64 // relative residual ‖f − A u‖/‖f‖ by the recurrence
 	maxIter int
+	// host also downloads the matrix and load into the outcome's system
+	// (tests check the device solve against pum.Solve on them); without
+	// it they stay on the device: only the solution comes back.
+	host bool
 }
 
 // Where the decomposition runs: on the device from the uniform cover's
@@ -76,7 +80,7 @@ type pumOutcome struct {
 	sys        *pum.System
 	tm         pum.Timings
 	build      time.Duration // kernel compilation (cached), outside Total
-	download   time.Duration // matrix and load back to the host, outside Total (the matrix stays on the device for a solve)
+	download   time.Duration // matrix and load back to the host, outside Total; 0 when deviceOnly
 	launches   int
 	batches    int
 	integrator string // the integration kernel used (pumThread or pumGroup)
@@ -84,6 +88,10 @@ type pumOutcome struct {
 	// solved is the device solve (pumConfig.solve), outside Total; nil
 	// without one.
 	solved *solve.PCGResult
+	// deviceOnly: a device solve (pumConfig.solve without host) read the
+	// matrix and load where they were assembled and neither came back:
+	// sys.A and sys.F are nil, download is 0.
+	deviceOnly bool
 }
 
 // pumReference assembles in float64 Go (pum.Build, all cores).
@@ -148,10 +156,19 @@ func pumArenaBytes(dc *kpum.Decomposer, rb int64, B, nq int, entries int64, colo
 	return n + int64(3*len(dc.Bins))*pumAlign(0) // stand-ins for empty bins
 }
 
+// pumKeptBytes is the part of pumArenaBytes a solve keeps after the
+// assembly: the matrix, the load and the pattern, each aligned.
+func pumKeptBytes(rb int64, B, np int, blocks int64) int64 {
+	return pumAlign(blocks*int64(B)*int64(B)*rb) + pumAlign(int64(np*B)*rb) + pumAlign(4*int64(np+1)) + pumAlign(4*blocks)
+}
+
+// close frees r's allocations (the arena's views with it) and forgets
+// them: a second close frees nothing.
 func (r *pumRunner) close() {
 	for _, b := range r.bufs {
 		b.Free()
 	}
+	r.bufs, r.arena, r.used, r.room = nil, nil, 0, 0
 }
 
 func (r *pumRunner) alloc(bytes int64) (device.Buffer, error) {
@@ -310,6 +327,16 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	out := &pumOutcome{integrator: cfg.integrator}
 	r := &pumRunner{dev: dev, dt: cfg.dt}
 	defer r.close()
+	// keep holds what a solve reads after the assembly (the matrix, its
+	// pattern and the load), in an allocation of its own, so that r's
+	// (rule, tables, patch data, bins, element buffers) can be freed
+	// before solve.PCG allocates its vectors; without a solve, one
+	// runner holds everything.
+	keep := r
+	if cfg.solve != nil {
+		keep = &pumRunner{dev: dev, dt: cfg.dt}
+		defer keep.close()
+	}
 
 	// Host set-up: the space and rule, the cover (host decomposition)
 	// or the decomposition's tables (device).
@@ -357,10 +384,14 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	}
 	// The host holds the matrix in float64 (f32 also its downloaded
 	// bytes; see downloadReals), on a CPU device beside the device's own
-	// copy.
-	host := entries * 8
-	if cfg.dt != kernel.F64 {
-		host += entries * rb
+	// copy; not after a device solve, which leaves it there.
+	hostSys := cfg.solve == nil || cfg.solve.host
+	host := int64(0)
+	if hostSys {
+		host = entries * 8
+		if cfg.dt != kernel.F64 {
+			host += entries * rb
+		}
 	}
 	if !gpu {
 		host += need
@@ -481,7 +512,15 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	// the matrix pattern (made on the device, or uploaded).
 	t4 := time.Now()
 	if onDevice {
-		if err := r.reserve(pumArenaBytes(dc, rb, B, len(rule.X), entries, cfg.strategy == pumColour)); err != nil {
+		arena := pumArenaBytes(dc, rb, B, len(rule.X), entries, cfg.strategy == pumColour)
+		if keep != r {
+			kept := pumKeptBytes(rb, B, np, blocks)
+			if err := keep.reserve(kept); err != nil {
+				return nil, err
+			}
+			arena -= kept
+		}
+		if err := r.reserve(arena); err != nil {
 			return nil, err
 		}
 	}
@@ -490,10 +529,10 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 			return nil, err
 		}
 	}
-	if bufs["val"], err = r.alloc(entries * rb); err != nil {
+	if bufs["val"], err = keep.alloc(entries * rb); err != nil {
 		return nil, err
 	}
-	if bufs["f"], err = r.alloc(int64(np*B) * rb); err != nil {
+	if bufs["f"], err = keep.alloc(int64(np*B) * rb); err != nil {
 		return nil, err
 	}
 	if !onDevice {
@@ -503,14 +542,14 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 			}
 		}
 		for name, x := range map[string][]int32{"rowptr": c.NbrPtr, "col": c.Nbr} {
-			if bufs[name], err = r.ints(x); err != nil {
+			if bufs[name], err = keep.ints(x); err != nil {
 				return nil, err
 			}
 		}
 	}
 	out.tm.Setup += time.Since(t4)
 	if onDevice {
-		if err := pumPatternOnDevice(r, l, dc, dk.pattern, &out.tm.Setup); err != nil {
+		if err := pumPatternOnDevice(r, keep, l, dc, dk.pattern, &out.tm.Setup); err != nil {
 			return nil, err
 		}
 	}
@@ -636,8 +675,13 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	out.tm.Total = out.tm.Setup + out.tm.Decompose + out.tm.Integrate + out.tm.Assemble
 	out.launches = l.launches
 	if os.Getenv("BESPOKE_PUM_TRACE") != "" {
+		t := *r
+		if keep != r { // both runners' arenas, allocations and uploads
+			t.used, t.room, t.nAlloc, t.allocT = t.used+keep.used, t.room+keep.room, t.nAlloc+keep.nAlloc, t.allocT+keep.allocT
+			t.nUpload, t.uploadT = t.nUpload+keep.nUpload, t.uploadT+keep.uploadT
+		}
 		fmt.Fprintf(os.Stderr, "pum trace: arena %d of %d bytes used; %d allocations %v, %d uploads %v, %d launches, %d timed sections %v (device %v); set-up %v decomposition %v integration %v assembly %v\n",
-			r.used, r.room, r.nAlloc, r.allocT, r.nUpload, r.uploadT, l.launches, l.sections, l.sectionT, l.devT, out.tm.Setup, out.tm.Decompose, out.tm.Integrate, out.tm.Assemble)
+			t.used, t.room, t.nAlloc, t.allocT, t.nUpload, t.uploadT, l.launches, l.sections, l.sectionT, l.devT, out.tm.Setup, out.tm.Decompose, out.tm.Integrate, out.tm.Assemble)
 	}
 
 	// The host's view of the result, outside the timings: with device
@@ -649,22 +693,31 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		}
 	}
 	sp.Cover = c
+	// The matrix and load come back unless a solve reads them where they
+	// are (and the system keeps them nil); the device's pattern is
+	// checked either way, as the solve reads it too.
 	td := time.Now()
-	val, err := downloadReals(bufs["val"], entries, cfg.dt)
-	if err != nil {
-		return nil, err
-	}
-	a := &pum.BSR{N: c.N, B: B, RowPtr: c.NbrPtr, Col: c.Nbr, Val: val}
-	f, err := downloadReals(bufs["f"], int64(np*B), cfg.dt)
-	if err != nil {
-		return nil, err
+	var a *pum.BSR
+	var f []float64
+	if hostSys {
+		val, err := downloadReals(bufs["val"], entries, cfg.dt)
+		if err != nil {
+			return nil, err
+		}
+		a = &pum.BSR{N: c.N, B: B, RowPtr: c.NbrPtr, Col: c.Nbr, Val: val}
+		if f, err = downloadReals(bufs["f"], int64(np*B), cfg.dt); err != nil {
+			return nil, err
+		}
 	}
 	if onDevice {
 		if err := pumCheckPattern(bufs, c); err != nil {
 			return nil, err
 		}
 	}
-	out.download = time.Since(td)
+	if hostSys {
+		out.download = time.Since(td)
+	}
+	out.deviceOnly = !hostSys
 	var dec *pum.Decomposition
 	if onDevice {
 		dec = dc.Summary(c, sizes)
@@ -673,10 +726,15 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	}
 	out.sys = &pum.System{Cover: c, Space: sp, Dec: dec, Rule: rule, A: a, F: f}
 	if cfg.solve != nil {
-		// The matrix and load are still on the device (r.close runs
-		// on return): PCG reads them there.
+		// The matrix, its pattern and the load are still on the device,
+		// in keep's buffers (keep.close runs on return): PCG reads them
+		// there. The rest of the assembly's buffers (r's) are freed
+		// first, so that PCG's vectors do not add to them; the deferred
+		// r.close then frees nothing more.
 		m := solve.BSR{N: np, B: B, Blocks: blocks, RowPtr: bufs["rowptr"], Col: bufs["col"], Val: bufs["val"]}
-		if out.solved, err = solve.PCG(dev, m, bufs["f"], solve.PCGOptions{DType: cfg.dt, Tol: cfg.solve.tol, MaxIter: cfg.solve.maxIter}); err != nil {
+		rhs := bufs["f"]
+		r.close()
+		if out.solved, err = solve.PCG(dev, m, rhs, solve.PCGOptions{DType: cfg.dt, Tol: cfg.solve.tol, MaxIter: cfg.solve.maxIter}); err != nil {
 			return nil, fmt.Errorf("pum: device solve: %w", err)
 		}
 	}
@@ -734,9 +792,10 @@ func (l *pumLauncher) elapsed(d *time.Duration, f func() error) error {
 
 // pumPatternOnDevice makes the patch data (centre, sup) and the matrix
 // pattern (rowptr, col) on the device: the tables up, the pattern kernel.
-// It adds the time to *tm: device time of the kernel, wall time of the
-// rest.
-func pumPatternOnDevice(r *pumRunner, l *pumLauncher, dc *kpum.Decomposer, pattern *kernel.Kernel, tm *time.Duration) (err error) {
+// The pattern's buffers come from keep (a solve reads them after the
+// assembly), the rest from r. It adds the time to *tm: device time of
+// the kernel, wall time of the rest.
+func pumPatternOnDevice(r, keep *pumRunner, l *pumLauncher, dc *kpum.Decomposer, pattern *kernel.Kernel, tm *time.Duration) (err error) {
 	t0 := time.Now()
 	if l.bufs["sgeo"], err = r.reals(dc.SGeo); err != nil {
 		return err
@@ -745,8 +804,13 @@ func pumPatternOnDevice(r *pumRunner, l *pumLauncher, dc *kpum.Decomposer, patte
 		return err
 	}
 	rb := int64(r.dt.Bytes())
-	for name, n := range map[string]int64{"centre": rb * int64(dc.N*dc.Dim), "sup": rb * int64(dc.N*dc.Dim), "rowptr": 4 * int64(dc.N+1), "col": 4 * dc.Blocks} {
+	for name, n := range map[string]int64{"centre": rb * int64(dc.N*dc.Dim), "sup": rb * int64(dc.N*dc.Dim)} {
 		if l.bufs[name], err = r.alloc(n); err != nil {
+			return err
+		}
+	}
+	for name, n := range map[string]int64{"rowptr": 4 * int64(dc.N+1), "col": 4 * dc.Blocks} {
+		if l.bufs[name], err = keep.alloc(n); err != nil {
 			return err
 		}
 	}

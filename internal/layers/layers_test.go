@@ -53,7 +53,7 @@ var allowed = map[string][]string{
 	"bench":             {"build", "device", "kernel", "kernel/family", "tune"},
 	"report":            {"bench", "device", "tune"},
 	"conformance": {"device", "element", "fem", "kernel/integrate", "kernel/pum", "pum", "internal/testenv", "kernel", "kernel/contract", "kernel/family", "kernel/interp",
-		"kernel/kerneltest", "kernel/sparse", "kernel/tensor", "operator", "operator/load", "verify"},
+		"kernel/kerneltest", "kernel/sparse", "kernel/tensor", "kernel/vector", "operator", "operator/load", "verify"},
 	"internal/cli": {"baseline", "bench", "build", "device", "device/cuda", "device/host", "device/opencl", "element", "emit", "fem", "fr",
 		"kernel/integrate", "kernel/pum", "pum",
 		"internal/cache", "kernel", "kernel/contract", "kernel/family", "kernel/sparse", "kernel/tensor", "operator", "operator/load",
