@@ -83,7 +83,8 @@ func (s Shared) Len() int {
 
 // Axis is one dimension of a launch grid: Fixed blocks, or, when Size names
 // a size the caller gives at launch (columns, elements …), ⌈size / Per⌉
-// blocks. The zero Axis is one block.
+// blocks, times Fixed where it is above one (several blocks share each
+// slice of the size). The zero Axis is one block.
 type Axis struct {
 	Size  string `json:"size,omitempty"`
 	Per   int    `json:"per,omitempty"`
@@ -145,7 +146,7 @@ func (l Launch) Blocks(sizes map[string]int64) ([3]int, error) {
 			if n < 0 {
 				return g, fmt.Errorf("kernel: launch size %s = %d is negative", a.Size, n)
 			}
-			b := (n + int64(a.Per) - 1) / int64(a.Per)
+			b := (n + int64(a.Per) - 1) / int64(a.Per) * int64(max(a.Fixed, 1))
 			if b > math.MaxInt32 {
 				return g, fmt.Errorf("kernel: %s = %d needs %d blocks along axis %d (at most %d)", a.Size, n, b, i, math.MaxInt32)
 			}

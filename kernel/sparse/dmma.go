@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,7 +96,7 @@ func dmmaSharedLimit(arch int) int {
 // last wave of them leaves little idle.
 const dmmaTiles = 16
 
-var dmmaRE = regexp.MustCompile(`^(dmma|tmma)(?:/(m\d+n\d+k\d+)-r(\d+)-w(\d+)-x(\d+)-c(\d+)(?:-t(\d+))?(?:-a(\d+))?(-s)?(-h)?(?:-b(\d+))?)?$`)
+var dmmaRE = regexp.MustCompile(`^(dmma|tmma)(?:/(m\d+n\d+k\d+)-r(\d+)-w(\d+)-x(\d+)-c(\d+)(?:-t(\d+))?(?:-([ap])(\d+))?(-s)?(-h)?(?:-y(\d+))?(?:-b(\d+))?)?$`)
 
 // dmmaDefault is the variant a bare "dmma" names: m8n8k4 (any sm_80+),
 // 32×32 sums a warp, two warps along the columns, chunks of 8, α·A
@@ -107,7 +108,10 @@ func (v Variant) dmmaName() string {
 	if v.Block > 0 {
 		s += fmt.Sprintf("-t%d", v.Block)
 	}
-	if v.Stages > 0 {
+	switch {
+	case v.Stages > 0 && v.StreamA:
+		s += fmt.Sprintf("-p%d", v.Stages)
+	case v.Stages > 0:
 		s += fmt.Sprintf("-a%d", v.Stages)
 	}
 	if v.SplitA {
@@ -115,6 +119,9 @@ func (v Variant) dmmaName() string {
 	}
 	if v.StageB {
 		s += "-h"
+	}
+	if v.RowGroups > 0 {
+		s += fmt.Sprintf("-y%d", v.RowGroups)
 	}
 	if v.Occupancy > 0 {
 		s += fmt.Sprintf("-b%d", v.Occupancy)
@@ -137,11 +144,11 @@ func parseDMMA(s string) (Variant, error) {
 		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. dmma/m16n8k4-r2-w4-x2-c28-t16 or tmma/m16n8k8-r2-w8-x1-c32-t16: mma shape, fragments a warp along rows and columns, warps along columns, k-chunk, tiles a block with α·A resident)", s)
 	}
 	v := Defaults(Family(m[1]))
-	shape, nums, tiles, split, stage, blocks := m[2], []string{m[3], m[4], m[5], m[6], m[7], m[11], m[8]}, m[7], m[9], m[10], m[11]
+	shape, nums, tiles, split, stage, blocks := m[2], []string{m[3], m[4], m[5], m[6], m[7], m[13], m[9], m[12]}, m[7], m[10], m[11], m[13]
 	if shape != "" {
 		v.MMA = shape
-		v.SplitA, v.StageB = split != "", stage != ""
-		dst := []*int{&v.Rows, &v.Width, &v.Split, &v.Chunk, &v.Block, &v.Occupancy, &v.Stages}
+		v.SplitA, v.StageB, v.StreamA = split != "", stage != "", m[8] == "p"
+		dst := []*int{&v.Rows, &v.Width, &v.Split, &v.Chunk, &v.Block, &v.Occupancy, &v.Stages, &v.RowGroups}
 		for i, x := range nums {
 			if x == "" {
 				continue
@@ -156,7 +163,10 @@ func parseDMMA(s string) (Variant, error) {
 			return Variant{}, fmt.Errorf("variant %q: -t takes at least one tile", s)
 		}
 		if m[8] != "" && v.Stages == 0 {
-			return Variant{}, fmt.Errorf("variant %q: -a takes at least 2 stages", s)
+			return Variant{}, fmt.Errorf("variant %q: -%s takes at least 2 stages", s, m[8])
+		}
+		if m[12] != "" && v.RowGroups == 0 {
+			return Variant{}, fmt.Errorf("variant %q: -y takes at least one group of rows", s)
 		}
 		if blocks != "" && v.Occupancy == 0 {
 			return Variant{}, fmt.Errorf("variant %q: -b takes at least one block", s)
@@ -218,15 +228,21 @@ func (v Variant) validDMMA() error {
 	case (v.SplitA || v.StageB) && v.Family != TMMA:
 		return fmt.Errorf("variant %s: only tmma splits α·A as it is read (-s) or B as it is staged (-h)", v.Name())
 	case v.Stages != 0 && (v.Stages < 2 || v.Stages > dmmaMaxStages):
-		return fmt.Errorf("variant %s: stages of B (-a) must be 2..%d", v.Name(), dmmaMaxStages)
+		return fmt.Errorf("variant %s: stages (-a, -p) must be 2..%d", v.Name(), dmmaMaxStages)
 	case v.Stages != 0 && (v.Block == 0 || v.StageB):
-		return fmt.Errorf("variant %s: B copied asynchronously (-a) takes α·A resident (-t) and B staged as it is (not -h)", v.Name())
+		return fmt.Errorf("variant %s: copies in stages (-a, -p) take tiles a block (-t) and B staged as it is (not -h)", v.Name())
+	case v.RowGroups < 0 || v.RowGroups > 16:
+		return fmt.Errorf("variant %s: groups of rows (-y) must be 1..16", v.Name())
+	case v.StreamA && (v.Stages == 0 || (v.Family == TMMA && !v.SplitA)):
+		return fmt.Errorf("variant %s: α·A copied in stages (-p) takes stages and α·A staged as it is (tmma: -s)", v.Name())
 	}
 	return nil
 }
 
 // resident says whether v keeps α·A in shared memory for several tiles.
-func (v Variant) resident() bool { return v.Block > 0 }
+// With StreamA the block takes Block tiles but α·A goes through shared
+// memory chunk by chunk beside B.
+func (v Variant) resident() bool { return v.Block > 0 && !v.StreamA }
 
 // dmmaMaxStages bounds the buffers of B an asynchronous variant (-a)
 // keeps.
@@ -248,7 +264,8 @@ type dmmaLayout struct {
 	vec        int  // elements of ash a lane reads side by side: na, or 4 with hiLo
 	wm, wn     int  // warps along rows and columns
 	bands      int  // bands of sh.M rows: wm·Mt
-	mp         int  // rows covered: bands·sh.M
+	mp         int  // rows a block covers: bands·sh.M
+	groups     int  // blocks a tile of columns (RowGroups), each mp rows
 	cols       int  // columns a tile: wn·Nt·8
 	stride     int  // row stride of bsh: cols padded (see DMMA, TMMA), in pairs with stageB
 	steps      int  // k-steps a chunk: Chunk / sh.K
@@ -264,7 +281,8 @@ func (v Variant) dmmaLayout(pb Problem) dmmaLayout {
 	l.na, l.nb, l.nc = sh.Elements()
 	l.aw, l.vec = l.na, l.na
 	rowsPerWarp := v.Rows * sh.M
-	l.wm = (pb.Op.Rows + rowsPerWarp - 1) / max(rowsPerWarp, 1)
+	l.groups = max(v.RowGroups, 1)
+	l.wm = ((pb.Op.Rows+l.groups-1)/l.groups + rowsPerWarp - 1) / max(rowsPerWarp, 1)
 	l.bands = l.wm * v.Rows
 	l.mp = l.bands * sh.M
 	l.cols = l.wn * v.Width * sh.N
@@ -299,7 +317,10 @@ func (v Variant) dmmaLayout(pb Problem) dmmaLayout {
 // buffers of bsh.
 func (v Variant) dmmaShared(pb Problem) int {
 	l := v.dmmaLayout(pb)
-	if v.resident() {
+	switch {
+	case v.StreamA:
+		return v.Stages * (l.aLen + l.bLen) * l.bytes
+	case v.resident():
 		return (l.aLen + v.bBuffers()*l.bLen) * l.bytes
 	}
 	return 2 * (l.aLen + l.bLen) * l.bytes
@@ -319,7 +340,7 @@ func (pb Problem) checkDMMA(v Variant) error {
 		return fmt.Errorf("variant %s needs %d threads per block for %d rows (at most %d)", v.Name(), l.threads, pb.Op.Rows, kernel.MaxThreads)
 	}
 	limit := MaxSharedBytes
-	if v.resident() {
+	if v.resident() || v.Stages > 0 {
 		limit = dmmaMaxShared
 	}
 	if s := v.dmmaShared(pb); s > limit {
@@ -369,7 +390,7 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 	first := func(vs []Variant) {
 		for _, v := range vs {
 			if pb.Check(v) != nil || v.dmmaLayout(pb).threads > dmmaMaxCandidateThreads ||
-				(v.resident() && v.dmmaShared(pb) > dmmaSharedLimit(arch)) {
+				((v.resident() || v.Stages > 0) && v.dmmaShared(pb) > dmmaSharedLimit(arch)) {
 				continue
 			}
 			if !seen[v.Name()] {
@@ -389,14 +410,30 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 				mt := rows / sh.M
 				for _, f := range forms(mt, nc, resident) {
 					wns := []int{4, 2, 1}
+					groups := 0
 					if resident {
 						wns = []int{2, 4, 1}
+						groups = dmmaRowGroups(pb, arch, fam, sh, mt, f)
 					}
 					for _, wn := range wns {
 						var vs []Variant
 						if resident {
 							for _, kc := range dmmaDeepChunks(pb.Op.Cols, sh.K) {
-								vs = append(vs, Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, StageB: f.StageB, Split: wn, Chunk: kc, Block: dmmaTiles})
+								vs = append(vs, Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, StageB: f.StageB, Split: wn, Chunk: kc, Block: dmmaTiles, RowGroups: groups})
+							}
+							// B copied asynchronously, where
+							// the device has cp.async (dmma
+							// only: 3×TF32 is bound by its mma,
+							// and gained nothing on the H100).
+							for _, st := range dmmaStages {
+								if fam != DMMA || arch < 80 {
+									break
+								}
+								var as []Variant
+								for _, kc := range dmmaAsyncChunks(pb.Op.Cols, sh.K) {
+									as = append(as, Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, Split: wn, Chunk: kc, Block: dmmaTiles, Stages: st, RowGroups: groups})
+								}
+								first(as)
 							}
 						} else {
 							for _, kc := range dmmaChunks(pb.Op.Cols, sh.K) {
@@ -408,6 +445,62 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 				}
 			}
 		}
+	}
+	return out
+}
+
+// dmmaRowGroups is the groups of rows (RowGroups, 0 for one) the resident
+// dmma candidates of shape sh, mt fragments a warp and form f split the
+// rows over: one where α·A fits the device's shared memory whole beside
+// the least B, else the fewest of up to four that fit. On the H100 (fp64)
+// p6/tet/m6 (252×112, β = 1, α·A 225 KiB) went from 56 % of the roof
+// (α·A streamed) to 79 with two groups and B copied asynchronously;
+// operators whose α·A fits gained nothing from groups (B is read once a
+// group), so they get none. tmma keeps one.
+func dmmaRowGroups(pb Problem, arch int, fam Family, sh kernel.MMAShape, mt int, f Variant) int {
+	if fam != DMMA {
+		return 0
+	}
+	for g := 1; g <= 4; g++ {
+		probe := Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, Split: 1, Chunk: max(8, sh.K), Block: dmmaTiles, RowGroups: g}
+		if pb.Check(probe) == nil && probe.dmmaShared(pb) <= dmmaSharedLimit(arch) {
+			if g == 1 {
+				return 0
+			}
+			return g
+		}
+	}
+	return 0
+}
+
+// dmmaStages are the buffers of B the asynchronous candidates (-a) try.
+// On the H100 (fp64, 2026-11-24) B copied into three or four buffers
+// took p5/tet/m132 from 75 to 87 % of the roof, p6/tet/m3 from 81 to 89
+// and p5/tet/m6 from 78 to 81; five or six gained nothing more.
+var dmmaStages = []int{3, 4}
+
+// dmmaAsyncChunks lists the chunks to try for an asynchronous variant,
+// best first: multiples of kk from 24 down to 16 that divide k rounded up
+// to kk, then 28 and 32 where they divide it, then the others from 24
+// down, then 8 (or kk). On the H100 chunks of 16–24 rows did best (28 as
+// well where nothing smaller divides k); deeper ones cost registers and
+// shared memory (a buffer each).
+func dmmaAsyncChunks(k, kk int) []int {
+	kp := (k + kk - 1) / kk * kk
+	var div, deep, rest []int
+	for c := 32 / kk * kk; c >= 16; c -= kk {
+		switch {
+		case kp%c == 0 && c <= 24:
+			div = append(div, c)
+		case kp%c == 0:
+			deep = append([]int{c}, deep...)
+		case c <= 24:
+			rest = append(rest, c)
+		}
+	}
+	out := append(append(div, deep...), rest...)
+	if last := max(8, kk); !slices.Contains(out, last) {
+		out = append(out, last)
 	}
 	return out
 }
@@ -537,8 +630,11 @@ func (b *dmmaBuilder) aValue(e, c0 kernel.Expr) ([]kernel.Stmt, kernel.Expr) {
 		acol = bin("+", c0, acol)
 	}
 	cond := bin("<", acol, lit(kk))
-	if l.mp > m {
+	if l.groups*l.mp > m {
 		cond = bin("&&", bin("<", kernel.Ref("arow"), lit(m)), cond)
+	}
+	if l.groups > 1 {
+		row = bin("+", kernel.Ref("row0"), row)
 	}
 	load := kernel.At("a", bin("+", bin("*", kernel.Ref("arow"), lit(kk)), acol))
 	decls = append(decls, dmmaI32("arow", row), dmmaI32("acol", col))
@@ -550,6 +646,21 @@ func (b *dmmaBuilder) aValue(e, c0 kernel.Expr) ([]kernel.Stmt, kernel.Expr) {
 	decls = append(decls, dmmaReal("aval", val), dmmaReal("ahi", tf32Of(kernel.Ref("aval"))))
 	return decls, kernel.Select{Cond: bin("<", kernel.Ref("ax"), lit(l.na)), Then: kernel.Ref("ahi"),
 		Else: tf32Of(bin("-", kernel.Ref("aval"), kernel.Ref("ahi")))}
+}
+
+// copyA copies the chunk of α·A from column c0 into buffer buf of ash
+// asynchronously, element e of the chunk (e < aLen) as aValue places it
+// (α·A as it is: dmma, or tmma with SplitA).
+func (b *dmmaBuilder) copyA(buf, c0 kernel.Expr) []kernel.Stmt {
+	var out []kernel.Stmt
+	rounds := (b.l.aLen + b.l.threads - 1) / b.l.threads
+	for q := 0; q < rounds; q++ {
+		decls, val := b.aValue(b.elem(q), c0)
+		sel := val.(kernel.Select) // where α·A holds the element: a[index], else zero
+		cp := kernel.CopyAsync{Dst: "ash", DstIndex: []kernel.Expr{buf, b.elem(q)}, Src: "a", SrcIndex: sel.Then.(kernel.Load).Index[0], Cond: sel.Cond}
+		out = append(out, b.guard(q, b.l.aLen, dmmaScope(append(decls, cp)...))...)
+	}
+	return out
 }
 
 // tf32Of is x rounded to TF32.
@@ -815,7 +926,7 @@ func (b *dmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 	vec := pb.LDC > 0 && pb.LDC%2 == 0
 	beta := pb.Beta
 	decl := dmmaIdx
-	if offset32(l.mp, pb.LDC) {
+	if offset32(l.groups*l.mp, pb.LDC) {
 		decl = dmmaI32
 	}
 	type pair struct {
@@ -833,13 +944,16 @@ func (b *dmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 	// where declares the pair's row, column and offset into C.
 	where := func(pr pair) []kernel.Stmt {
 		row := bin("+", bin("*", plus(pr.i, bin("*", kernel.Ref("wr"), lit(v.Rows))), lit(sh.M)), plus(8*pr.p, kernel.Ref("grp")))
+		if l.groups > 1 {
+			row = bin("+", kernel.Ref("row0"), row)
+		}
 		col := bin("+", j0, bin("+", bin("*", plus(pr.j, bin("*", kernel.Ref("wc"), lit(v.Width))), lit(sh.N)), bin("*", kernel.Ref("tig"), lit(2))))
 		return []kernel.Stmt{decl("crow"+pr.q, row), decl("ccol"+pr.q, col),
 			decl("cat"+pr.q, bin("+", bin("*", kernel.Ref("crow"+pr.q), ldc), kernel.Ref("ccol"+pr.q)))}
 	}
 	// guard keeps rows past m out.
 	guard := func(pr pair, inner []kernel.Stmt) []kernel.Stmt {
-		if l.mp > b.g.m {
+		if l.groups*l.mp > b.g.m {
 			return []kernel.Stmt{kernel.If{Cond: bin("<", kernel.Ref("crow"+pr.q), lit(b.g.m)), Then: inner}}
 		}
 		return inner
@@ -915,6 +1029,9 @@ func (g *gen) dmmaKernel() {
 	T := l.threads
 	k.Launch.Block = [3]int{T, 1, 1}
 	k.Launch.Grid = [3]kernel.Axis{kernel.Over(Columns, l.cols*max(v.Block, 1))}
+	if l.groups > 1 {
+		k.Launch.Grid[0].Fixed = l.groups
+	}
 	k.Launch.SharedBytes = v.dmmaShared(pb)
 	k.Hints = kernel.Hints{MinArch: l.typ.Arch(sh), MinBlocksPerUnit: v.Occupancy}
 	if v.Occupancy == 0 && T <= 256 && 2*(k.Launch.SharedBytes+1024) <= dmmaMaxShared+1024 {
@@ -925,7 +1042,12 @@ func (g *gen) dmmaKernel() {
 	}
 	k.Params = append([]kernel.Param{denseParam}, k.Params...)
 	how := "α·A from the buffer a through shared memory chunk by chunk"
-	if v.resident() {
+	switch {
+	case v.StreamA:
+		how = fmt.Sprintf("α·A and B copied asynchronously chunk by chunk into %d buffers, %d tiles a block", v.Stages, v.Block)
+	case v.resident() && v.Stages > 0:
+		how = fmt.Sprintf("α·A staged whole in shared memory for %d tiles a block, B copied asynchronously into %d buffers", v.Block, v.Stages)
+	case v.resident():
 		how = fmt.Sprintf("α·A staged whole in shared memory for %d tiles a block", v.Block)
 	}
 	cores := "fp64 tensor cores"
@@ -935,8 +1057,11 @@ func (g *gen) dmmaKernel() {
 	k.Doc = strings.Replace(k.Doc, fmt.Sprintf("one thread per %d column(s)", v.Width),
 		fmt.Sprintf("tiles of %d columns on %s (mma %s), %d×%d sums a warp, %s", l.cols, cores, sh, v.Rows*sh.M, v.Width*sh.N, how), 1)
 	ash := kernel.Shared{Name: "ash", Type: kernel.Real, Dims: []int{2, l.aLen}}
-	if v.resident() {
+	switch {
+	case v.resident():
 		ash.Dims = []int{l.aLen}
+	case v.StreamA:
+		ash.Dims = []int{v.Stages, l.aLen}
 	}
 	k.Shared = []kernel.Shared{ash, {Name: "bsh", Type: kernel.Real, Dims: []int{v.bBuffers(), l.bLen}}}
 	body := []kernel.Stmt{
@@ -947,6 +1072,11 @@ func (g *gen) dmmaKernel() {
 		dmmaI32("tig", bin("%", kernel.Ref("lane"), lit(4))),
 		dmmaI32("wr", bin("/", kernel.Ref("warp"), lit(l.wn))),
 		dmmaI32("wc", bin("%", kernel.Ref("warp"), lit(l.wn))),
+	}
+	if l.groups > 1 {
+		// The block's group of rows: the groups of a tile of columns
+		// are adjacent blocks, so that the later ones read B from L2.
+		body = append(body, dmmaI32("row0", bin("*", kernel.Cast{To: kernel.Int32, X: bin("%", groupX, lit(l.groups))}, lit(l.mp))))
 	}
 	for i := 0; i < v.Rows; i++ {
 		for j := 0; j < v.Width; j++ {
@@ -975,12 +1105,21 @@ func (g *gen) dmmaKernel() {
 	}
 }
 
+// colBlock is the block's index among the tiles of columns: its group
+// index with the rows split over RowGroups blocks.
+func (b *dmmaBuilder) colBlock() kernel.Expr {
+	if b.l.groups > 1 {
+		return bin("/", groupX, lit(b.l.groups))
+	}
+	return groupX
+}
+
 // streamedBody is a block's one tile with α·A streamed beside B.
 func (b *dmmaBuilder) streamedBody() []kernel.Stmt {
 	v, l := b.v, b.l
 	T := l.threads
 	pa := (l.aLen + T - 1) / T
-	body := []kernel.Stmt{dmmaIdx("j0", bin("*", groupX, lit(l.cols)))}
+	body := []kernel.Stmt{dmmaIdx("j0", bin("*", b.colBlock(), lit(l.cols)))}
 	for q := 0; q < pa; q++ {
 		body = append(body, dmmaReal(fmt.Sprintf("pa%d", q), nil))
 	}
@@ -1020,7 +1159,7 @@ func (b *dmmaBuilder) residentBody() []kernel.Stmt {
 	n := b.g.nExpr()
 	decls, val := b.aValue(kernel.Ref("e"), nil)
 	body := []kernel.Stmt{
-		dmmaIdx("t0", bin("*", groupX, lit(v.Block))),
+		dmmaIdx("t0", bin("*", b.colBlock(), lit(v.Block))),
 		// The block's tiles: T, or fewer at the end of the columns (a
 		// select, not min: CUDA's min of an int and a long long is
 		// ambiguous).
@@ -1060,20 +1199,28 @@ func (b *dmmaBuilder) residentBody() []kernel.Stmt {
 // until at most S − 2 of its groups (q + 1 … q + S − 2) are in flight, and
 // the barrier after the wait both shows every thread's copies of chunk q
 // and ends every warp's work on chunk q − 1, whose buffer the next copies
-// fill. One barrier a chunk, and B never passes through registers.
+// fill. One barrier a chunk, and B never passes through registers. With
+// StreamA each chunk's columns of α·A are copied beside its rows of B
+// (into Stages buffers of ash), for operators whose α·A would take most
+// of the shared memory resident and leave one block a multiprocessor.
 func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 	v, l := b.v, b.l
 	T, cols, chunks, S := l.threads, l.cols, l.chunks, v.Stages
 	n := b.g.nExpr()
 	decls, val := b.aValue(kernel.Ref("e"), nil)
 	total := bin("*", kernel.Ref("tiles"), lit(chunks))
-	// issue copies chunk q (an expression) of the block's sequence.
+	// issue copies chunk q (an expression) of the block's sequence: its
+	// rows of B, and with StreamA its columns of α·A.
 	issue := func(q kernel.Expr) []kernel.Stmt {
-		return b.copyB(bin("%", q, lit(S)), bin("*", bin("%", q, lit(chunks)), lit(v.Chunk)),
-			bin("*", bin("+", kernel.Ref("t0"), bin("/", q, lit(chunks))), lit(cols)))
+		c0 := bin("*", bin("%", q, lit(chunks)), lit(v.Chunk))
+		out := b.copyB(bin("%", q, lit(S)), c0, bin("*", bin("+", kernel.Ref("t0"), bin("/", q, lit(chunks))), lit(cols)))
+		if v.StreamA {
+			out = append(b.copyA(bin("%", q, lit(S)), c0), out...)
+		}
+		return out
 	}
 	body := []kernel.Stmt{
-		dmmaIdx("t0", bin("*", groupX, lit(v.Block))),
+		dmmaIdx("t0", bin("*", b.colBlock(), lit(v.Block))),
 		dmmaIdx("tiles", bin("/", bin("-", plus(cols-1, n), bin("*", kernel.Ref("t0"), lit(cols))), lit(cols))),
 		kernel.If{Cond: bin(">", kernel.Ref("tiles"), lit(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: lit(v.Block)}}},
 		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, copied asynchronously into %d buffers, %d chunks ahead; chunk q is rows (q %% %d)·%d… of tile t0 + q / %d", v.Chunk, S, S-1, chunks, v.Chunk, chunks)},
@@ -1081,10 +1228,12 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 	for q := 0; q < S-1; q++ {
 		body = append(body, kernel.If{Cond: bin("<", lit(q), total), Then: issue(lit(q))}, kernel.AsyncCommit{})
 	}
-	body = append(body,
-		kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d, into shared memory once, in the A-fragment order (zero past m and k), while they fly", b.g.m, b.g.k)},
-		kernel.For{Var: "e", From: kernel.Ref("tid"), To: lit(l.aLen), Step: int64(T), Body: append(decls, kernel.Put("ash", val, kernel.Ref("e")))},
-	)
+	if !v.StreamA {
+		body = append(body,
+			kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d, into shared memory once, in the A-fragment order (zero past m and k), while they fly", b.g.m, b.g.k)},
+			kernel.For{Var: "e", From: kernel.Ref("tid"), To: lit(l.aLen), Step: int64(T), Body: append(decls, kernel.Put("ash", val, kernel.Ref("e")))},
+		)
+	}
 	chunk := []kernel.Stmt{
 		dmmaI32("buf", bin("%", kernel.Ref("q"), lit(S))),
 		dmmaIdx("kc", bin("%", kernel.Ref("q"), lit(chunks))),
@@ -1094,7 +1243,11 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 		kernel.If{Cond: bin("<", kernel.Ref("q1"), total), Then: issue(kernel.Ref("q1"))},
 		kernel.AsyncCommit{},
 	}
-	chunk = append(chunk, b.step(bin("+", bin("*", kernel.Ref("kc"), lit(l.steps)), kernel.Ref("s")), nil)...)
+	if v.StreamA {
+		chunk = append(chunk, b.step(kernel.Ref("s"), kernel.Ref("buf"))...)
+	} else {
+		chunk = append(chunk, b.step(bin("+", bin("*", kernel.Ref("kc"), lit(l.steps)), kernel.Ref("s")), nil)...)
+	}
 	last := b.epilogue(bin("*", bin("+", kernel.Ref("t0"), bin("/", kernel.Ref("q"), lit(chunks))), lit(cols)))
 	for i := 0; i < v.Rows; i++ {
 		for j := 0; j < v.Width; j++ {

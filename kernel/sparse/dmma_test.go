@@ -31,6 +31,13 @@ var dmmaEdge = []string{
 	"dmma/m16n8k4-r1-w1-x2-c12-t2-a3",
 	"dmma/m8n8k4-r3-w2-x1-c8-t3-a4",
 	"dmma/m16n8k8-r2-w1-x1-c16-t4-a2-b2",
+	// α·A copied beside B in stages.
+	"dmma/m16n8k4-r1-w3-x2-c12-t2-p3",
+	"dmma/m16n8k8-r2-w1-x1-c8-t3-p4",
+	// The rows split over blocks (the last group partly past m).
+	"dmma/m8n8k4-r1-w2-x1-c8-y3",
+	"dmma/m16n8k8-r1-w1-x1-c16-t3-y2",
+	"dmma/m16n8k4-r1-w1-x2-c12-t2-a3-y2-b2",
 }
 
 // dmmaCases builds the tensor-core variants (those offered on sm_90, or
@@ -124,10 +131,17 @@ func TestDMMAParse(t *testing.T) {
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a1", ""}, // one buffer
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a0", ""},
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a7", ""},
-		{"dmma/m16n8k4-r2-w4-x2-c28-a3", ""}, // α·A streamed
-		{"dmma/m16n8k8-r2-w4-x2", ""},        // no chunk
-		{"dmma/m8n8k8-r2-w4-x2-c8", ""},      // no such shape
-		{"dmma/m16n8k8-r2-w4-x2-c12", ""},    // chunk not a multiple of k
+		{"dmma/m16n8k4-r2-w4-x2-c28-a3", ""}, // no tiles a block
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16-p3", "dmma/m16n8k4-r2-w4-x2-c28-t16-p3"},
+		{"dmma/m16n8k4-r2-w4-x2-c28-p3", ""},
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a3-y2-b1", "dmma/m16n8k4-r2-w4-x2-c28-t16-a3-y2-b1"},
+		{"dmma/m16n8k4-r2-w4-x2-c28-y4", "dmma/m16n8k4-r2-w4-x2-c28-y4"},
+		{"dmma/m16n8k4-r2-w4-x2-c28-y0", ""},
+		{"dmma/m16n8k4-r2-w4-x2-c28-y17", ""},
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16-p1", ""},
+		{"dmma/m16n8k8-r2-w4-x2", ""},     // no chunk
+		{"dmma/m8n8k8-r2-w4-x2-c8", ""},   // no such shape
+		{"dmma/m16n8k8-r2-w4-x2-c12", ""}, // chunk not a multiple of k
 		{"dmma/m8n8k4-r0-w4-x2-c8", ""},
 		{"dmma/m16n8k8-r4-w8-x1-c8", ""}, // 128 sums a thread
 		{"dmma/m8n8k4-r4-w4-x0-c8", ""},
@@ -204,7 +218,7 @@ func TestDMMACandidates(t *testing.T) {
 		}
 		n90, s90 := count(family.Target{GPU: true, MinBlocks: true, CUDAArch: 90})
 		for _, c := range in.Candidates(family.Target{GPU: true, MinBlocks: true, CUDAArch: 80}) {
-			if v := c.(Variant); v.Family == DMMA && v.resident() && v.dmmaShared(pb) > 163<<10 {
+			if v := c.(Variant); v.Family == DMMA && (v.resident() || v.Stages > 0) && v.dmmaShared(pb) > 163<<10 {
 				t.Errorf("%s: %s offered on sm_80 with %d bytes of shared memory", name, v, v.dmmaShared(pb))
 			}
 		}
@@ -217,6 +231,27 @@ func TestDMMACandidates(t *testing.T) {
 		}
 		if want && (!s90["m16n8k8"] || !s90["m16n8k4"] || !s90["m8n8k4"] || len(s80) != 1 || !s80["m8n8k4"]) {
 			t.Errorf("%s: shapes on sm_90 %v, on sm_80 %v", name, s90, s80)
+		}
+		// B copied asynchronously where α·A leaves room for buffers.
+		async := 0
+		for _, v := range DMMACandidates(pb, 90) {
+			if v.Stages > 0 {
+				async++
+			}
+		}
+		if fits := name == "p5/tet/m0" || name == "p6/tet/m3" || name == "p5/tet/m460"; fits && async == 0 {
+			t.Errorf("%s: no asynchronous candidates on sm_90", name)
+		}
+		// The rows split over blocks only where α·A does not fit whole
+		// (p6/tet/m6: 252×112 doubles).
+		grouped := 0
+		for _, v := range DMMACandidates(pb, 90) {
+			if v.RowGroups > 1 {
+				grouped++
+			}
+		}
+		if (grouped > 0) != (name == "p6/tet/m6") {
+			t.Errorf("%s: %d candidates with the rows split over blocks", name, grouped)
 		}
 		pb32 := pb
 		pb32.DType = kernel.F32
@@ -265,6 +300,17 @@ func TestDMMATiles(t *testing.T) {
 	} {
 		if got := dmmaDeepChunks(tc.k, tc.kk); !slices.Equal(got, tc.want) {
 			t.Errorf("dmmaDeepChunks(%d, %d) = %v, want %v", tc.k, tc.kk, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		k, kk int
+		want  []int
+	}{
+		{168, 4, []int{24, 28, 20, 16, 8}}, {112, 4, []int{16, 28, 24, 20, 8}}, {84, 4, []int{28, 24, 20, 16, 8}},
+		{252, 8, []int{16, 32, 24, 8}}, {84, 16, []int{16, 32}},
+	} {
+		if got := dmmaAsyncChunks(tc.k, tc.kk); !slices.Equal(got, tc.want) {
+			t.Errorf("dmmaAsyncChunks(%d, %d) = %v, want %v", tc.k, tc.kk, got, tc.want)
 		}
 	}
 }
@@ -331,7 +377,7 @@ func withoutWaits(ss []kernel.Stmt) []kernel.Stmt {
 // reference.
 func TestDMMAAsyncWaitMatters(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 9))
-	cs := dmmaCases(t, rng, randomDense(t, rng, 37, 29, nil), 0, 45, []string{"dmma/m16n8k4-r1-w1-x2-c12-t2-a3"})
+	cs := dmmaCases(t, rng, randomDense(t, rng, 37, 29, nil), 0, 45, []string{"dmma/m16n8k4-r1-w1-x2-c12-t2-a3", "dmma/m16n8k8-r2-w1-x1-c8-t3-p4"})
 	if len(cs) == 0 {
 		t.Fatal("no kernels")
 	}

@@ -33,6 +33,8 @@ var tmmaEdge = []string{
 	// B copied asynchronously.
 	"tmma/m16n8k8-r2-w3-x1-c8-t3-a3",
 	"tmma/m16n8k4-r1-w2-x2-c12-t2-a4-s",
+	"tmma/m16n8k8-r1-w3-x2-c8-t3-p3-s",
+	"tmma/m16n8k4-r1-w2-x1-c8-t2-y3",
 }
 
 // tmmaCases builds the 3×TF32 variants (those offered on sm_90, or names)
@@ -125,6 +127,8 @@ func TestTMMAParse(t *testing.T) {
 		{"tmma/m16n8k8-r2-w8-x1-c32-t16-s-h-b1", "tmma/m16n8k8-r2-w8-x1-c32-t16-s-h-b1"},
 		{"tmma/m16n8k8-r2-w8-x1-c32-t16-a3-s-b1", "tmma/m16n8k8-r2-w8-x1-c32-t16-a3-s-b1"},
 		{"tmma/m16n8k8-r2-w8-x1-c32-t16-a3-h", ""}, // B split as staged: not copied as it is
+		{"tmma/m16n8k8-r2-w8-x1-c32-t16-p3-s", "tmma/m16n8k8-r2-w8-x1-c32-t16-p3-s"},
+		{"tmma/m16n8k8-r2-w8-x1-c32-t16-p3", ""}, // α·A split as staged: not copied as it is
 		{"tmma/m16n8k8-r2-w8-x1-c32-h", "tmma/m16n8k8-r2-w8-x1-c32-h"},
 		{"tmma/m16n8k8-r2-w8-x1-c32-h-s", ""},
 		{"dmma/m16n8k8-r2-w4-x1-c32-t16-h", ""},

@@ -94,6 +94,15 @@ type Variant struct {
 	// cp.async) that many chunks ahead; 0 stages B through registers
 	// into two buffers.
 	Stages int `json:"stages,omitempty"`
+	// StreamA (with Stages, -p) copies α·A chunk by chunk beside B into
+	// the Stages buffers instead of keeping it resident: for operators
+	// whose α·A would fill the shared memory.
+	StreamA bool `json:"stream_a,omitempty"`
+	// RowGroups (dmma and tmma, -y) splits the rows of C over that many
+	// blocks a tile of columns, each with its share of α·A: less shared
+	// memory a block where α·A is large, B read by each (the later reads
+	// from L2: the blocks of a tile are adjacent). 0 or 1: one block.
+	RowGroups int `json:"row_groups,omitempty"`
 }
 
 // Name is the variant's stable name, e.g. "bstream-msplit/x64-y4-c16".
