@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CGO_ENABLED=0
-go build -o bin/bespoke ./cmd/bespoke
+go build -buildvcs=true -o bin/bespoke ./cmd/bespoke
 mkdir -p .gpu
 git rev-parse --short HEAD > .gpu/commit 2>/dev/null || echo unknown > .gpu/commit
 for pkg in conformance device/cuda baseline device/opencl solve internal/cli; do

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -327,8 +328,28 @@ func writeOutputs(stdout io.Writer, rep *bench.Report, o benchOptions) error {
 	return nil
 }
 
-// gitCommit returns the short commit of the working folder, or "".
+// gitCommit returns the short commit the binary was built from (Go's
+// build information, "-dirty" when the tree had changes), else that of
+// the working folder, or "". The binary's own comes first: a run on
+// another machine with a copy of the tree (the GPU machine) may see a
+// stale checkout there.
 func gitCommit() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		var rev, dirty string
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
+			}
+		}
+		if len(rev) >= 7 {
+			return rev[:7] + dirty
+		}
+	}
 	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	if err != nil {
 		return ""

@@ -362,8 +362,10 @@ func (pb Problem) checkDMMA(v Variant) error {
 // is read).
 // dmmaMinEntries is the least m·k for which DMMACandidates offers tensor
 // cores: PyFR's p4 tets (35×60 … 105×60) too, where the unrolled kernels
-// reached 56–66 % of the H100's roof on m132 and m460 (2026-11-24).
-const dmmaMinEntries = 2048
+// reached 56–66 % of the H100's roof on m132 and m460 (2026-11-24), and
+// p6/tri/m132 (28×56), where B copied asynchronously reached 92 against
+// the SIMT kernels' 87 (cuBLAS 94).
+const dmmaMinEntries = 1536
 
 func DMMACandidates(pb Problem, arch int) []Variant {
 	if pb.DType != kernel.F64 || arch < 80 {
@@ -425,13 +427,13 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 							// the device has cp.async (dmma
 							// only: 3×TF32 is bound by its mma,
 							// and gained nothing on the H100).
-							for _, st := range dmmaStages {
+							for _, a := range dmmaAsync {
 								if fam != DMMA || arch < 80 {
 									break
 								}
 								var as []Variant
 								for _, kc := range dmmaAsyncChunks(pb.Op.Cols, sh.K) {
-									as = append(as, Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, Split: wn, Chunk: kc, Block: dmmaTiles, Stages: st, RowGroups: groups})
+									as = append(as, Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, Split: wn, Chunk: kc, Block: a.tiles, Stages: a.stages, RowGroups: groups})
 								}
 								first(as)
 							}
@@ -473,11 +475,12 @@ func dmmaRowGroups(pb Problem, arch int, fam Family, sh kernel.MMAShape, mt int,
 	return 0
 }
 
-// dmmaStages are the buffers of B the asynchronous candidates (-a) try.
-// On the H100 (fp64, 2026-11-24) B copied into three or four buffers
-// took p5/tet/m132 from 75 to 87 % of the roof, p6/tet/m3 from 81 to 89
-// and p5/tet/m6 from 78 to 81; five or six gained nothing more.
-var dmmaStages = []int{3, 4}
+// dmmaAsync are the buffers of B and tiles a block the asynchronous
+// candidates (-a) try. On the H100 (fp64, 2026-11-24) B copied into three
+// or four buffers took p5/tet/m132 from 75 to 87 % of the roof, p6/tet/m3
+// from 81 to 89 and p5/tet/m6 from 78 to 80 (84 with 32 tiles a block);
+// five or six buffers gained nothing more.
+var dmmaAsync = []struct{ stages, tiles int }{{3, dmmaTiles}, {4, dmmaTiles}, {3, 2 * dmmaTiles}}
 
 // dmmaAsyncChunks lists the chunks to try for an asynchronous variant,
 // best first: multiples of kk from 24 down to 16 that divide k rounded up
