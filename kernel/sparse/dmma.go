@@ -1153,25 +1153,45 @@ func (b *dmmaBuilder) streamedBody() []kernel.Stmt {
 	return append(body, b.epilogue(kernel.Ref("j0"))...)
 }
 
+// blockTiles declares t0, the block's first tile of columns, and tiles,
+// how many it takes: Block, or fewer at the end of the columns (a select,
+// not min: CUDA's min of an int and a long long is ambiguous).
+func (b *dmmaBuilder) blockTiles() []kernel.Stmt {
+	v, cols := b.v, b.l.cols
+	return []kernel.Stmt{
+		dmmaIdx("t0", bin("*", b.colBlock(), lit(v.Block))),
+		dmmaIdx("tiles", bin("/", bin("-", plus(cols-1, b.g.nExpr()), bin("*", kernel.Ref("t0"), lit(cols))), lit(cols))),
+		kernel.If{Cond: bin(">", kernel.Ref("tiles"), lit(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: lit(v.Block)}}},
+	}
+}
+
+// tileDone stores a tile's sums after the last chunk kc of step q and
+// zeroes them for the next tile.
+func (b *dmmaBuilder) tileDone() kernel.Stmt {
+	v, l := b.v, b.l
+	last := b.epilogue(bin("*", bin("+", kernel.Ref("t0"), bin("/", kernel.Ref("q"), lit(l.chunks))), lit(l.cols)))
+	for i := 0; i < v.Rows; i++ {
+		for j := 0; j < v.Width; j++ {
+			for e := 0; e < l.nc; e++ {
+				last = append(last, kernel.Assign{Name: b.acc(i, j, e), Value: kernel.Lit{V: 0}})
+			}
+		}
+	}
+	return kernel.If{Cond: bin("==", kernel.Ref("kc"), lit(l.chunks-1)), Then: last}
+}
+
 // residentBody stages α·A once, then runs the chunks of B of the block's
 // tiles as one sequence q = tile·chunks + chunk, storing each tile's sums
 // after its last chunk.
 func (b *dmmaBuilder) residentBody() []kernel.Stmt {
 	v, l := b.v, b.l
 	T, cols, chunks := l.threads, l.cols, l.chunks
-	n := b.g.nExpr()
 	decls, val := b.aValue(kernel.Ref("e"), nil)
-	body := []kernel.Stmt{
-		dmmaIdx("t0", bin("*", b.colBlock(), lit(v.Block))),
-		// The block's tiles: T, or fewer at the end of the columns (a
-		// select, not min: CUDA's min of an int and a long long is
-		// ambiguous).
-		dmmaIdx("tiles", bin("/", bin("-", plus(cols-1, n), bin("*", kernel.Ref("t0"), lit(cols))), lit(cols))),
-		kernel.If{Cond: bin(">", kernel.Ref("tiles"), lit(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: lit(v.Block)}}},
+	body := append(b.blockTiles(),
 		kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d, into shared memory once, in the A-fragment order (zero past m and k)", b.g.m, b.g.k)},
 		kernel.For{Var: "e", From: kernel.Ref("tid"), To: lit(l.aLen), Step: int64(T), Body: append(decls, kernel.Put("ash", val, kernel.Ref("e")))},
 		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, through two buffers; chunk q is rows (q %% %d)·%d… of tile t0 + q / %d", v.Chunk, chunks, v.Chunk, chunks)},
-	}
+	)
 	body = append(body, b.loadB("pb", lit(0), bin("*", kernel.Ref("t0"), lit(cols)))...)
 	chunk := []kernel.Stmt{
 		dmmaI32("buf", bin("%", kernel.Ref("q"), lit(2))),
@@ -1183,15 +1203,7 @@ func (b *dmmaBuilder) residentBody() []kernel.Stmt {
 		[]kernel.Stmt{dmmaIdx("q1", plus(1, kernel.Ref("q")))},
 		b.loadB("pb", bin("*", bin("%", kernel.Ref("q1"), lit(chunks)), lit(v.Chunk)), bin("*", bin("+", kernel.Ref("t0"), bin("/", kernel.Ref("q1"), lit(chunks))), lit(cols)))...)})
 	chunk = append(chunk, b.step(bin("+", bin("*", kernel.Ref("kc"), lit(l.steps)), kernel.Ref("s")), nil)...)
-	last := b.epilogue(bin("*", bin("+", kernel.Ref("t0"), bin("/", kernel.Ref("q"), lit(chunks))), lit(cols)))
-	for i := 0; i < v.Rows; i++ {
-		for j := 0; j < v.Width; j++ {
-			for e := 0; e < l.nc; e++ {
-				last = append(last, kernel.Assign{Name: b.acc(i, j, e), Value: kernel.Lit{V: 0}})
-			}
-		}
-	}
-	chunk = append(chunk, kernel.If{Cond: bin("==", kernel.Ref("kc"), lit(chunks-1)), Then: last})
+	chunk = append(chunk, b.tileDone())
 	return append(body, kernel.For{Var: "q", From: lit(0), To: bin("*", kernel.Ref("tiles"), lit(chunks)), Body: chunk})
 }
 
@@ -1209,7 +1221,6 @@ func (b *dmmaBuilder) residentBody() []kernel.Stmt {
 func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 	v, l := b.v, b.l
 	T, cols, chunks, S := l.threads, l.cols, l.chunks, v.Stages
-	n := b.g.nExpr()
 	decls, val := b.aValue(kernel.Ref("e"), nil)
 	total := bin("*", kernel.Ref("tiles"), lit(chunks))
 	// issue copies chunk q (an expression) of the block's sequence: its
@@ -1222,12 +1233,9 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 		}
 		return out
 	}
-	body := []kernel.Stmt{
-		dmmaIdx("t0", bin("*", b.colBlock(), lit(v.Block))),
-		dmmaIdx("tiles", bin("/", bin("-", plus(cols-1, n), bin("*", kernel.Ref("t0"), lit(cols))), lit(cols))),
-		kernel.If{Cond: bin(">", kernel.Ref("tiles"), lit(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: lit(v.Block)}}},
+	body := append(b.blockTiles(),
 		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, copied asynchronously into %d buffers, %d chunks ahead; chunk q is rows (q %% %d)·%d… of tile t0 + q / %d", v.Chunk, S, S-1, chunks, v.Chunk, chunks)},
-	}
+	)
 	for q := 0; q < S-1; q++ {
 		body = append(body, kernel.If{Cond: bin("<", lit(q), total), Then: issue(lit(q))}, kernel.AsyncCommit{})
 	}
@@ -1251,14 +1259,6 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 	} else {
 		chunk = append(chunk, b.step(bin("+", bin("*", kernel.Ref("kc"), lit(l.steps)), kernel.Ref("s")), nil)...)
 	}
-	last := b.epilogue(bin("*", bin("+", kernel.Ref("t0"), bin("/", kernel.Ref("q"), lit(chunks))), lit(cols)))
-	for i := 0; i < v.Rows; i++ {
-		for j := 0; j < v.Width; j++ {
-			for e := 0; e < l.nc; e++ {
-				last = append(last, kernel.Assign{Name: b.acc(i, j, e), Value: kernel.Lit{V: 0}})
-			}
-		}
-	}
-	chunk = append(chunk, kernel.If{Cond: bin("==", kernel.Ref("kc"), lit(chunks-1)), Then: last})
+	chunk = append(chunk, b.tileDone())
 	return append(body, kernel.For{Var: "q", From: lit(0), To: total, Body: chunk})
 }
