@@ -681,49 +681,46 @@ func (b *dmmaBuilder) bRounds() int { return (b.bChunk() + b.l.threads - 1) / b.
 // arithmetic.
 func offset32(rows, ld int) bool { return ld > 0 && int64(rows+1)*int64(ld) <= math.MaxInt32 }
 
-// loadB reads a chunk of B into the registers set0, set1, …: element e is
-// row row0 + e / cols, column col0 + e % cols, zero past k and n.
-func (b *dmmaBuilder) loadB(set string, row0, col0 kernel.Expr) []kernel.Stmt {
+// forB builds, for each round q of the block's threads over a chunk of B,
+// a scope that declares element e's row brow = row0 + e / cols and column
+// bcol = col0 + e % cols, then what put makes of q, e, whether the element
+// lies in B (brow < k and bcol < n) and its offset in b.
+func (b *dmmaBuilder) forB(row0, col0 kernel.Expr, put func(q int, e, in, at kernel.Expr) kernel.Stmt) []kernel.Stmt {
 	n, ldb := b.g.nExpr(), b.g.ldbExpr()
 	decl := dmmaIdx
 	if offset32(b.l.chunks*b.v.Chunk, b.g.pb.LDB) {
 		decl = dmmaI32
 	}
+	in := bin("&&", bin("<", kernel.Ref("brow"), lit(b.g.k)), bin("<", kernel.Ref("bcol"), n))
+	at := bin("+", bin("*", kernel.Ref("brow"), ldb), kernel.Ref("bcol"))
 	var out []kernel.Stmt
 	for q := 0; q < b.bRounds(); q++ {
 		e := b.elem(q)
 		out = append(out, b.guard(q, b.bChunk(), dmmaScope(
 			decl("brow", bin("+", row0, bin("/", e, lit(b.l.cols)))),
 			decl("bcol", bin("+", col0, bin("%", e, lit(b.l.cols)))),
-			kernel.Assign{Name: fmt.Sprintf("%s%d", set, q), Value: kernel.Select{Cond: bin("&&", bin("<", kernel.Ref("brow"), lit(b.g.k)), bin("<", kernel.Ref("bcol"), n)),
-				Then: kernel.At("b", bin("+", bin("*", kernel.Ref("brow"), ldb), kernel.Ref("bcol"))), Else: kernel.Lit{V: 0}}},
+			put(q, e, in, at),
 		))...)
 	}
 	return out
 }
 
+// loadB reads a chunk of B into the registers set0, set1, …: element e is
+// row row0 + e / cols, column col0 + e % cols, zero past k and n.
+func (b *dmmaBuilder) loadB(set string, row0, col0 kernel.Expr) []kernel.Stmt {
+	return b.forB(row0, col0, func(q int, _, in, at kernel.Expr) kernel.Stmt {
+		return kernel.Assign{Name: fmt.Sprintf("%s%d", set, q), Value: kernel.Select{Cond: in, Then: kernel.At("b", at), Else: kernel.Lit{V: 0}}}
+	})
+}
+
 // copyB copies a chunk of B into buffer buf of bsh asynchronously
-// (kernel.CopyAsync): element e is row row0 + e / cols, column col0 + e %
-// cols, zero past k and n, at e / cols · stride + e % cols.
+// (kernel.CopyAsync): element e as loadB reads it, at e / cols · stride +
+// e % cols.
 func (b *dmmaBuilder) copyB(buf, row0, col0 kernel.Expr) []kernel.Stmt {
-	n, ldb := b.g.nExpr(), b.g.ldbExpr()
-	decl := dmmaIdx
-	if offset32(b.l.chunks*b.v.Chunk, b.g.pb.LDB) {
-		decl = dmmaI32
-	}
-	var out []kernel.Stmt
-	for q := 0; q < b.bRounds(); q++ {
-		e := b.elem(q)
-		at := bin("+", bin("*", bin("/", e, lit(b.l.cols)), lit(b.l.stride)), bin("%", e, lit(b.l.cols)))
-		out = append(out, b.guard(q, b.bChunk(), dmmaScope(
-			decl("brow", bin("+", row0, bin("/", e, lit(b.l.cols)))),
-			decl("bcol", bin("+", col0, bin("%", e, lit(b.l.cols)))),
-			kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{buf, at}, Src: "b",
-				SrcIndex: bin("+", bin("*", kernel.Ref("brow"), ldb), kernel.Ref("bcol")),
-				Cond:     bin("&&", bin("<", kernel.Ref("brow"), lit(b.g.k)), bin("<", kernel.Ref("bcol"), n))},
-		))...)
-	}
-	return out
+	return b.forB(row0, col0, func(_ int, e, in, at kernel.Expr) kernel.Stmt {
+		dst := bin("+", bin("*", bin("/", e, lit(b.l.cols)), lit(b.l.stride)), bin("%", e, lit(b.l.cols)))
+		return kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{buf, dst}, Src: "b", SrcIndex: at, Cond: in}
+	})
 }
 
 // storeB puts the registers set0, set1, … into buffer buf of bsh; with
