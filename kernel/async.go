@@ -14,6 +14,16 @@ func HasAsyncCopies(ss []Stmt) bool {
 	return found
 }
 
+// Value is what the copy writes: Src[SrcIndex], or zero where Cond is
+// false.
+func (c CopyAsync) Value() Expr {
+	var v Expr = At(c.Src, c.SrcIndex)
+	if c.Cond != nil {
+		v = Select{Cond: c.Cond, Then: v, Else: Lit{V: 0}}
+	}
+	return v
+}
+
 // SyncCopies returns k with its asynchronous copies made plain ones, for
 // a dialect without them: each CopyAsync a Store of the element (of zero
 // where its condition is false), AsyncCommit and AsyncWait gone. A copy
@@ -33,11 +43,7 @@ func syncCopies(ss []Stmt) []Stmt {
 	for _, s := range ss {
 		switch x := s.(type) {
 		case CopyAsync:
-			var v Expr = At(x.Src, x.SrcIndex)
-			if x.Cond != nil {
-				v = Select{Cond: x.Cond, Then: v, Else: Lit{V: 0}}
-			}
-			out = append(out, Store{Buf: x.Dst, Index: x.DstIndex, Value: v})
+			out = append(out, Store{Buf: x.Dst, Index: x.DstIndex, Value: x.Value()})
 		case AsyncCommit, AsyncWait:
 		case If:
 			x.Then, x.Else = syncCopies(x.Then), syncCopies(x.Else)

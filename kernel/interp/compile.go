@@ -574,11 +574,7 @@ func (c *compiler) stmt(s kernel.Stmt) func(*frame) {
 		// buffer no thread writes while it is copied); the element is
 		// NaN until a wait completes the copy, so that a read before
 		// the wait shows in the results.
-		var v kernel.Expr = kernel.At(s.Src, s.SrcIndex)
-		if s.Cond != nil {
-			v = kernel.Select{Cond: s.Cond, Then: v, Else: kernel.Lit{V: 0}}
-		}
-		val, at := c.realExpr(v), c.element(s.Dst, s.DstIndex)
+		val, at := c.realExpr(s.Value()), c.element(s.Dst, s.DstIndex)
 		return func(f *frame) {
 			st, i := at(f)
 			st.reals[i] = math.NaN()
