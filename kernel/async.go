@@ -34,26 +34,14 @@ func SyncCopies(k *Kernel) *Kernel {
 		return k
 	}
 	out := *k
-	out.Body = syncCopies(k.Body)
-	return &out
-}
-
-func syncCopies(ss []Stmt) []Stmt {
-	out := make([]Stmt, 0, len(ss))
-	for _, s := range ss {
+	out.Body = RewriteStmts(k.Body, func(s Stmt) []Stmt {
 		switch x := s.(type) {
 		case CopyAsync:
-			out = append(out, Store{Buf: x.Dst, Index: x.DstIndex, Value: x.Value()})
+			return []Stmt{Store{Buf: x.Dst, Index: x.DstIndex, Value: x.Value()}}
 		case AsyncCommit, AsyncWait:
-		case If:
-			x.Then, x.Else = syncCopies(x.Then), syncCopies(x.Else)
-			out = append(out, x)
-		case For:
-			x.Body = syncCopies(x.Body)
-			out = append(out, x)
-		default:
-			out = append(out, s)
+			return nil
 		}
-	}
-	return out
+		return []Stmt{s}
+	})
+	return &out
 }

@@ -17,6 +17,26 @@ func WalkStmts(ss []Stmt, f func(Stmt) bool) {
 	}
 }
 
+// RewriteStmts returns ss with each statement that is not an If or a For
+// replaced by what f returns for it (none drops it), descending into the
+// bodies of If and For, which are kept. ss itself is left as it is.
+func RewriteStmts(ss []Stmt, f func(Stmt) []Stmt) []Stmt {
+	out := make([]Stmt, 0, len(ss))
+	for _, s := range ss {
+		switch x := s.(type) {
+		case If:
+			x.Then, x.Else = RewriteStmts(x.Then, f), RewriteStmts(x.Else, f)
+			out = append(out, x)
+		case For:
+			x.Body = RewriteStmts(x.Body, f)
+			out = append(out, x)
+		default:
+			out = append(out, f(s)...)
+		}
+	}
+	return out
+}
+
 // StmtExprs calls f on each expression a statement holds directly (not
 // those of nested statements).
 func StmtExprs(s Stmt, f func(Expr)) {

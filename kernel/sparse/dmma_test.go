@@ -354,21 +354,12 @@ func TestDMMAPrinters(t *testing.T) {
 
 // withoutWaits is ss with every kernel.AsyncWait dropped.
 func withoutWaits(ss []kernel.Stmt) []kernel.Stmt {
-	var out []kernel.Stmt
-	for _, s := range ss {
-		switch x := s.(type) {
-		case kernel.AsyncWait:
-			continue
-		case kernel.If:
-			x.Then, x.Else = withoutWaits(x.Then), withoutWaits(x.Else)
-			s = x
-		case kernel.For:
-			x.Body = withoutWaits(x.Body)
-			s = x
+	return kernel.RewriteStmts(ss, func(s kernel.Stmt) []kernel.Stmt {
+		if _, ok := s.(kernel.AsyncWait); ok {
+			return nil
 		}
-		out = append(out, s)
-	}
-	return out
+		return []kernel.Stmt{s}
+	})
 }
 
 // The interpreter holds an asynchronous copy back until a wait completes

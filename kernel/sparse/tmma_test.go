@@ -76,31 +76,19 @@ func TestTMMAOneTF32Fails(t *testing.T) {
 	k := *c.Kernel
 	dropped := 0
 	// hiOnly drops the mma of a lo part: B's (bl…) or A's (av…_x, x ≥ na).
-	var hiOnly func(ss []kernel.Stmt) []kernel.Stmt
-	hiOnly = func(ss []kernel.Stmt) []kernel.Stmt {
-		var out []kernel.Stmt
-		for _, s := range ss {
-			switch x := s.(type) {
-			case kernel.MMA:
-				na, _, _ := x.Shape.Elements()
-				var i, ax int
-				fmt.Sscanf(x.A[0].(kernel.Var).Name, "av%d_%d", &i, &ax)
-				if strings.HasPrefix(x.B[0].(kernel.Var).Name, "bl") || ax >= na {
-					dropped++
-					continue
-				}
-			case kernel.If:
-				x.Then, x.Else = hiOnly(x.Then), hiOnly(x.Else)
-				s = x
-			case kernel.For:
-				x.Body = hiOnly(x.Body)
-				s = x
+	hiOnly := func(s kernel.Stmt) []kernel.Stmt {
+		if x, ok := s.(kernel.MMA); ok {
+			na, _, _ := x.Shape.Elements()
+			var i, ax int
+			fmt.Sscanf(x.A[0].(kernel.Var).Name, "av%d_%d", &i, &ax)
+			if strings.HasPrefix(x.B[0].(kernel.Var).Name, "bl") || ax >= na {
+				dropped++
+				return nil
 			}
-			out = append(out, s)
 		}
-		return out
+		return []kernel.Stmt{s}
 	}
-	k.Body = hiOnly(k.Body)
+	k.Body = kernel.RewriteStmts(k.Body, hiOnly)
 	if dropped == 0 {
 		t.Fatal("no lo mma found")
 	}
