@@ -118,7 +118,10 @@ func (p *blockPlan) loops() int {
 // phase's rows load during this one's work (the divergence, whose phases
 // read a third of B each: p7/hex/m132 in fp32 at 51 % staged once, 79 %
 // staged by phase).
-func (p *blockPlan) stagedRows(m, block, w, limit int) (rows int, once bool) {
+//
+// With two buffers (-a2) every phase is staged on its own, the next one's
+// rows copied into the other buffer while this one's are worked on.
+func (p *blockPlan) stagedRows(m, block, w, limit, buffers int) (rows int, once bool) {
 	acc := 0
 	if p.accumulate {
 		acc = m
@@ -130,6 +133,9 @@ func (p *blockPlan) stagedRows(m, block, w, limit int) (rows int, once bool) {
 	for _, ph := range p.phases {
 		sum += ph.hi - ph.lo
 		widest = max(widest, ph.hi-ph.lo)
+	}
+	if buffers > 1 {
+		return widest, false
 	}
 	whole := (p.hi - p.lo + acc) * block * w
 	if whole <= MaxSharedBytes || (whole <= limit && 2*sum >= 3*(p.hi-p.lo)) {
@@ -467,8 +473,10 @@ func (v Variant) validBlocks() error {
 	switch {
 	case v.Block < 1 || v.Split < 1 || v.Block*v.Split > blocksMaxThreads:
 		return fmt.Errorf("variant %s: x and y must be ≥ 1 with x·y ≤ %d threads", v.Name(), blocksMaxThreads)
-	case v.Width != 1 || v.Chunk != 0 || v.Grouped || v.Rows != 0:
-		return fmt.Errorf("variant %s: blocks takes only -xX-yY, -tT, -l and -bN", v.Name())
+	case v.Width != 1 || v.Chunk != 0 || v.Grouped || v.Rows != 0 || v.MMA != "" || v.StreamA || v.RowGroups != 0 || v.SplitA || v.StageB:
+		return fmt.Errorf("variant %s: blocks takes only -xX-yY, -tT, -a, -l and -bN", v.Name())
+	case v.Stages < 0 || v.Stages > 2:
+		return fmt.Errorf("variant %s: blocks stages B by asynchronous copies into one buffer (-a) or two (-a2), or not", v.Name())
 	case v.Occupancy < 0 || v.Occupancy > 8:
 		return fmt.Errorf("variant %s: -bN asks for 1..8 blocks a multiprocessor", v.Name())
 	case v.Tiles < 0 || v.Tiles > blocksMaxTiles:
@@ -485,11 +493,17 @@ func (pb Problem) checkBlocks(v Variant) error {
 	if err != nil {
 		return fmt.Errorf("variant %s: %v", v.Name(), err)
 	}
+	if v.Stages == 2 && (len(p.phases) < 2 || v.Tiles > 1) {
+		return fmt.Errorf("variant %s: two buffers (-a2) need an operator applied in phases and one tile a block", v.Name())
+	}
 	if s, lim := blocksShared(pb, v, p), v.sharedLimit(); s > lim {
 		return fmt.Errorf("variant %s needs %d bytes of shared memory (limit %d; fewer columns per block, -x, need less)", v.Name(), s, lim)
 	}
 	return nil
 }
+
+// blocksBuffers is the buffers of staged rows of B: two with -a2.
+func (v Variant) blocksBuffers() int { return max(v.Stages, 1) }
 
 // sharedLimit is the shared memory a Blocks variant may use.
 func (v Variant) sharedLimit() int {
@@ -503,7 +517,8 @@ func (v Variant) sharedLimit() int {
 // B and the accumulator, Block columns each.
 func blocksShared(pb Problem, v Variant, p *blockPlan) int {
 	w := pb.DType.Bytes()
-	rows, _ := p.stagedRows(pb.Op.Rows, v.Block, w, v.sharedLimit())
+	rows, _ := p.stagedRows(pb.Op.Rows, v.Block, w, v.sharedLimit(), v.blocksBuffers())
+	rows *= v.blocksBuffers()
 	if p.accumulate {
 		rows += pb.Op.Rows
 	}
@@ -586,6 +601,30 @@ func BlocksLargeCandidates(pb Problem) []Variant {
 	return out
 }
 
+// BlocksAsyncCandidates lists the Blocks variants that stage B by
+// asynchronous copies (CUDA sm_80+): a one-buffer twin (-a) of every
+// Blocks candidate, and a two-buffer one (-a2, with -l where it needs the
+// room) where the operator is applied in phases. On the H100 (2026-11-24)
+// they took p8/hex/m132 from 72 to 90 % of the roof in fp64 and from 58
+// to 78 % in fp32, and lose to the register pipeline elsewhere, so both
+// kinds stay candidates.
+func BlocksAsyncCandidates(pb Problem) []Variant {
+	var out []Variant
+	for _, v := range append(BlocksCandidates(pb), BlocksLargeCandidates(pb)...) {
+		for _, stages := range []int{1, 2} {
+			w := v
+			w.Stages = stages
+			if err := pb.Check(w); err != nil && stages == 2 && !w.Large {
+				w.Large = true
+			}
+			if pb.Check(w) == nil && !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
 // blocksMaxPrefetch bounds the values of B a thread holds in registers
 // while the block computes (the software pipeline of blocksKernel).
 const blocksMaxPrefetch = 32
@@ -607,11 +646,12 @@ func (g *gen) blocksKernel() error {
 	m, bw := g.m, v.Block
 	tiles := max(v.Tiles, 1)
 	threads := v.Block * v.Split
-	staged, once := p.stagedRows(m, v.Block, pb.DType.Bytes(), v.sharedLimit())
+	staged, once := p.stagedRows(m, v.Block, pb.DType.Bytes(), v.sharedLimit(), v.blocksBuffers())
+	double := v.Stages == 2 // checkBlocks: phases, one tile
 	k.Launch.Block = [3]int{v.Block, v.Split, 1}
 	k.Launch.Grid = [3]kernel.Axis{kernel.Over(Columns, bw*tiles)}
 	k.Launch.SharedBytes = blocksShared(pb, v, p)
-	k.Shared = []kernel.Shared{{Name: "bsh", Type: kernel.Real, Dims: []int{max(staged, 1), bw}}}
+	k.Shared = []kernel.Shared{{Name: "bsh", Type: kernel.Real, Dims: []int{max(staged, 1) * v.blocksBuffers(), bw}}}
 	if p.accumulate {
 		k.Shared = append(k.Shared, kernel.Shared{Name: "csh", Type: kernel.Real, Dims: []int{m, bw}})
 	}
@@ -626,7 +666,14 @@ func (g *gen) blocksKernel() error {
 		}
 	}
 	prefetch := (staged*bw + threads - 1) / threads
-	pipelined := (len(steps) > 1 || tiles > 1) && prefetch <= blocksMaxPrefetch
+	// -a stages B by asynchronous copies instead: every copy in flight at
+	// once and none through registers, so no register pipeline; -a2
+	// copies the next phase's rows while this one's are worked on.
+	async := v.Stages > 0
+	pipelined := !async && (len(steps) > 1 || tiles > 1) && prefetch <= blocksMaxPrefetch
+	if async {
+		k.Hints.MinArch = max(k.Hints.MinArch, 80)
+	}
 	k.Doc = strings.Replace(k.Doc, "one thread per 1 column(s)",
 		fmt.Sprintf("blocks of %d columns (%d tiles a block), B staged in shared memory, A applied as %d classes of dense blocks in %d loops", bw, tiles, len(p.classes), p.loops()), 1)
 	k.Meta["blocks"] = fmt.Sprintf("%d by %s, %d classes, %d loops, %d phases, pipelined %v", p.tasks, p.by, len(p.classes), p.loops(), len(p.phases), pipelined)
@@ -649,19 +696,28 @@ func (g *gen) blocksKernel() error {
 		idx("tid", bin("+", bin("*", ref("ty"), lit(bw)), ref("tx"))),
 	}
 	// stage fills bsh[q][col] = B[lo+q][j0+col] for q < hi-lo (zero past n).
-	stage := func(lo, hi int) []kernel.Stmt {
+	stage := func(lo, hi, dst int) []kernel.Stmt {
 		e := ref("e")
 		col := bin("+", ref("j0"), ref("col"))
-		return []kernel.Stmt{
+		src := bin("+", bin("*", plus(lo, ref("q")), ldb), col)
+		copy := kernel.Stmt(kernel.If{Cond: bin("<", col, n),
+			Then: []kernel.Stmt{kernel.Put("bsh", kernel.At("b", src), ref("q"), ref("col"))},
+			Else: []kernel.Stmt{kernel.Put("bsh", kernel.Lit{V: 0}, ref("q"), ref("col"))}})
+		if async {
+			copy = kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{plus(dst, ref("q")), ref("col")}, Src: "b", SrcIndex: src, Cond: bin("<", col, n)}
+		}
+		out := []kernel.Stmt{
 			kernel.Comment{Text: fmt.Sprintf("rows %d..%d of B into shared memory", lo, hi-1)},
 			kernel.For{Var: "e", From: ref("tid"), To: lit((hi - lo) * bw), Step: int64(threads), Body: []kernel.Stmt{
 				idx("q", bin("/", e, lit(bw))),
 				idx("col", bin("%", e, lit(bw))),
-				kernel.If{Cond: bin("<", col, n),
-					Then: []kernel.Stmt{kernel.Put("bsh", kernel.At("b", bin("+", bin("*", plus(lo, ref("q")), ldb), col)), ref("q"), ref("col"))},
-					Else: []kernel.Stmt{kernel.Put("bsh", kernel.Lit{V: 0}, ref("q"), ref("col"))}},
+				copy,
 			}},
 		}
+		if async {
+			out = append(out, kernel.AsyncCommit{})
+		}
+		return out
 	}
 	// Element i of a thread's share of a staging: e = tid + i·threads.
 	elem := func(i int) kernel.Expr { return plus(i*threads, ref("tid")) }
@@ -729,6 +785,9 @@ func (g *gen) blocksKernel() error {
 		idx("j0", colBase(tile)),
 		idx("j", bin("+", ref("j0"), ref("tx"))),
 	}
+	if double { // the first phase's rows into buffer 0
+		tb = append(tb, stage(steps[0].lo, steps[0].hi, 0)...)
+	}
 	if p.accumulate && first != blockSet {
 		if tiles > 1 {
 			tb = append(tb, kernel.Barrier{}) // the previous tile's last reads of csh
@@ -752,6 +811,22 @@ func (g *gen) blocksKernel() error {
 			st := steps[si]
 			lo = st.lo
 			switch {
+			case double:
+				// Step si is in buffer si mod 2; the barrier ends the
+				// previous phase's reads of the other buffer, which the
+				// next step's copies then fill.
+				if si > 0 {
+					tb = append(tb, kernel.Barrier{})
+				}
+				if si+1 < len(steps) {
+					nx := steps[si+1]
+					tb = append(tb, stage(nx.lo, nx.hi, (si+1)%2*staged)...)
+					tb = append(tb, kernel.AsyncWait{Pending: 1})
+				} else {
+					tb = append(tb, kernel.AsyncWait{})
+				}
+				tb = append(tb, kernel.Barrier{})
+				lo = st.lo - si%2*staged
 			case pipelined:
 				tb = append(tb, kernel.Barrier{})
 				tb = append(tb, put(st)...)
@@ -765,7 +840,10 @@ func (g *gen) blocksKernel() error {
 				if pi > 0 || tiles > 1 {
 					tb = append(tb, kernel.Barrier{})
 				}
-				tb = append(tb, stage(st.lo, st.hi)...)
+				tb = append(tb, stage(st.lo, st.hi, 0)...)
+				if async {
+					tb = append(tb, kernel.AsyncWait{})
+				}
 				tb = append(tb, kernel.Barrier{})
 			}
 			si++
@@ -890,6 +968,12 @@ func (v Variant) blocksName() string {
 	if v.Tiles > 1 {
 		s += fmt.Sprintf("-t%d", v.Tiles)
 	}
+	switch v.Stages {
+	case 1:
+		s += "-a"
+	case 2:
+		s += "-a2"
+	}
 	if v.Large {
 		s += "-l"
 	}
@@ -899,7 +983,7 @@ func (v Variant) blocksName() string {
 	return s
 }
 
-var blocksRE = regexp.MustCompile(`^blocks(?:/x(\d+)-y(\d+)(?:-t(\d+))?(-l)?(?:-b(\d+))?)?$`)
+var blocksRE = regexp.MustCompile(`^blocks(?:/x(\d+)-y(\d+)(?:-t(\d+))?(-a2?)?(-l)?(?:-b(\d+))?)?$`)
 
 // parseBlocks reads "blocks" (the defaults) or "blocks/xX-yY".
 func parseBlocks(s string) (Variant, error) {
@@ -921,9 +1005,15 @@ func parseBlocks(s string) (Variant, error) {
 				return Variant{}, fmt.Errorf("variant %q: tiles must be ≥ 1", s)
 			}
 		}
-		v.Large = m[4] != ""
-		if m[5] != "" {
-			if v.Occupancy, _ = strconv.Atoi(m[5]); v.Occupancy < 1 {
+		switch m[4] {
+		case "-a":
+			v.Stages = 1
+		case "-a2":
+			v.Stages = 2
+		}
+		v.Large = m[5] != ""
+		if m[6] != "" {
+			if v.Occupancy, _ = strconv.Atoi(m[6]); v.Occupancy < 1 {
 				return Variant{}, fmt.Errorf("variant %q: -bN must be ≥ 1", s)
 			}
 		}

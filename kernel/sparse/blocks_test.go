@@ -78,8 +78,8 @@ func TestBlocksInterpret(t *testing.T) {
 		betas []float64
 	}
 	ops := []opCase{
-		{pyfrOp(t, "p3/hex/m460"), []string{"blocks/x16-y16", "blocks/x8-y5", "blocks/x8-y5-t3"}, []kernel.DType{kernel.F64}, []float64{0}},
-		{pyfrOp(t, "p3/hex/m132"), []string{"blocks/x32-y8", "blocks/x4-y7", "blocks/x4-y7-t2", "blocks/x32-y1"}, []kernel.DType{kernel.F64, kernel.F32}, []float64{0, 1}},
+		{pyfrOp(t, "p3/hex/m460"), []string{"blocks/x16-y16", "blocks/x8-y5", "blocks/x8-y5-t3", "blocks/x8-y5-t3-a"}, []kernel.DType{kernel.F64}, []float64{0}},
+		{pyfrOp(t, "p3/hex/m132"), []string{"blocks/x32-y8", "blocks/x4-y7", "blocks/x4-y7-t2", "blocks/x32-y1", "blocks/x32-y8-a", "blocks/x4-y7-t2-a", "blocks/x32-y8-a2", "blocks/x4-y7-a2"}, []kernel.DType{kernel.F64, kernel.F32}, []float64{0, 1}},
 		{pyfrOp(t, "p2/hex/m0"), []string{"blocks/x16-y16"}, []kernel.DType{kernel.F32}, []float64{0.5}},
 		{pyfrOp(t, "p2/hex/m3"), []string{"blocks/x8-y32"}, []kernel.DType{kernel.F64}, []float64{1}},
 		{pyfrOp(t, "p2/hex/m6"), []string{"blocks/x8-y3"}, []kernel.DType{kernel.F64}, []float64{1}},
@@ -247,6 +247,11 @@ func TestBlocksParse(t *testing.T) {
 		{"blocks/x16-y16-b0", ""},
 		{"blocks/x16-y16-b9", ""},
 		{"blocks/x16-y16-b2-l", ""},
+		{"blocks/x16-y16-a", "blocks/x16-y16-a"},
+		{"blocks/x16-y32-t2-a-l-b2", "blocks/x16-y32-t2-a-l-b2"},
+		{"blocks/x16-y16-l-a", ""},
+		{"blocks/x16-y16-a2-l", "blocks/x16-y16-a2-l"},
+		{"blocks/x16-y16-a3", ""},
 		{"blocksx", ""},
 	} {
 		v, err := ParseVariant(tc.in)
@@ -319,5 +324,58 @@ func TestBlocksLarge(t *testing.T) {
 		if res, err := verify.Interpret(c); err != nil || !res.OK() {
 			t.Errorf("%s %s: %+v, %v", c.Label, c.Kernel.Variant, res, err)
 		}
+	}
+}
+
+// The asynchronous twins (-a, -a2) are offered to CUDA sm_80+ only, print
+// cp.async there and plain copies elsewhere.
+func TestBlocksAsync(t *testing.T) {
+	e, err := fr.Element("hex", 8, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := e.Operator("m132")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
+	in := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
+	async := func(t family.Target) []string {
+		var out []string
+		for _, c := range in.Candidates(t) {
+			if v := c.(Variant); v.Family == Blocks && v.Stages > 0 {
+				out = append(out, v.Name())
+			}
+		}
+		return out
+	}
+	if got := async(family.Target{GPU: true}); len(got) != 0 {
+		t.Errorf("asynchronous variants offered to a GPU without CUDA: %v", got)
+	}
+	got := async(family.Target{GPU: true, CUDAArch: 90})
+	if !slices.Contains(got, "blocks/x8-y32-a2-l") || !slices.Contains(got, "blocks/x8-y32-a-l") {
+		t.Errorf("asynchronous variants for CUDA on p8/hex/m132 f64: %v (want x8-y32-a-l and x8-y32-a2-l)", got)
+	}
+	for _, name := range got {
+		v, _ := ParseVariant(name)
+		k, err := Build(pb, v)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		src, err := emit.Render(emit.CUDA, k)
+		if err != nil || !strings.Contains(src.Text, "cp.async.ca.shared.global") || k.Hints.MinArch != 80 {
+			t.Errorf("%s: CUDA without cp.async (min arch %d): %v", name, k.Hints.MinArch, err)
+		}
+	}
+	v, _ := ParseVariant("blocks/x4-y64-a")
+	k, err := Build(pb, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, err := emit.Render(emit.OpenCL, k); err != nil || strings.Contains(src.Text, "cp.async") {
+		t.Errorf("OpenCL: %v, cp.async printed: %v", err, strings.Contains(src.Text, "cp.async"))
+	}
+	if v, _ := ParseVariant("blocks/x8-y32-t2-a2-l"); pb.Check(v) == nil {
+		t.Errorf("%s: two buffers with two tiles accepted", v)
 	}
 }

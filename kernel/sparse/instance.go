@@ -179,6 +179,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 		}
 		if t.CUDAArch >= 80 {
 			vs = append(vs, BlocksLargeCandidates(in.Problem)...)
+			vs = append(vs, BlocksAsyncCandidates(in.Problem)...)
 		}
 	}
 	if !t.GPU { // the CPU form of dense (densehost.go)
