@@ -205,7 +205,11 @@ func Candidates(pb Problem) []Variant {
 // full H100 runs of all 120 operators in both precisions none came within
 // 1 % of the best on an operator over 2,100 non-zeros, and on the larger
 // ones they were most of NVRTC's build time (2,600 of the 4,200 CPU
-// seconds spent in builds over 10 s in one fp64 run).
+// seconds spent in builds over 10 s in one fp64 run). In fp32, where a
+// thread's loads are half as wide, they stay for operators whose rows sum
+// two entries or fewer (the lifting m6): on the H100 (2026-11-24) wide
+// variants took p7/hex/m6 (3,072 non-zeros) from 87.5 to 92.4 % of the
+// roof and p8/hex/m6 (4,374) from 75.9 to 87.6 %.
 func GPUCandidates(pb Problem) []Variant {
 	out := Candidates(pb)
 	for _, v := range []Variant{
@@ -238,7 +242,7 @@ func GPUCandidates(pb Problem) []Variant {
 			out = append(out, v)
 		}
 	}
-	if operator.Analyze(pb.Op).NNZ > smallOperatorNNZ {
+	if nnz := operator.Analyze(pb.Op).NNZ; nnz > smallOperatorNNZ && (pb.DType != kernel.F32 || nnz > 2*pb.Op.Rows) {
 		out = slices.DeleteFunc(out, Variant.wide)
 	}
 	return append(out, BlocksCandidates(pb)...)

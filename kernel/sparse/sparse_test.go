@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bespoke-hpc/bespoke/fr"
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/operator"
@@ -255,6 +256,11 @@ func TestGPUCandidates(t *testing.T) {
 			if wide := slices.ContainsFunc(gpu, Variant.wide); wide != small {
 				t.Errorf("wide variants offered: %v, want %v", wide, small)
 			}
+			pb32 := pb
+			pb32.DType = kernel.F32
+			if wide := slices.ContainsFunc(GPUCandidates(pb32), Variant.wide); wide != small {
+				t.Errorf("fp32: wide variants offered: %v, want %v", wide, small)
+			}
 			seenGPUOnly := false
 			for i, v := range gpu {
 				gpuOnly := v.Occupancy != 0 || v.rowSplit() || v.Family == Blocks
@@ -267,5 +273,24 @@ func TestGPUCandidates(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// In fp32 the wide variants stay for large operators whose rows sum two
+// entries or fewer: p8/hex/m6 (4,374 non-zeros), not in fp64.
+func TestGPUCandidatesWideF32(t *testing.T) {
+	e, err := fr.Element("hex", 8, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := e.Operator("m6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+		pb := Problem{Op: op, DType: dt, Alpha: 1, Beta: 1, LDB: 1088, LDC: 1088}
+		if wide := slices.ContainsFunc(GPUCandidates(pb), Variant.wide); wide != (dt == kernel.F32) {
+			t.Errorf("p8/hex/m6 %s: wide variants offered: %v", dt, wide)
+		}
 	}
 }
