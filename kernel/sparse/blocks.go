@@ -700,18 +700,18 @@ func (g *gen) blocksKernel() error {
 		e := ref("e")
 		col := bin("+", ref("j0"), ref("col"))
 		src := bin("+", bin("*", plus(lo, ref("q")), ldb), col)
-		copy := kernel.Stmt(kernel.If{Cond: bin("<", col, n),
+		put := kernel.Stmt(kernel.If{Cond: bin("<", col, n),
 			Then: []kernel.Stmt{kernel.Put("bsh", kernel.At("b", src), ref("q"), ref("col"))},
 			Else: []kernel.Stmt{kernel.Put("bsh", kernel.Lit{V: 0}, ref("q"), ref("col"))}})
 		if async {
-			copy = kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{plus(dst, ref("q")), ref("col")}, Src: "b", SrcIndex: src, Cond: bin("<", col, n)}
+			put = kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{plus(dst, ref("q")), ref("col")}, Src: "b", SrcIndex: src, Cond: bin("<", col, n)}
 		}
 		out := []kernel.Stmt{
 			kernel.Comment{Text: fmt.Sprintf("rows %d..%d of B into shared memory", lo, hi-1)},
 			kernel.For{Var: "e", From: ref("tid"), To: lit((hi - lo) * bw), Step: int64(threads), Body: []kernel.Stmt{
 				idx("q", bin("/", e, lit(bw))),
 				idx("col", bin("%", e, lit(bw))),
-				copy,
+				put,
 			}},
 		}
 		if async {

@@ -278,14 +278,7 @@ func TestBlocksParse(t *testing.T) {
 // CUDA (sm_80+) where no 48 KiB twin fits, rendered with dynamic shared
 // memory in CUDA, refused by OpenCL, and right in the interpreter.
 func TestBlocksLarge(t *testing.T) {
-	e, err := fr.Element("hex", 7, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := e.Operator("m460")
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := frOp(t, "hex", 7, "m460")
 	pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
 	in := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
 	large := func(t family.Target) []string {
@@ -330,14 +323,7 @@ func TestBlocksLarge(t *testing.T) {
 // The asynchronous twins (-a, -a2) are offered to CUDA sm_80+ only, print
 // cp.async there and plain copies elsewhere.
 func TestBlocksAsync(t *testing.T) {
-	e, err := fr.Element("hex", 8, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := e.Operator("m132")
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := frOp(t, "hex", 8, "m132")
 	pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
 	in := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
 	async := func(t family.Target) []string {
@@ -378,4 +364,19 @@ func TestBlocksAsync(t *testing.T) {
 	if v, _ := ParseVariant("blocks/x8-y32-t2-a2-l"); pb.Check(v) == nil {
 		t.Errorf("%s: two buffers with two tiles accepted", v)
 	}
+}
+
+// frOp is the operator name of an element kind at an order, as package fr
+// builds it (PyFR's default points).
+func frOp(t *testing.T, kind string, order int, name string) *operator.Operator {
+	t.Helper()
+	e, err := fr.Element(kind, order, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := e.Operator(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op
 }

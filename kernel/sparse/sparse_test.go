@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bespoke-hpc/bespoke/fr"
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/operator"
@@ -279,14 +278,7 @@ func TestGPUCandidates(t *testing.T) {
 // In fp32 the wide variants stay for large operators whose rows sum two
 // entries or fewer: p8/hex/m6 (4,374 non-zeros), not in fp64.
 func TestGPUCandidatesWideF32(t *testing.T) {
-	e, err := fr.Element("hex", 8, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := e.Operator("m6")
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := frOp(t, "hex", 8, "m6")
 	for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
 		pb := Problem{Op: op, DType: dt, Alpha: 1, Beta: 1, LDB: 1088, LDC: 1088}
 		if wide := slices.ContainsFunc(GPUCandidates(pb), Variant.wide); wide != (dt == kernel.F32) {
