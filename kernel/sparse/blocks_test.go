@@ -161,17 +161,7 @@ func TestBlocksHost(t *testing.T) {
 // whatever p (PyFR's p6, and p8 from package fr); the divergence and the
 // lifting sum in three phases; nearly dense operators have no plan.
 func TestBlocksPlan(t *testing.T) {
-	hex8 := func(name string) *operator.Operator {
-		e, err := fr.Element("hex", 8, "", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		op, err := e.Operator(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return op
-	}
+	hex8 := func(name string) *operator.Operator { return frOp(t, "hex", 8, name) }
 	for _, tc := range []struct {
 		op                   *operator.Operator
 		tasks, loops, phases int
