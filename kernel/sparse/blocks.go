@@ -474,7 +474,7 @@ func (v Variant) validBlocks() error {
 	case v.Block < 1 || v.Split < 1 || v.Block*v.Split > blocksMaxThreads:
 		return fmt.Errorf("variant %s: x and y must be ≥ 1 with x·y ≤ %d threads", v.Name(), blocksMaxThreads)
 	case v.Width != 1 || v.Chunk != 0 || v.Grouped || v.Rows != 0 || v.MMA != "" || v.StreamA || v.RowGroups != 0 || v.SplitA || v.StageB:
-		return fmt.Errorf("variant %s: blocks takes only -xX-yY, -tT, -a, -l and -bN", v.Name())
+		return fmt.Errorf("variant %s: blocks takes only -xX-yY, -tT, -a or -a2, -l and -bN", v.Name())
 	case v.Stages < 0 || v.Stages > 2:
 		return fmt.Errorf("variant %s: blocks stages B by asynchronous copies into one buffer (-a) or two (-a2), or not", v.Name())
 	case v.Occupancy < 0 || v.Occupancy > 8:
@@ -614,7 +614,7 @@ func BlocksAsyncCandidates(pb Problem) []Variant {
 		for _, stages := range []int{1, 2} {
 			w := v
 			w.Stages = stages
-			if err := pb.Check(w); err != nil && stages == 2 && !w.Large {
+			if stages == 2 && !w.Large && pb.Check(w) != nil {
 				w.Large = true
 			}
 			if pb.Check(w) == nil && !slices.Contains(out, w) {
@@ -695,14 +695,16 @@ func (g *gen) blocksKernel() error {
 		idx("ty", localY),
 		idx("tid", bin("+", bin("*", ref("ty"), lit(bw)), ref("tx"))),
 	}
-	// stage fills bsh[q][col] = B[lo+q][j0+col] for q < hi-lo (zero past n).
+	// stage fills bsh[dst+q][col] = B[lo+q][j0+col] for q < hi-lo (zero
+	// past n), by asynchronous copies with -a and -a2 (then committed, not
+	// waited for).
 	stage := func(lo, hi, dst int) []kernel.Stmt {
 		e := ref("e")
 		col := bin("+", ref("j0"), ref("col"))
 		src := bin("+", bin("*", plus(lo, ref("q")), ldb), col)
 		put := kernel.Stmt(kernel.If{Cond: bin("<", col, n),
-			Then: []kernel.Stmt{kernel.Put("bsh", kernel.At("b", src), ref("q"), ref("col"))},
-			Else: []kernel.Stmt{kernel.Put("bsh", kernel.Lit{V: 0}, ref("q"), ref("col"))}})
+			Then: []kernel.Stmt{kernel.Put("bsh", kernel.At("b", src), plus(dst, ref("q")), ref("col"))},
+			Else: []kernel.Stmt{kernel.Put("bsh", kernel.Lit{V: 0}, plus(dst, ref("q")), ref("col"))}})
 		if async {
 			put = kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{plus(dst, ref("q")), ref("col")}, Src: "b", SrcIndex: src, Cond: bin("<", col, n)}
 		}

@@ -272,13 +272,7 @@ func TestBlocksLarge(t *testing.T) {
 	pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
 	in := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
 	large := func(t family.Target) []string {
-		var out []string
-		for _, c := range in.Candidates(t) {
-			if v := c.(Variant); v.Large {
-				out = append(out, v.Name())
-			}
-		}
-		return out
+		return candidateNames(in, t, func(v Variant) bool { return v.Large })
 	}
 	if got := large(family.Target{GPU: true}); len(got) != 0 {
 		t.Errorf("-l variants offered to a GPU without CUDA: %v", got)
@@ -317,13 +311,7 @@ func TestBlocksAsync(t *testing.T) {
 	pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
 	in := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
 	async := func(t family.Target) []string {
-		var out []string
-		for _, c := range in.Candidates(t) {
-			if v := c.(Variant); v.Family == Blocks && v.Stages > 0 {
-				out = append(out, v.Name())
-			}
-		}
-		return out
+		return candidateNames(in, t, func(v Variant) bool { return v.Family == Blocks && v.Stages > 0 })
 	}
 	if got := async(family.Target{GPU: true}); len(got) != 0 {
 		t.Errorf("asynchronous variants offered to a GPU without CUDA: %v", got)
@@ -369,4 +357,15 @@ func frOp(t *testing.T, kind string, order int, name string) *operator.Operator 
 		t.Fatal(err)
 	}
 	return op
+}
+
+// candidateNames lists the names of in's candidates for t that keep takes.
+func candidateNames(in *Instance, t family.Target, keep func(Variant) bool) []string {
+	var out []string
+	for _, c := range in.Candidates(t) {
+		if v := c.(Variant); keep(v) {
+			out = append(out, v.Name())
+		}
+	}
+	return out
 }
