@@ -20,8 +20,9 @@ var cudaSpelling = spelling{
 		}
 		return fmt.Sprintf("extern \"C\" __global__ void __launch_bounds__(%d) ", k.Launch.Threads())
 	},
-	restrict: "__restrict__",
-	shared:   "__shared__ ",
+	restrict:    "__restrict__",
+	shared:      "__shared__ ",
+	alignBefore: "__align__(16) ",
 	// The launch passes the size (device.Bind) and the CUDA backend opts
 	// the function in to more than 48 KiB.
 	dynamicShared: "extern __shared__ __align__(16) unsigned char bespoke_shared[];",

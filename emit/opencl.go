@@ -21,6 +21,8 @@ var openclSpelling = spelling{
 	global:      "__global ",
 	restrict:    "restrict",
 	shared:      "__local ",
+	sharedPtr:   "__local ",
+	alignAfter:  " __attribute__((aligned(16)))",
 	barrier:     "barrier(CLK_LOCAL_MEM_FENCE);",
 	int64:       "long",
 	int64Suffix: "L",

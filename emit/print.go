@@ -493,14 +493,41 @@ func (p *printer) vecLoad(s kernel.VecLoad) {
 		return
 	}
 	vt := p.sp.vec.typ(p.realType(), w)
+	space := p.sp.global
+	if p.isShared(s.Buf) {
+		space = p.sp.sharedPtr
+	}
 	p.text("{")
 	p.depth++
-	p.text("const ", vt, " _v = *(const ", p.sp.global, vt, "*)(", s.Buf, " + ", p.expr(s.Index, precAdd+1), ");")
+	p.text("const ", vt, " _v = *(const ", space, vt, "*)(", s.Buf, " + ", p.expr(s.Index, precAdd+1), ");")
 	for i, d := range s.Dst {
 		p.text(d, " = _v", p.sp.vec.field[i], ";")
 	}
 	p.depth--
 	p.text("}")
+}
+
+// vectorShared lists the shared arrays that vector loads read (they are
+// declared 16-byte aligned).
+func vectorShared(k *kernel.Kernel) map[string]bool {
+	out := map[string]bool{}
+	kernel.WalkStmts(k.Body, func(s kernel.Stmt) bool {
+		if v, ok := s.(kernel.VecLoad); ok {
+			out[v.Buf] = true
+		}
+		return true
+	})
+	return out
+}
+
+// isShared says whether name is one of the kernel's shared arrays.
+func (p *printer) isShared(name string) bool {
+	for _, sh := range p.k.Shared {
+		if sh.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *printer) vecStore(s kernel.VecStore) {
@@ -555,7 +582,12 @@ func (p *printer) gpuKernel() {
 			off += (size + 15) / 16 * 16
 		}
 	} else {
+		vec := vectorShared(p.k)
 		for _, sh := range p.k.Shared {
+			if vec[sh.Name] {
+				p.text(p.sp.shared, p.sp.alignBefore, p.typeName(sh.Type), " ", sh.Name, dims(sh.Dims), p.sp.alignAfter, ";")
+				continue
+			}
 			p.text(p.sp.shared, p.typeName(sh.Type), " ", sh.Name, dims(sh.Dims), ";")
 		}
 	}

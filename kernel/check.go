@@ -411,7 +411,7 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 		}
 		return nil
 	case VecLoad:
-		if err := c.vector(s.Buf, s.Index, len(s.Dst)); err != nil {
+		if err := c.vector(s.Buf, s.Index, len(s.Dst), true); err != nil {
 			return err
 		}
 		for _, d := range s.Dst {
@@ -422,7 +422,7 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 		}
 		return nil
 	case VecStore:
-		if err := c.vector(s.Buf, s.Index, len(s.Src)); err != nil {
+		if err := c.vector(s.Buf, s.Index, len(s.Src), false); err != nil {
 			return err
 		}
 		if sym, _ := env.Lookup(s.Buf); sym.Const {
@@ -595,9 +595,16 @@ func (c *checker) write(buf string, index []Expr, v Expr, atomic bool) error {
 	return c.assignable(t, v, buf)
 }
 
-func (c *checker) vector(buf string, index Expr, width int) error {
+func (c *checker) vector(buf string, index Expr, width int, load bool) error {
 	sym, ok := c.env.Lookup(buf)
-	if !ok || !sym.Buf || sym.Type != Real {
+	switch {
+	case ok && load && c.shared[buf] && sym.Type == Real && sym.Dims != 1:
+		return fmt.Errorf("vector load from the shared array %q of %d dimensions (want one)", buf, sym.Dims)
+	case ok && load && c.shared[buf] && sym.Type == Real:
+	case !ok || !sym.Buf || sym.Type != Real:
+		if load {
+			return fmt.Errorf("vector load from %q, which is neither a real buffer parameter nor a one-dimensional real shared array", buf)
+		}
 		return fmt.Errorf("vector access to %q, which is not a real buffer parameter", buf)
 	}
 	if width != 1 && width != 2 && width != 4 {

@@ -198,8 +198,10 @@ type AtomicFetchAdd struct {
 }
 
 // VecLoad reads len(Dst) consecutive elements Buf[Index], Buf[Index+1], …
-// of a real buffer parameter into the already declared real variables Dst,
-// as one aligned vector load where the dialect has one. Index must be a
+// of a real buffer parameter or a one-dimensional real shared array into
+// the already declared real variables Dst, as one aligned vector load
+// where the dialect has one (from shared memory it halves or quarters the
+// load instructions of a kernel bound by issuing them). Index must be a
 // multiple of len(Dst).
 type VecLoad struct {
 	Dst   []string

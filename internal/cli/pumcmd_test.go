@@ -377,6 +377,7 @@ func TestPUMBadFlags(t *testing.T) {
 		{[]string{"bench", "--degree", "1,99"}, "--degree"},
 		{[]string{"bench", "--tiles", "17"}, "--tiles"},
 		{[]string{"bench", "--side", "7"}, "--side"},
+		{[]string{"bench", "--vec", "3"}, "--vec"},
 		{[]string{"bench", "--dim", "3", "--level", "1,6", "--degree", "3", "--backend", "c"}, "MaxMatrixEntries"},
 		{[]string{"bench", "--threads", "5000"}, "--threads"},
 		{[]string{"bench", "--solve", "--solve-tol", "2"}, "--solve-tol"},

@@ -39,6 +39,7 @@ type pumConfig struct {
 	threads            int    // threads per block; 0: 64–256 (group, by dimension and degree) or 64 (thread) on a GPU, 16 or 1 on a CPU
 	tiles              int    // group kernel: tiles per thread (kpum.Spec.Tiles)
 	side               int    // group kernel: tile side (kpum.Spec.Side)
+	vec                int    // group kernel: staged values a load (kpum.Spec.Vec)
 	budget             int64  // element-buffer entries per batch; 0: pumBudget
 	decompose          string // pumDecompDevice or pumDecompHost; "": device
 	// perCell keeps the fused strategy's device decomposition in
@@ -429,7 +430,7 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	// Kernels: the decomposition's, one integration and one assembly
 	// kernel per bin and the zeroing kernel, in one program (one
 	// compiler call; cached by source).
-	spec := kpum.Spec{Dim: cfg.dim, Degree: cfg.degree, Periodic: cfg.periodic, Coeff: cfg.coeff, DType: cfg.dt, Threads: cfg.threads, Layout: cfg.layout, Tiles: cfg.tiles, Side: cfg.side}
+	spec := kpum.Spec{Dim: cfg.dim, Degree: cfg.degree, Periodic: cfg.periodic, Coeff: cfg.coeff, DType: cfg.dt, Threads: cfg.threads, Layout: cfg.layout, Tiles: cfg.tiles, Side: cfg.side, Vec: cfg.vec}
 	var ks []*kernel.Kernel
 	var dk pumDecompKernels
 	if onDevice {

@@ -604,8 +604,12 @@ func (c *compiler) stmt(s kernel.Stmt) func(*frame) {
 func (c *compiler) vecAt(buf string, index kernel.Expr, w int) func(*frame) ([]float64, int) {
 	r := c.lookup(buf)
 	idx := c.intExpr(index)
+	shared := r.kind == sharedArr
 	return func(f *frame) ([]float64, int) {
 		s := f.m.reals[r.slot]
+		if shared {
+			s = f.bs.reals[r.slot]
+		}
 		i := idx(f)
 		if i%int64(w) != 0 {
 			failf("vector access of %d elements at %s[%d] is not aligned", w, buf, i)

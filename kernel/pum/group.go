@@ -19,6 +19,7 @@ const MaxGroupShared = 40 << 10
 type GroupShape struct {
 	TC, CB, PC, Chunks, H, Tiles, K, KF int
 	R                                   int // side of a tile: R×R entries
+	RP                                  int // staged values of a tile row: R rounded up to a multiple of Spec.Vec
 	Geo                                 int // staged geometry reals per cell
 }
 
@@ -29,6 +30,7 @@ func (s Spec) Group() GroupShape {
 	nf := s.NF()
 	var g GroupShape
 	g.R = s.side()
+	g.RP = (g.R + s.vec() - 1) / s.vec() * s.vec()
 	g.H = (nf + g.R - 1) / g.R
 	g.Tiles = g.H * (g.H + 1) / 2
 	g.TC = 1
@@ -42,7 +44,7 @@ func (s Spec) Group() GroupShape {
 	g.KF = (nf + g.TC - 1) / g.TC
 	g.Geo = 2*d + 2*a*d
 	nqd := pow(s.points(), d)
-	per := (d+1)*g.R*g.H + 3 + (d+1)*a // staged reals per point: u, ∇u (padded to R·H), 3 weights, the slots' W, ∇W
+	per := (d+1)*g.RP*g.H + 3 + (d+1)*a // staged reals per point: u, ∇u (padded to RP·H), 3 weights, the slots' W, ∇W
 	reals := MaxGroupShared / s.DType.Bytes()
 	for {
 		g.PC = (reals/g.CB - g.Geo - a*a) / per
@@ -56,6 +58,13 @@ func (s Spec) Group() GroupShape {
 	g.PC = (nqd + g.Chunks - 1) / g.Chunks // even chunks
 	return g
 }
+
+// foldMinNF is the least n_f at which IntegrateGroup folds the point
+// weights into the staged values: the Gram product's multiplies it saves
+// grow as n_f², the staging's it adds as n_f (H100, integration with the
+// fold: 2-D l9 p5 f64 143 ms against 157, p3 17.2 against 17.6, but p2,
+// n_f = 24, 5.90 against 5.52, and 3-D l6 p1, n_f = 32, 27.3 against 26.7).
+const foldMinNF = 36
 
 // IntegrateGroup builds the GPU integration kernel of one bin: a team of
 // TC threads per cell (CB cells per block, see Group). Per chunk of Gauss
@@ -94,7 +103,29 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	}
 	g := s.Group()
 	mass := s.Coeff.Mass()
-	h, TC, CB, PC, R := g.H, g.TC, g.CB, g.PC, g.R
+	h, TC, CB, PC, R, RP, vw := g.H, g.TC, g.CB, g.PC, g.R, g.RP, s.vec()
+	// su and sdu hold a point's values of u and ∇u, one row of RP·H a
+	// point. Function c = J + u·H (J < H, u < R) is at
+	// ⌊u/vw⌋·vw·H + J·vw + u mod vw: with vw = 1 at c; with vw = 2 the
+	// values of u and u+1 for one J are adjacent, a vector load, and the
+	// threads of a warp (consecutive J) read consecutive pairs, with no
+	// bank conflicts. The arrays are one-dimensional (vector loads read
+	// only those).
+	row := RP * h
+	cs, lt := v("cs"), v("lt")
+	pos := func(c kernel.Expr) kernel.Expr {
+		if vw == 1 {
+			return c
+		}
+		u := ibin("/", c, ci(h))
+		return ibin("+", ibin("+", ibin("*", ibin("/", u, ci(vw)), ci(vw*h)), ibin("*", ibin("%", c, ci(h)), ci(vw))), ibin("%", u, ci(vw)))
+	}
+	suAt := func(pq, p kernel.Expr) kernel.Expr {
+		return ibin("+", ibin("*", ibin("+", ibin("*", cs, ci(PC)), pq), ci(row)), p)
+	}
+	sduAt := func(kk int, pq, p kernel.Expr) kernel.Expr {
+		return ibin("+", ibin("*", ibin("+", ibin("*", ibin("+", ibin("*", cs, ci(d)), ci(kk)), ci(PC)), pq), ci(row)), p)
+	}
 	how := "group"
 	if fused {
 		how = "fused"
@@ -138,8 +169,8 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	}
 	k.Shared = []kernel.Shared{
 		{Name: "sg", Type: kernel.Real, Dims: []int{CB, g.Geo}},
-		{Name: "su", Type: kernel.Real, Dims: []int{CB, PC, R * h}},
-		{Name: "sdu", Type: kernel.Real, Dims: []int{CB, d, PC, R * h}},
+		{Name: "su", Type: kernel.Real, Dims: []int{CB * PC * row}},
+		{Name: "sdu", Type: kernel.Real, Dims: []int{CB * d * PC * row}},
 		{Name: "sw", Type: kernel.Real, Dims: []int{CB, 3, PC}},
 		{Name: "sW", Type: kernel.Real, Dims: []int{CB, PC, a}},
 		{Name: "sdW", Type: kernel.Real, Dims: []int{CB, d, PC, a}},
@@ -150,7 +181,6 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	for _, sh := range k.Shared {
 		k.Launch.SharedBytes += sh.Len() * map[bool]int{true: 4, false: s.DType.Bytes()}[sh.Type == kernel.Int32]
 	}
-	cs, lt := v("cs"), v("lt")
 	icast := func(e kernel.Expr) kernel.Expr { return kernel.Cast{To: kernel.Index, X: e} }
 	// Both arguments cast: OpenCL's min(long, int) is ambiguous.
 	imin := func(x, y kernel.Expr) kernel.Expr {
@@ -208,6 +238,20 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 				kernel.Put("sblk", kernel.Cast{To: kernel.Int32, X: v("blk")}, cs, z),
 			}}))
 	}
+	// Zero the staged values once: tile-row major, the slots of
+	// functions past n_f and the pads are read (into accumulators never
+	// written out) but never set.
+	for _, arr := range []struct {
+		name string
+		n    int
+	}{{"su", CB * PC * row}, {"sdu", CB * d * PC * row}} {
+		if vw == 1 {
+			break
+		}
+		body = append(body, loop("zz", ci(0), ci((arr.n+CB*TC-1)/(CB*TC)),
+			idecl("z", ibin("+", v("lx"), ibin("*", v("zz"), ci(CB*TC)))),
+			kernel.If{Cond: ibin("<", v("z"), ci(arr.n)), Then: []kernel.Stmt{kernel.Put(arr.name, lit(0), v("z"))}}))
+	}
 	body = append(body, kernel.Barrier{})
 	// Tiles of this thread: tile e = lt + kk·TC of the H×H upper
 	// triangle, row I = the last r with start(r) ≤ e, start(r) =
@@ -223,11 +267,18 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 			idecl(I, ci(0)),
 			loop("r", ci(1), ci(h), kernel.If{Cond: ibin(">=", v(e), start(v("r"))), Then: []kernel.Stmt{kernel.Assign{Name: I, Value: v("r")}}}),
 			idecl(J, ibin("+", v(I), ibin("-", v(e), start(v(I))))))
-		// Rows I + u·H and columns J + u·H, clamped for the loads.
-		for u := range R {
+		// Rows I + u·H and columns J + u·H: staged from I·vw + u·H and
+		// J·vw + u·H (vw > 1), else at I + u·H, clamped for the loads.
+		if vw > 1 {
 			body = append(body,
-				idecl(nm("a%d_%d", u, kk), imin(ibin("+", v(I), ci(u*h)), ci(nf-1))),
-				idecl(nm("b%d_%d", u, kk), imin(ibin("+", v(J), ci(u*h)), ci(nf-1))))
+				idecl(nm("xb%d", kk), ibin("*", v(I), ci(vw))),
+				idecl(nm("yb%d", kk), ibin("*", v(J), ci(vw))))
+		} else {
+			for u := range R {
+				body = append(body,
+					idecl(nm("a%d_%d", u, kk), imin(ibin("+", v(I), ci(u*h)), ci(nf-1))),
+					idecl(nm("b%d_%d", u, kk), imin(ibin("+", v(J), ci(u*h)), ci(nf-1))))
+			}
 		}
 		for u := range R {
 			for w := range R {
@@ -236,8 +287,10 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		}
 	}
 	for kf := range g.KF {
+		fi := v(nm("fi%d", kf))
 		body = append(body,
 			idecl(nm("fi%d", kf), imin(ibin("+", lt, ci(kf*TC)), ci(nf-1))),
+			idecl(nm("fp%d", kf), pos(fi)),
 			decl(nm("facc%d", kf), lit(0)))
 	}
 
@@ -263,7 +316,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		}
 		return pt, xs
 	}
-	ptA, _ := own()
+	ptA, xsA := own()
 	for kk := range d {
 		dx, is, f := v(nm("dx%d", kk)), v(nm("is%d", kk)), nm("f%d", kk)
 		ptA = append(ptA,
@@ -277,6 +330,33 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		W = mul(W, v(nm("f%d", kk)))
 	}
 	ptA = append(ptA, kernel.Put("sW", W, cs, v("pq"), v("sl")))
+	// The point weights, once a point (slot 0's item), into sw: w κ, w r
+	// and w f. With fold (n_f ≥ foldMinNF) they are folded into the
+	// staged values instead, so that the Gram product is multiply-adds
+	// only: su holds √(w r)·u (u where r ≡ 0) and sdu √(w κ)·∇u (κ > 0
+	// and r ≥ 0 by Coefficients.Check, w > 0), and the load weight is
+	// w f/√(w r) against the folded u.
+	fold := nf >= foldMinNF
+	kap, rr, ff := s.Coeff.exprs(xsA)
+	wk, wr, wf := mul(v("w"), kap), kernel.Expr(nil), mul(v("w"), ff)
+	if mass {
+		wr = mul(v("w"), rr)
+	}
+	var wts []kernel.Stmt
+	if fold {
+		sqrt := func(x kernel.Expr) kernel.Expr { return kernel.Call{Fn: kernel.Sqrt, Args: []kernel.Expr{x}} }
+		wts = append(wts, decl("sk", sqrt(wk)))
+		wk = v("sk")
+		if mass {
+			wts = append(wts, decl("sr", sqrt(wr)))
+			wr, wf = v("sr"), div(wf, v("sr"))
+		}
+	}
+	wts = append(wts, kernel.Put("sw", wk, cs, ci(0), v("pq")), kernel.Put("sw", wf, cs, ci(2), v("pq")))
+	if mass {
+		wts = append(wts, kernel.Put("sw", wr, cs, ci(1), v("pq")))
+	}
+	ptA = append(ptA, kernel.If{Cond: ibin("==", v("sl"), ci(0)), Then: wts})
 	for kk := range d {
 		var gk kernel.Expr = v(nm("sg%d", kk))
 		for m := range d {
@@ -286,7 +366,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		}
 		ptA = append(ptA, kernel.Put("sdW", gk, cs, ci(kk), v("pq"), v("sl")))
 	}
-	pt, xs := own()
+	pt, _ := own()
 	var S kernel.Expr = at("sW", cs, v("pq"), ci(0))
 	for sl := 1; sl < a; sl++ {
 		S = add(S, at("sW", cs, v("pq"), ci(sl)))
@@ -316,6 +396,16 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 				decl(D(kk, n+1), add(v(D(kk, n-1)), mul(lit(2*q+1), v(L(kk, n))))))
 		}
 	}
+	uw := func(x kernel.Expr) kernel.Expr { return x }
+	gw := uw
+	if fold {
+		pt = append(pt, decl("sk", at("sw", cs, ci(0), v("pq"))))
+		gw = func(x kernel.Expr) kernel.Expr { return mul(x, v("sk")) }
+		if mass {
+			pt = append(pt, decl("sr", at("sw", cs, ci(1), v("pq"))))
+			uw = func(x kernel.Expr) kernel.Expr { return mul(x, v("sr")) }
+		}
+	}
 	pt = append(pt, idecl("cb", ibin("*", v("sl"), ci(B))))
 	for n := range B {
 		ex := sp.Exp[n*d : n*d+d]
@@ -325,7 +415,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		}
 		ps := nm("ps%d", n)
 		colx := ibin("+", v("cb"), ci(n))
-		pt = append(pt, decl(ps, psi), kernel.Put("su", mul(v("ph"), v(ps)), cs, v("pq"), colx))
+		pt = append(pt, decl(ps, psi), kernel.Put("su", uw(mul(v("ph"), v(ps))), suAt(v("pq"), pos(colx))))
 		for kk := range d {
 			gg := mul(v(D(kk, int(ex[kk]))), v(nm("is%d", kk)))
 			for m := range d {
@@ -333,19 +423,9 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 					gg = mul(gg, v(L(m, int(ex[m]))))
 				}
 			}
-			pt = append(pt, kernel.Put("sdu", add(mul(v(ps), v(nm("dph%d", kk))), mul(v("ph"), gg)), cs, ci(kk), v("pq"), colx))
+			pt = append(pt, kernel.Put("sdu", gw(add(mul(v(ps), v(nm("dph%d", kk))), mul(v("ph"), gg))), sduAt(kk, v("pq"), pos(colx))))
 		}
 	}
-	kap, rr, ff := s.Coeff.exprs(xs)
-	wr := kernel.Expr(lit(0))
-	if mass {
-		wr = mul(v("w"), rr)
-	}
-	pt = append(pt, kernel.If{Cond: ibin("==", v("sl"), ci(0)), Then: []kernel.Stmt{
-		kernel.Put("sw", wr, cs, ci(0), v("pq")),
-		kernel.Put("sw", mul(v("w"), kap), cs, ci(1), v("pq")),
-		kernel.Put("sw", mul(v("w"), ff), cs, ci(2), v("pq")),
-	}})
 	items := func(pt []kernel.Stmt) kernel.Stmt {
 		return loop("zz", ci(0), ci((PC*a+TC-1)/TC),
 			idecl("it", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
@@ -357,42 +437,68 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 			}})
 	}
 	// The Gram update of the chunk's points.
-	var gr []kernel.Stmt
-	if mass {
-		gr = append(gr, decl("wr", at("sw", cs, ci(0), v("r"))))
+	gr := []kernel.Stmt{decl("wf", at("sw", cs, ci(2), v("r")))}
+	if !fold {
+		gr = append(gr, decl("wk", at("sw", cs, ci(0), v("r"))))
+		if mass {
+			gr = append(gr, decl("wr", at("sw", cs, ci(1), v("r"))))
+		}
 	}
-	gr = append(gr, decl("wk", at("sw", cs, ci(1), v("r"))), decl("wf", at("sw", cs, ci(2), v("r"))))
 	type comp struct {
-		load func(col kernel.Expr) kernel.Expr
-		wt   string
+		arr string
+		at  func(p kernel.Expr) kernel.Expr // a point's staged value at position p
+		wt  string                          // its weight without fold
 	}
 	var comps []comp
 	if mass {
-		comps = append(comps, comp{func(c kernel.Expr) kernel.Expr { return at("su", cs, v("r"), c) }, "wr"})
+		comps = append(comps, comp{"su", func(p kernel.Expr) kernel.Expr { return suAt(v("r"), p) }, "wr"})
 	}
 	for kk := range d {
-		comps = append(comps, comp{func(c kernel.Expr) kernel.Expr { return at("sdu", cs, ci(kk), v("r"), c) }, "wk"})
+		comps = append(comps, comp{"sdu", func(p kernel.Expr) kernel.Expr { return sduAt(kk, v("r"), p) }, "wk"})
 	}
 	for kk := range g.K {
 		for ci_, c := range comps {
-			// 2R staged loads for R² multiply-adds: a larger tile
-			// eases the shared-memory bandwidth that bounds the kernel.
+			// 2R staged values for R² multiply-adds (a larger tile eases
+			// the shared-memory traffic), with vw > 1 in vector loads:
+			// the kernel is bound by issuing instructions in fp32.
+			x := func(u int) string { return nm("x%d_%d_%d", u, kk, ci_) }
+			y := func(u int) string { return nm("y%d_%d_%d", u, kk, ci_) }
+			if vw == 1 {
+				for u := range R {
+					gr = append(gr,
+						decl(x(u), at(c.arr, c.at(v(nm("a%d_%d", u, kk))))),
+						decl(y(u), at(c.arr, c.at(v(nm("b%d_%d", u, kk))))))
+				}
+			} else {
+				for u := range RP {
+					gr = append(gr, kernel.Decl{Type: kernel.Real, Name: x(u)}, kernel.Decl{Type: kernel.Real, Name: y(u)})
+				}
+				for u := 0; u < RP; u += vw {
+					xs, ys := make([]string, vw), make([]string, vw)
+					for i := range vw {
+						xs[i], ys[i] = x(u+i), y(u+i)
+					}
+					gr = append(gr,
+						kernel.VecLoad{Dst: xs, Buf: c.arr, Index: c.at(ibin("+", v(nm("xb%d", kk)), ci(u*h)))},
+						kernel.VecLoad{Dst: ys, Buf: c.arr, Index: c.at(ibin("+", v(nm("yb%d", kk)), ci(u*h)))})
+				}
+			}
 			for u := range R {
-				gr = append(gr,
-					decl(nm("x%d_%d_%d", u, kk, ci_), mul(v(c.wt), c.load(v(nm("a%d_%d", u, kk))))),
-					decl(nm("y%d_%d_%d", u, kk, ci_), c.load(v(nm("b%d_%d", u, kk)))))
+				if !fold {
+					gr = append(gr, kernel.Assign{Name: x(u), Value: mul(v(c.wt), v(x(u)))})
+				}
 			}
 			for u := range R {
 				for w := range R {
 					an := nm("acc%d_%d%d", kk, u, w)
-					gr = append(gr, kernel.Assign{Name: an, Value: add(v(an), mul(v(nm("x%d_%d_%d", u, kk, ci_)), v(nm("y%d_%d_%d", w, kk, ci_))))})
+					gr = append(gr, kernel.Assign{Name: an, Value: add(v(an), mul(v(x(u)), v(y(w))))})
 				}
 			}
 		}
 	}
 	for kf := range g.KF {
 		an := nm("facc%d", kf)
-		gr = append(gr, kernel.Assign{Name: an, Value: add(v(an), mul(v("wf"), at("su", cs, v("r"), v(nm("fi%d", kf)))))})
+		gr = append(gr, kernel.Assign{Name: an, Value: add(v(an), mul(v("wf"), at("su", suAt(v("r"), v(nm("fp%d", kf))))))})
 	}
 	npts := imin(ci(PC), ibin("-", ci(nqd), ibin("*", v("ch"), ci(PC))))
 	chunks := loop("ch", ci(0), ci(g.Chunks),

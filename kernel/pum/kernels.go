@@ -64,6 +64,26 @@ type Spec struct {
 	// that each matrix entry gets one atomic add per Merge cells. A
 	// launch's cells and first cell must be multiples of it.
 	Merge int
+	// Vec is how many staged values the group kernel's tiles read in
+	// one load from shared memory: 1, or 2 with the values of rows u and
+	// u+1 of a tile side by side (0 means 2 in f32 with 4×4 tiles, else
+	// 1). Measured on the H100 (integration, ms, vec 1 against 2): f32
+	// 2-D l9 p3 12.1 against 10.3 and 3-D l6 p2 186 against 175 (4×4
+	// tiles: fewer load instructions where fp32 is bound by issuing
+	// them), but 2-D p4 38.9 against 42.1 and p5 94.3 against 99.1 (6×6),
+	// p2 3.8 against 4.5 (5×5, rows padded); f64 p5 143 against 158.
+	Vec int
+}
+
+// vec is Spec.Vec with its default.
+func (s Spec) vec() int {
+	switch {
+	case s.Vec != 0:
+		return s.Vec
+	case s.DType == kernel.F32 && s.side() == 4:
+		return 2
+	}
+	return 1
 }
 
 // merge is Spec.Merge with its default.
@@ -134,6 +154,8 @@ func (s Spec) Check() error {
 		return fmt.Errorf("kernel/pum: %d tiles per thread outside 0…MaxTiles = %d", s.Tiles, MaxTiles)
 	case s.Side < 0 || s.Side > MaxSide:
 		return fmt.Errorf("kernel/pum: tile side %d outside 0…MaxSide = %d", s.Side, MaxSide)
+	case s.Vec < 0 || s.Vec > 2:
+		return fmt.Errorf("kernel/pum: staged loads of %d values (want 0, 1 or 2)", s.Vec)
 	case s.Merge < 0 || s.Merge > MaxMerge:
 		return fmt.Errorf("kernel/pum: %d merged cells outside 0…MaxMerge = %d", s.Merge, MaxMerge)
 	case s.Layout != Blocked && s.Layout != Interleaved:
@@ -156,6 +178,9 @@ func (s Spec) suffix() string {
 	}
 	if s.merge() > 1 {
 		tiles += fmt.Sprintf("_m%d", s.merge())
+	}
+	if s.vec() > 1 {
+		tiles += fmt.Sprintf("_v%d", s.vec())
 	}
 	return fmt.Sprintf("d%d_p%d_a%d_q%d%s_%s_%s_t%d%s_%s", s.Dim, s.Degree, s.Active, s.points(), per,
 		s.Coeff.Name, s.DType, s.Threads, tiles, s.Layout)

@@ -157,6 +157,7 @@ func TestBadSpecs(t *testing.T) {
 		"points":      func(s *Spec) { s.Points = 13 },
 		"tiles":       func(s *Spec) { s.Tiles = MaxTiles + 1 },
 		"side":        func(s *Spec) { s.Side = MaxSide + 1 },
+		"vec":         func(s *Spec) { s.Vec = 3 },
 	} {
 		s := good
 		mod(&s)
@@ -201,6 +202,14 @@ func TestGroupKernels(t *testing.T) {
 		{2, Spec{Dim: 2, Degree: 3, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 16, Side: 4}},
 		{1, Spec{Dim: 3, Degree: 1, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 32, Side: 3, Tiles: 2}},
 		{2, Spec{Dim: 2, Degree: 1, Periodic: true, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 8, Side: 1}},
+		// Staged loads in pairs in f64 (odd side: padded rows) and one
+		// at a time in f32, the defaults' other way round.
+		{2, Spec{Dim: 2, Degree: 2, Coeff: Coefficients{CoeffSmooth, 2, 3}, DType: kernel.F64, Threads: 32, Side: 3, Vec: 2}},
+		{1, Spec{Dim: 3, Degree: 1, Coeff: Coefficients{CoeffConst, 1, 0}, DType: kernel.F32, Threads: 16, Vec: 1}},
+		// Weights folded into the staged values (n_f ≥ foldMinNF) without
+		// the mass term, and in f64 with pairs.
+		{2, Spec{Dim: 2, Degree: 3, Coeff: Coefficients{CoeffConst, 1, 0}, DType: kernel.F32, Threads: 64, Side: 4}},
+		{2, Spec{Dim: 2, Degree: 3, Coeff: Coefficients{CoeffSmooth, 1, 2}, DType: kernel.F64, Threads: 32, Side: 6, Vec: 2}},
 	} {
 		pr, err := NewProblem(tc.level, tc.s)
 		if err != nil {
