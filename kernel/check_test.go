@@ -84,6 +84,9 @@ func TestValidate(t *testing.T) {
 		{"assign to a parameter", []Stmt{Assign{Name: "n", Value: Int{}}}, "not a variable"},
 		{"vector load of width 3", []Stmt{Decl{Type: Real, Name: "a"}, Decl{Type: Real, Name: "b"}, Decl{Type: Real, Name: "c"},
 			VecLoad{Dst: []string{"a", "b", "c"}, Buf: "x", Index: Int{}}}, "width 3"},
+		{"vector load from a 2-D shared array", []Stmt{Decl{Type: Real, Name: "a"}, Decl{Type: Real, Name: "b"},
+			VecLoad{Dst: []string{"a", "b"}, Buf: "s", Index: Int{}}}, "of 2 dimensions"},
+		{"vector store into a shared array", []Stmt{VecStore{Src: []Expr{Lit{V: 1}, Lit{V: 2}}, Buf: "s", Index: Int{}}}, "not a real buffer parameter"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Validate(counted(tc.body...))
