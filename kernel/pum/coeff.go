@@ -11,7 +11,8 @@ import (
 // Coefficient sets, compiled into the integration kernel as expressions of
 // the quadrature point x (the IR has no transcendental intrinsics, so the
 // variable set is polynomial). K and R scale κ and r; R = 0 means r ≡ 0
-// and the mass rows are left out.
+// and the mass rows are left out. Every set keeps κ > 0 and r ≥ 0 on [0,1]^d
+// for K > 0 and R ≥ 0 (Check): the group kernel takes √(wκ) and √(wr).
 const (
 	// CoeffConst is κ = K, r = R, f = 1.
 	CoeffConst = "const"
