@@ -407,6 +407,9 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		}
 	}
 	pt = append(pt, idecl("cb", ibin("*", v("sl"), ci(B))))
+	if vw > 1 {
+		pt = append(pt, idecl("q0", ibin("/", v("cb"), ci(h))), idecl("r0", ibin("%", v("cb"), ci(h))))
+	}
 	for n := range B {
 		ex := sp.Exp[n*d : n*d+d]
 		var psi kernel.Expr = lit(1)
@@ -414,8 +417,20 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 			psi = mul(psi, v(L(kk, int(ex[kk]))))
 		}
 		ps := nm("ps%d", n)
-		colx := ibin("+", v("cb"), ci(n))
-		pt = append(pt, decl(ps, psi), kernel.Put("su", uw(mul(v("ph"), v(ps))), suAt(v("pq"), pos(colx))))
+		colx := pos(ibin("+", v("cb"), ci(n)))
+		if vw > 1 {
+			// pos(cb + n) without a division a function (vw = 2): with cb =
+			// q0·H + r0, cb + n is row u = q0 + ⌊n/H⌋ + carry, column
+			// J = r0 + n mod H − carry·H.
+			jn, cy, u := nm("pj%d", n), nm("pc%d", n), nm("pu%d", n)
+			pt = append(pt,
+				idecl(jn, ibin("+", v("r0"), ci(n%h))),
+				idecl(cy, kernel.Select{Cond: ibin(">=", v(jn), ci(h)), Then: ci(1), Else: ci(0)}),
+				idecl(u, ibin("+", v("q0"), ibin("+", ci(n/h), v(cy)))))
+			colx = ibin("+", ibin("+", ibin("*", ibin(">>", v(u), ci(1)), ci(2*h)),
+				ibin("*", ibin("-", v(jn), ibin("*", v(cy), ci(h))), ci(2))), ibin("&", v(u), ci(1)))
+		}
+		pt = append(pt, decl(ps, psi), kernel.Put("su", uw(mul(v("ph"), v(ps))), suAt(v("pq"), colx)))
 		for kk := range d {
 			gg := mul(v(D(kk, int(ex[kk]))), v(nm("is%d", kk)))
 			for m := range d {
@@ -423,7 +438,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 					gg = mul(gg, v(L(m, int(ex[m]))))
 				}
 			}
-			pt = append(pt, kernel.Put("sdu", gw(add(mul(v(ps), v(nm("dph%d", kk))), mul(v("ph"), gg))), sduAt(kk, v("pq"), pos(colx))))
+			pt = append(pt, kernel.Put("sdu", gw(add(mul(v(ps), v(nm("dph%d", kk))), mul(v("ph"), gg))), sduAt(kk, v("pq"), colx)))
 		}
 	}
 	items := func(pt []kernel.Stmt) kernel.Stmt {

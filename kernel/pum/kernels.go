@@ -66,12 +66,13 @@ type Spec struct {
 	Merge int
 	// Vec is how many staged values the group kernel's tiles read in
 	// one load from shared memory: 1, or 2 with the values of rows u and
-	// u+1 of a tile side by side (0 means 2 in f32 with 4×4 tiles, else
-	// 1). Measured on the H100 (integration, ms, vec 1 against 2): f32
-	// 2-D l9 p3 12.1 against 10.3 and 3-D l6 p2 186 against 175 (4×4
-	// tiles: fewer load instructions where fp32 is bound by issuing
-	// them), but 2-D p4 38.9 against 42.1 and p5 94.3 against 99.1 (6×6),
-	// p2 3.8 against 4.5 (5×5, rows padded); f64 p5 143 against 158.
+	// u+1 of a tile side by side (0 means 2 in f32 with an even tile
+	// side, else 1). Measured on the H100 (integration, ms, vec 1
+	// against 2): f32 2-D l9 p3 12.1 against 9.7, p5 94.2 against 89.0,
+	// p4 38.9 against 38.6, 3-D l6 p2 186 against 161 (fewer load
+	// instructions where fp32 is bound by issuing them), but with odd
+	// sides (rows padded) 2-D p1 1.22 against 1.45 and p2 3.85 against
+	// 4.19; f64 p5 143 against 155 and 3-D p2 281 against 296.
 	Vec int
 }
 
@@ -80,7 +81,7 @@ func (s Spec) vec() int {
 	switch {
 	case s.Vec != 0:
 		return s.Vec
-	case s.DType == kernel.F32 && s.side() == 4:
+	case s.DType == kernel.F32 && s.side()%2 == 0:
 		return 2
 	}
 	return 1
