@@ -204,7 +204,10 @@ func ParseVariant(s string) (Variant, error) {
 	}
 	v := Variant{Kind: m[1], PerBlock: 1}
 	if m[2] != "" {
-		v.PerBlock, _ = strconv.Atoi(m[2])
+		var err error
+		if v.PerBlock, err = strconv.Atoi(m[2]); err != nil {
+			return Variant{}, fmt.Errorf("contract: variant %q: elements per block out of range", s)
+		}
 	}
 	return v, nil
 }
@@ -239,7 +242,7 @@ func (in *Instance) check(v Variant) error {
 	switch {
 	case v.Kind != "slab" && v.Kind != "pencil":
 		return fmt.Errorf("contract: unknown kind %q", v.Kind)
-	case v.PerBlock < 1 || in.Q*in.Q*v.PerBlock > kernel.MaxThreads:
+	case v.PerBlock < 1 || v.PerBlock > kernel.MaxThreads || in.Q*in.Q*v.PerBlock > kernel.MaxThreads: // bounded before the product overflows
 		return fmt.Errorf("contract: %s: %d elements of %d×%d threads do not fit a block of %d", v.Name(), v.PerBlock, in.Q, in.Q, kernel.MaxThreads)
 	case v.Kind == "pencil" && in.Axis != 2:
 		return fmt.Errorf("contract: %s applies along z only", v.Name())

@@ -118,6 +118,9 @@ func TestParseVariant(t *testing.T) {
 	if in.Check(contract.Variant{Kind: "slab", PerBlock: 8}) == nil {
 		t.Error("16×16×8 threads accepted")
 	}
+	if in.Check(contract.Variant{Kind: "slab", PerBlock: 1 << 56}) == nil { // 16·16·2^56 wraps to 0
+		t.Error("2^56 elements per block accepted")
+	}
 	if in.Check(contract.Variant{Kind: "pencil", PerBlock: 1}) == nil {
 		t.Error("a pencil along x accepted")
 	}

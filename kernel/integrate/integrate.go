@@ -414,7 +414,7 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("integrate: %s: a split variant always stages (/rows, not /local/rows)", v.Name())
 	case v.Rows && v.WG%in.Kind.Nodes() != 0:
 		return fmt.Errorf("integrate: %s: a split work-group is a multiple of the %d nodes of a %s", v.Name(), in.Kind.Nodes(), in.Kind)
-	case v.Blocks < 0 || v.WG*v.Blocks > maxResident:
+	case v.Blocks < 0 || v.Blocks > maxResident || v.WG*v.Blocks > maxResident: // bounded before the product overflows
 		return fmt.Errorf("integrate: %s: %d work-groups of %d on one multiprocessor (at most %d work-items)", v.Name(), v.Blocks, v.WG, maxResident)
 	case v.Parts > 1 && (v.Local || v.Rows):
 		return fmt.Errorf("integrate: %s: a variant with parts neither stages nor splits by rows", v.Name())

@@ -365,6 +365,15 @@ func TestErrors(t *testing.T) {
 			in, _ := p.Timed(10)
 			return in.Check(integrate.Variant{WG: 256, EPT: 1, Local: true})
 		}},
+		{"blocks whose product with the work-group overflows", "on one multiprocessor", func() error {
+			p, _ := integrate.New(element.Prism, element.Laplace, kernel.F64, integrate.Options{})
+			in, _ := p.Timed(10)
+			v, err := integrate.ParseVariant("w64/e1/b288230376151711744") // 2^58: ·64 wraps to 0
+			if err != nil {
+				return err
+			}
+			return in.Check(v)
+		}},
 		{"one part", "want at least 2", func() error {
 			_, err := integrate.ParseVariant("w64/e1/p1")
 			return err

@@ -179,7 +179,7 @@ func ParseVariant(s string) (Variant, error) {
 	if m[2] != "" {
 		var err error
 		if v.PerBlock, err = strconv.Atoi(m[2]); err != nil {
-			return Variant{}, fmt.Errorf("tensor: variant %q: %d elements per block is out of range", s, v.PerBlock)
+			return Variant{}, fmt.Errorf("tensor: variant %q: elements per block out of range", s)
 		}
 	}
 	return v, nil
@@ -252,7 +252,7 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("tensor: %s: the CPU layouts run one element per work-item", v.Name())
 	case isCPU(v.Kind):
 		return nil
-	case v.PerBlock < 1 || n*in.threadsY(v)*v.PerBlock > kernel.MaxThreads:
+	case v.PerBlock < 1 || v.PerBlock > kernel.MaxThreads || n*in.threadsY(v)*v.PerBlock > kernel.MaxThreads: // bounded before the product overflows
 		return fmt.Errorf("tensor: %s: %d elements of %d×%d threads do not fit a block of %d", v.Name(), v.PerBlock, n, in.threadsY(v), kernel.MaxThreads)
 	}
 	if err := in.check2(v); err != nil {

@@ -134,6 +134,9 @@ func TestErrors(t *testing.T) {
 	if err := in.Check(tensor.Variant{Kind: "slab", PerBlock: 100}); err == nil {
 		t.Error("100 elements of 16 threads fit a block?")
 	}
+	if err := in.Check(tensor.Variant{Kind: "slab", PerBlock: 1 << 60}); err == nil {
+		t.Error("2^60 elements per block accepted (the product wraps)")
+	}
 	if err := in.Check(tensor.Variant{Kind: "cube", PerBlock: 1}); err == nil {
 		t.Error("BK5 took BK1's layout")
 	}
