@@ -471,7 +471,7 @@ func fitQ(run []blockTask, q int) (blockLoop, bool) {
 // validBlocks checks a Blocks variant's own parameters.
 func (v Variant) validBlocks() error {
 	switch {
-	case v.Block < 1 || v.Split < 1 || v.Block*v.Split > blocksMaxThreads:
+	case v.Block < 1 || v.Split < 1 || v.Block > blocksMaxThreads || v.Split > blocksMaxThreads || v.Block*v.Split > blocksMaxThreads:
 		return fmt.Errorf("variant %s: x and y must be ≥ 1 with x·y ≤ %d threads", v.Name(), blocksMaxThreads)
 	case v.Width != 1 || v.Chunk != 0 || v.Grouped || v.Rows != 0 || v.MMA != "" || v.StreamA || v.RowGroups != 0 || v.SplitA || v.StageB:
 		return fmt.Errorf("variant %s: blocks takes only -xX-yY, -tT, -a or -a2, -l and -bN", v.Name())

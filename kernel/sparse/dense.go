@@ -130,7 +130,7 @@ func (v Variant) validDense() error {
 	switch {
 	case v.Block < 1 || v.Block > 1024:
 		return fmt.Errorf("variant %s: block %d out of 1..1024", v.Name(), v.Block)
-	case v.Rows < 1 || v.Width < 1 || v.Rows*v.Width > denseMaxTile:
+	case v.Rows < 1 || v.Width < 1 || v.Rows > denseMaxTile || v.Width > denseMaxTile || v.Rows*v.Width > denseMaxTile:
 		return fmt.Errorf("variant %s: rows and width must be ≥ 1 with rows·width ≤ %d", v.Name(), denseMaxTile)
 	case v.Chunk < 0 || v.Chunk > 256:
 		return fmt.Errorf("variant %s: chunk must be 1..256 (or left out: the CPU form)", v.Name())

@@ -213,7 +213,7 @@ func (v Variant) validDMMA() error {
 	}
 	_, _, nc := sh.Elements()
 	switch {
-	case v.Rows < 1 || v.Width < 1 || v.Rows*v.Width*nc > v.maxSums():
+	case v.Rows < 1 || v.Width < 1 || v.Rows > v.maxSums() || v.Width > v.maxSums() || v.Rows*v.Width*nc > v.maxSums():
 		return fmt.Errorf("variant %s: fragments a warp must be ≥ 1 with at most %d sums a thread (rows·width·%d)", v.Name(), v.maxSums(), nc)
 	case v.Split < 1 || v.Split > 32:
 		return fmt.Errorf("variant %s: warps along the columns must be 1..32", v.Name())

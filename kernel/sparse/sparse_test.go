@@ -37,6 +37,15 @@ func TestParseVariant(t *testing.T) {
 		{in: "cstream-msplit/x32-y4", want: "cstream-msplit/x32-y4"},
 		{in: "cstream-msplit/x32-y4-c8", bad: true},
 		{in: "cstream-msplit/x32-y1", bad: true},
+		// Counts whose products wrap to 0 (they passed the checks and
+		// panicked in make).
+		{in: "cstream-msplit/x16-y1152921504606846976", bad: true},
+		{in: "bstream-msplit/x16-y1152921504606846976-c1", bad: true},
+		{in: "bstream-msplit/x16-y4-c1152921504606846976", bad: true},
+		{in: "blocks/x16-y1152921504606846976", bad: true},
+		{in: "blocks/x1152921504606846976-y16", bad: true},
+		{in: "dense/x8-r4-w4611686018427387904", bad: true},
+		{in: "dmma/m8n8k4-r4-w4611686018427387904-x1-c8-t16", bad: true},
 		{in: "cstream-msplit/x32-y4-w2", want: "cstream-msplit/x32-y4-w2"},
 		{in: "cstream-msplit/x64-y8-g-w2", want: "cstream-msplit/x64-y8-g-w2"},
 		{in: "cstream-msplit/x32-y8-w2-g", bad: true},

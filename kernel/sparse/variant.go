@@ -206,6 +206,9 @@ func Defaults(f Family) Variant {
 	return Variant{Family: f, Block: 128, Width: 1}
 }
 
+// maxChunk bounds a streaming variant's chunk (-c), far above any k.
+const maxChunk = 1 << 16
+
 func (v Variant) valid() error {
 	switch v.Family {
 	case Dense:
@@ -221,6 +224,8 @@ func (v Variant) valid() error {
 	switch {
 	case v.Block < 1 || v.Block > 1024:
 		return fmt.Errorf("variant %s: block %d out of 1..1024", v.Name(), v.Block)
+	case v.Split < 0 || v.Split > 1024 || v.Chunk < 0 || v.Chunk > maxChunk: // bounded before any product
+		return fmt.Errorf("variant %s: split out of 0..1024 or chunk out of 0..%d", v.Name(), maxChunk)
 	case v.Width != 1 && v.Width != 2:
 		return fmt.Errorf("variant %s: width must be 1 or 2", v.Name())
 	case v.Family.chunked() && (v.Split < 2 || v.Chunk < 0 || (v.Chunk == 0 && v.Family != BStreamMSplit) || v.Width != 1):
