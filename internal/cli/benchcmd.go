@@ -200,6 +200,19 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 	if o.variants != "" && len(cfg.Variants) == 0 {
 		return usagef("--variant %q names no variant", o.variants)
 	}
+	if len(cfg.Variants) > 0 {
+		// A name no family reads is one usage error before anything is
+		// measured (the instances of a small size only parse names).
+		var ins []family.Instance
+		for _, p := range ps {
+			if in, err := p.Checks(1); err == nil {
+				ins = append(ins, in...)
+			}
+		}
+		if err := checkVariantNames(ins, cfg.Variants); err != nil {
+			return err
+		}
+	}
 	if !o.noStore && !o.noBaselines { // a race without the vendor libraries chooses nothing to keep
 		cfg.Store, cfg.Retune = tune.Open(), o.retune
 	}

@@ -34,6 +34,10 @@ func TestErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, ExitUsage, "unknown command"},
 		{"bad variant", []string{"gen", "--variant", "xstream", bad}, ExitFailure, "bad.mtx:3"},
 		{"bad suite", []string{"bench", "--suite", "hex"}, ExitUsage, "suite"},
+		// Names that parse but whose counts wrap their products: one
+		// usage error before anything is built or timed.
+		{"verify variant that overflows", []string{"verify", "--backend", "c", "--variant", "cstream-msplit/x16-y1152921504606846976"}, ExitUsage, "split out of"},
+		{"bench variant that overflows", []string{"bench", "--backend", "c", "--no-store", "--variant", "cstream/x128,blocks/x16-y1152921504606846976"}, ExitUsage, "x·y ≤"},
 		{"ops without order", []string{"ops", "--element", "hex"}, ExitUsage, "--order"},
 		{"ops bad element", []string{"ops", "--element", "prism", "--order", "2", "-o", dir}, ExitUsage, "prism"},
 	} {

@@ -108,11 +108,13 @@ func runVerify(w io.Writer, dev device.Device, ps []family.Problem, o verifyOpti
 		return err
 	}
 	// Refuse sizes that do not fit before drawing any data.
+	var all []family.Instance
 	for _, p := range ps {
 		ins, err := p.Checks(o.n)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.Label(), err)
 		}
+		all = append(all, ins...)
 		var need int64
 		for _, in := range ins {
 			need += in.DataBytes()
@@ -127,6 +129,9 @@ func runVerify(w io.Writer, dev device.Device, ps []family.Problem, o verifyOpti
 		return usagef("--variant %q names no variant", o.variants)
 	}
 	if err != nil {
+		return err
+	}
+	if err := checkVariantNames(all, only); err != nil {
 		return err
 	}
 	seed := o.seed
@@ -259,4 +264,25 @@ func printOutcome(w io.Writer, p family.Problem, outs []verify.Outcome, err erro
 		status = "FAIL"
 	}
 	fmt.Fprintf(w, "%s %-28s %3d kernels, worst rel err %.1e\n", status, p.Label(), len(outs), worst)
+}
+
+// checkVariantNames is a usage error, once, for a --variant name that no
+// problem's family reads (a misspelt or out-of-range variant), instead of
+// a failure per problem.
+func checkVariantNames(ins []family.Instance, names []string) error {
+	for _, name := range names {
+		var first error
+		read := false
+		for _, in := range ins {
+			if _, err := in.Variant(name); err == nil {
+				read = true
+			} else if first == nil {
+				first = err
+			}
+		}
+		if !read && first != nil {
+			return usagef("--variant %s: %v", name, first)
+		}
+	}
+	return nil
 }
