@@ -38,6 +38,10 @@ type Info struct {
 	FP64           bool    `json:"fp64"`
 	GPU            bool    `json:"gpu,omitempty"`      // a GPU (CUDA, or an OpenCL GPU device)
 	CopyGBs        float64 `json:"copy_gbs,omitempty"` // measured copy bandwidth, when known
+	// WideVectorBits is the vector width a C device builds kernels that
+	// ask for kernel.Hints.WideVectors with (512 on an AVX-512 host),
+	// 0 where they get the usual build.
+	WideVectorBits int `json:"wide_vector_bits,omitempty"`
 }
 
 // Resources are what the compiler reports for one kernel.

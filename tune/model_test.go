@@ -69,6 +69,31 @@ func TestPredict(t *testing.T) {
 	}
 }
 
+// On a CPU that builds wide-vector kernels with 512-bit vectors, their
+// arithmetic is priced at twice the lanes; other kernels, and GPUs, are
+// not.
+func TestPredictWideVectors(t *testing.T) {
+	cpu := tune.Machine{RoofGBs: 50, CacheFactor: 3, IssueRate: 1e11, Registers: 256, SpillWeight: 4, Wide: 2}
+	plain := &kernel.Kernel{DType: kernel.F64, Launch: kernel.Launch{Block: [3]int{8, 1, 1}}}
+	wide := &kernel.Kernel{DType: kernel.F64, Launch: kernel.Launch{Block: [3]int{8, 1, 1}}, Hints: kernel.Hints{WideVectors: true}}
+	c := cost.Counts{Threads: 1e5, LoadBytes: 1e8, RealOps: 1e10, LiveReals: 8} // 0.1 s of issue at 1e11
+	for _, tc := range []struct {
+		name string
+		m    tune.Machine
+		k    *kernel.Kernel
+		want float64
+	}{
+		{"plain kernel", cpu, plain, 0.1},
+		{"wide kernel", cpu, wide, 0.05},
+		{"wide kernel, AVX2 host", func() tune.Machine { m := cpu; m.Wide = 0; return m }(), wide, 0.1},
+		{"wide kernel on a GPU", func() tune.Machine { m := cpu; m.GPU, m.Registers = true, 255; return m }(), wide, 0.1},
+	} {
+		if p := tune.Predict(tc.m, tc.k, c, 1e6); math.Abs(p.Seconds-tc.want) > 1e-9 || p.Bound != "issue" {
+			t.Errorf("%s: %s, want %g s (issue)", tc.name, p.Describe(), tc.want)
+		}
+	}
+}
+
 // The model ranks a kernel that re-reads its input twice as slower than
 // one that streams it, through the counts of real kernels.
 func TestEstimateRanks(t *testing.T) {

@@ -43,6 +43,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,6 +114,9 @@ func Open() (*Device, error) {
 	d.probeFlags()
 	d.cpuKey = cpuKey()
 	d.info = hostInfo(d.short, firstLine(d.version))
+	if slices.Contains(d.flags, "-mno-avx512f") && d.avx512() {
+		d.info.WideVectorBits = 512 // see srcFlags
+	}
 	return d, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -87,6 +88,13 @@ func TestInfo(t *testing.T) {
 	}
 	if d.Dialect() != emit.C {
 		t.Errorf("dialect %q", d.Dialect())
+	}
+	// Wide-vector kernels get 512-bit vectors exactly where the build
+	// drops -mno-avx512f for them (srcFlags), and the model is told so.
+	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
+	avx512 := strings.Contains(string(cpuinfo), " avx512f")
+	if want := map[bool]int{true: 512}[avx512 && slices.Contains(d.Flags(), "-mno-avx512f")]; info.WideVectorBits != want {
+		t.Errorf("WideVectorBits %d, want %d (avx512f %v, flags %v)", info.WideVectorBits, want, avx512, d.Flags())
 	}
 	if _, short := d.Compiler(); strings.HasPrefix(short, "gcc") {
 		found := false
