@@ -72,9 +72,10 @@ const foldMinNF = 36
 // thread, the slot's weight and its gradient into shared memory, then
 // from their sums the Shepard PU, the Legendre products and
 // u = φψ, ∇u of the slot's B functions into shared memory (the matrix G
-// of the Gram product, with the point weights w·r, w·κ, w·f beside), then
-// every thread adds the chunk's points to its tiles of E = Gᵀ W G: tile
-// (I, J), I ≤ J < H, holds the entries {I, I+H} × {J, J+H}, which with
+// of the Gram product, with the point weights w·r, w·κ, w·f beside, or
+// their roots folded into G where n_f ≥ foldMinNF), then every thread
+// adds the chunk's points to its tiles of E = Gᵀ W G: tile (I, J),
+// I ≤ J < H, holds the R×R entries {I + uH} × {J + wH}, which with
 // symmetry cover the whole block once. Entries stay in registers over
 // the chunks; the load F = Σ w f u is summed by threads over its entries.
 //
@@ -238,19 +239,18 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 				kernel.Put("sblk", kernel.Cast{To: kernel.Int32, X: v("blk")}, cs, z),
 			}}))
 	}
-	// Zero the staged values once: tile-row major, the slots of
-	// functions past n_f and the pads are read (into accumulators never
-	// written out) but never set.
-	for _, arr := range []struct {
-		name string
-		n    int
-	}{{"su", CB * PC * row}, {"sdu", CB * d * PC * row}} {
-		if vw == 1 {
-			break
+	// With pairs, zero the staged values once: the slots of functions
+	// past n_f and the pads of odd sides are read (into accumulators
+	// never written out) but never set.
+	if vw > 1 {
+		for _, arr := range []struct {
+			name string
+			n    int
+		}{{"su", CB * PC * row}, {"sdu", CB * d * PC * row}} {
+			body = append(body, loop("zz", ci(0), ci((arr.n+CB*TC-1)/(CB*TC)),
+				idecl("z", ibin("+", v("lx"), ibin("*", v("zz"), ci(CB*TC)))),
+				kernel.If{Cond: ibin("<", v("z"), ci(arr.n)), Then: []kernel.Stmt{kernel.Put(arr.name, lit(0), v("z"))}}))
 		}
-		body = append(body, loop("zz", ci(0), ci((arr.n+CB*TC-1)/(CB*TC)),
-			idecl("z", ibin("+", v("lx"), ibin("*", v("zz"), ci(CB*TC)))),
-			kernel.If{Cond: ibin("<", v("z"), ci(arr.n)), Then: []kernel.Stmt{kernel.Put(arr.name, lit(0), v("z"))}}))
 	}
 	body = append(body, kernel.Barrier{})
 	// Tiles of this thread: tile e = lt + kk·TC of the H×H upper
