@@ -142,7 +142,7 @@ func Predict(m Machine, k *kernel.Kernel, c cost.Counts, ideal int64) Prediction
 		// AVX-512 builds. On this VM (C backend, fp64) the CPU dense
 		// form of p6/tet/m3 ran in 37 ms, predicted 145 ms at the AVX2
 		// rate, and was pruned from p5–p6 tet m6, where it beats the
-		// unrolled kernels by 1.1–1.7× and OpenBLAS by 1.1–1.3×. Over a
+		// unrolled kernels by 1.1–1.7×. Over a
 		// full search of 15 operators (p5–p6 tets and five sparse ones)
 		// the old rate lost the winner of 7 (by up to 1.72×), this one of
 		// 1 (by 1.07×).
