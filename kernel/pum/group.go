@@ -417,7 +417,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 			psi = mul(psi, v(L(kk, int(ex[kk]))))
 		}
 		ps := nm("ps%d", n)
-		colx := pos(ibin("+", v("cb"), ci(n)))
+		colx := ibin("+", v("cb"), ci(n)) // pos with vw = 1
 		if vw > 1 {
 			// pos(cb + n) without a division a function (vw = 2): with cb =
 			// q0·H + r0, cb + n is row u = q0 + ⌊n/H⌋ + carry, column
