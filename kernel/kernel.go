@@ -174,6 +174,12 @@ type Hints struct {
 	// MMAShape.Arch); 0 for any. It is no hint but a requirement: a CUDA
 	// device below it refuses the kernel, other dialects cannot print it.
 	MinArch int `json:"min_arch,omitempty"`
+	// SpillOnce marks a kernel whose thread runs its body once (no loop
+	// around the spilled values, as one element a thread): a value that
+	// does not fit the registers is stored and reloaded about once, and
+	// the cost model prices spills at their bytes instead of its
+	// SpillWeight (fitted on kernels whose spills sit in dependent chains).
+	SpillOnce bool `json:"spill_once,omitempty"`
 }
 
 // NeedsArch is the least CUDA compute capability ×10 k's MMA statements

@@ -38,6 +38,7 @@ func TestPredict(t *testing.T) {
 	gpu := tune.Machine{GPU: true, RoofGBs: 1000, CacheFactor: 4, SharedFactor: 10, IssueRate: 1e12, Registers: 255, SpillWeight: 10}
 	k := &kernel.Kernel{DType: kernel.F64, Launch: kernel.Launch{Block: [3]int{128, 1, 1}}}
 	bound := &kernel.Kernel{DType: kernel.F64, Launch: kernel.Launch{Block: [3]int{128, 1, 1}}, Hints: kernel.Hints{MinBlocksPerUnit: 4}}
+	once := &kernel.Kernel{DType: kernel.F64, Launch: kernel.Launch{Block: [3]int{128, 1, 1}}, Hints: kernel.Hints{SpillOnce: true}}
 	const ideal = 1e9 // bytes: 1 ms at the roof
 	tests := []struct {
 		name    string
@@ -58,6 +59,8 @@ func TestPredict(t *testing.T) {
 		{"spills", k, cost.Counts{Threads: 1e6, LoadBytes: 1e9, LiveReals: 200}, 1e-3 + 10*2*161*4*1e6/(1000e9*4), "dram+spill"},
 		// Four blocks of 128 threads per unit leave 128 registers each.
 		{"occupancy hint", bound, cost.Counts{Threads: 1e6, LoadBytes: 1e9, LiveReals: 60}, 1e-3 + 10*2*8*4*1e6/(1000e9*4), "dram+spill"},
+		// Straight-line code: the same spills, stored and reloaded once.
+		{"spilled once", once, cost.Counts{Threads: 1e6, LoadBytes: 1e9, LiveReals: 200}, 1e-3 + 2*161*4*1e6/(1000e9*4), "dram+spill"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

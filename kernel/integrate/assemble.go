@@ -277,7 +277,7 @@ func (in *Instance) MatFreeKernel(wg int) (*kernel.Kernel, error) {
 		return kernel.At("coef", add(mul(ci(w-3*nb), E), v("el")))
 	}
 	k.Body = colourElement(wg)
-	k.Body = append(k.Body, in.compute(word)...)
+	k.Body = append(k.Body, in.compute(word, false)...)
 	for a := range nb {
 		k.Body = append(k.Body,
 			kernel.Decl{Type: kernel.Index, Name: fmt.Sprintf("n%d", a), Init: kernel.Cast{To: kernel.Index, X: kernel.At("conn", add(mul(ci(a), E), v("el")))}})

@@ -136,8 +136,11 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 		Index64: in.index64(),
 		Launch:  kernel.Launch{Block: [3]int{vr.WG, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(Elements, vr.WG*vr.EPT)}},
 		// Straight-line arithmetic on a few dozen live values per element:
-		// on CPUs the 32 registers of AVX-512 halve the spills.
-		Hints: kernel.Hints{WideVectors: true},
+		// on CPUs the 32 registers of AVX-512 halve the spills; on GPUs
+		// a spill is stored and reloaded once (register-capped /bN
+		// variants spilling 60 B a thread were the fastest f32 CDR
+		// kernels on the H100, which the default spill price pruned).
+		Hints: kernel.Hints{WideVectors: true, SpillOnce: true},
 		Doc:   in.doc(vr),
 		Meta: map[string]any{"element": kind.String(), "problem": p.Op.String(), "load": p.Load,
 			"storage": p.storage(), "layout": p.layout(), "wg": vr.WG, "ept": vr.EPT, "local": vr.Local},
@@ -204,7 +207,7 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 		}
 		body = append(body, kernel.If{Cond: live, Then: stage}, kernel.Barrier{})
 	}
-	work := in.compute(word)
+	work := in.compute(word, vr.Chain)
 	// Stores.
 	ent := p.entryList()
 	if p.ElemMajor && vr.Local {
@@ -320,12 +323,14 @@ func (in *Instance) outIndex(i, n int) kernel.Expr {
 
 // compute is the integration of one element whose input word w is
 // word(w): it declares the accumulators A<a>_<b> (and B<a> for the load).
-func (in *Instance) compute(word func(int) kernel.Expr) []kernel.Stmt {
+// With chain, each entry's sum at a point runs on from its accumulator
+// (Variant.Chain).
+func (in *Instance) compute(word func(int) kernel.Expr, chain bool) []kernel.Stmt {
 	all := make([]int, in.Kind.Nodes())
 	for a := range all {
 		all[a] = a
 	}
-	return in.computeRows(word, all, false)
+	return in.computeRows(word, all, false, chain)
 }
 
 // computeRows is compute for the matrix rows (and load entries) in rows.
@@ -334,7 +339,7 @@ func (in *Instance) compute(word func(int) kernel.Expr) []kernel.Stmt {
 // for its own stores and its Laplace diagonal); without, a symmetric
 // matrix is accumulated in its upper triangle only (the stores of a full
 // matrix read A<b>_<a> for b < a: see accName).
-func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows bool) []kernel.Stmt {
+func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows, chain bool) []kernel.Stmt {
 	p := in.Problem
 	kind, nb := p.Kind, p.Kind.Nodes()
 	r := func(x float64) float64 { return p.Prec.Rounded(x) }
@@ -385,9 +390,6 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 		det := nm("det")
 		ss = append(ss, in.geometry(gi, g, jcols, p.Op != element.Mass)...)
 		grad := func(a, c int) kernel.Expr { return v(gn(gi, a, c)) }
-		dot := func(a, b int) kernel.Expr {
-			return add(add(mul(grad(a, 0), grad(b, 0)), mul(grad(a, 1), grad(b, 1))), mul(grad(a, 2), grad(b, 2)))
-		}
 		accum := func(a, b int, x kernel.Expr) {
 			ss = append(ss, kernel.Assign{Name: acc(a, b), Value: add(v(acc(a, b)), x)})
 		}
@@ -397,8 +399,30 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 			// only (the diagonal follows from the zero row sums).
 			wd := nm("wd")
 			ss = append(ss, decl(wd, mul(lit(r(p.K*g.m0)), v(nm("rdet")))))
+			if !chain {
+				for _, e := range ent {
+					a, b := e[0], e[1]
+					dot := add(add(mul(grad(a, 0), grad(b, 0)), mul(grad(a, 1), grad(b, 1))), mul(grad(a, 2), grad(b, 2)))
+					accum(a, b, mul(v(wd), dot))
+				}
+				break
+			}
+			// Chained: the row node's gradient is scaled once (K m0 /
+			// det), and each entry takes three fused multiply-adds.
+			scaled := map[int]bool{}
 			for _, e := range ent {
-				accum(e[0], e[1], mul(v(wd), dot(e[0], e[1])))
+				a, b := e[0], e[1]
+				if !scaled[a] {
+					scaled[a] = true
+					for c := range 3 {
+						ss = append(ss, decl(nm(fmt.Sprintf("sg%d_%d", a, c)), mul(v(wd), grad(a, c))))
+					}
+				}
+				var sum kernel.Expr = v(acc(a, b))
+				for c := range 3 {
+					sum = add(sum, mul(v(nm(fmt.Sprintf("sg%d_%d", a, c))), grad(b, c)))
+				}
+				ss = append(ss, kernel.Assign{Name: acc(a, b), Value: sum})
 			}
 		case element.Mass:
 			for _, e := range ent {
@@ -406,7 +430,7 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 			}
 		case element.CDR:
 			if g.np == 1 {
-				ss = append(ss, in.cdrPoint(gi, g, ent)...)
+				ss = append(ss, in.cdrPoint(gi, g, ent, chain)...)
 				break
 			}
 			// With ĝ = det ∇N: h_b,k = Σ_l c_kl ĝ_b,l; u_b = Σ_l c_0l ĝ_b,l;
@@ -467,13 +491,24 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 //
 //	c″ = w · [c00 det, c0j; ci0, cij / det],
 //
-// H_b = c″ ψ_b and A_ab += ψ_a · H_b: four fused multiply-adds per entry
-// and sixteen per node, against the eight per entry of the moment form
-// (which an affine element needs, its points sharing one geometry).
-func (in *Instance) cdrPoint(gi int, g group, ent [][2]int) []kernel.Stmt {
+// H_b = c″ ψ_b and A_ab += ψ_a · H_b: four multiply-adds per entry and
+// sixteen per node, against the eight per entry of the moment form (which
+// an affine element needs, its points sharing one geometry).
+//
+// Two forms, each where it measured faster (prism CDR):
+//   - chain (GPUs): each entry's sum runs on from its accumulator, four
+//     fused multiply-adds, where a bracketed dot product added to it
+//     costs a fifth more (H100 OpenCL 3–4 % faster);
+//   - otherwise (CPUs): the bracketed sum, with the weight of row and
+//     column 0 in the literals (H_b,0 formed without it and met by w N_a,
+//     c_i0 met by w N_b), so that only c00 det and the cij / det are
+//     scaled at the point (gcc: f64 12 % faster). The same fold in the
+//     chained form cost the H100 14 % in f64, whose kernel spills.
+func (in *Instance) cdrPoint(gi int, g group, ent [][2]int, chain bool) []kernel.Stmt {
 	nb := in.Kind.Nodes()
 	r := func(x float64) float64 { return in.Prec.Rounded(x) }
 	nm := func(s string) string { return gname(gi, s) }
+	fold := !chain
 	var ss []kernel.Stmt
 	ss = append(ss, decl(nm("wd"), mul(lit(r(g.m0)), v(nm("rdet")))))
 	q := func(i, j int) string { return nm(fmt.Sprintf("q%d%d", i, j)) }
@@ -481,8 +516,12 @@ func (in *Instance) cdrPoint(gi int, g group, ent [][2]int) []kernel.Stmt {
 		for j := range 4 {
 			var f kernel.Expr
 			switch {
+			case i == 0 && j == 0 && fold:
+				f = v(nm("det"))
 			case i == 0 && j == 0:
 				f = mul(lit(r(g.m0)), v(nm("det")))
+			case fold && (i == 0 || j == 0):
+				continue // c0j and ci0 are used as they are
 			case i == 0 || j == 0:
 				f = lit(r(g.m0))
 			default:
@@ -491,11 +530,28 @@ func (in *Instance) cdrPoint(gi int, g group, ent [][2]int) []kernel.Stmt {
 			ss = append(ss, decl(q(i, j), mul(f, v(cn(i, j)))))
 		}
 	}
-	psi := func(b, j int) kernel.Expr {
-		if j == 0 {
-			return lit(r(g.n[b]))
+	grad := func(b, j int) kernel.Expr { return v(gn(gi, b, j-1)) }
+	// Term j of H_b,i: c″_ij ψ_b,j (folded: without the weight in row 0).
+	hterm := func(b, i, j int) kernel.Expr {
+		switch {
+		case j == 0 && i > 0 && fold:
+			return mul(v(cn(i, 0)), lit(r(g.m0*g.n[b])))
+		case j == 0:
+			return mul(v(q(i, 0)), lit(r(g.n[b])))
+		case i == 0 && fold:
+			return mul(v(cn(0, j)), grad(b, j))
+		default:
+			return mul(v(q(i, j)), grad(b, j))
 		}
-		return v(gn(gi, b, j-1))
+	}
+	psi := func(a, i int) kernel.Expr { // ψ_a,i (folded: with the weight of row 0)
+		switch {
+		case i > 0:
+			return grad(a, i)
+		case fold:
+			return lit(r(g.m0 * g.n[a]))
+		}
+		return lit(r(g.n[a]))
 	}
 	hn := func(b, i int) string { return nm(fmt.Sprintf("H%d_%d", b, i)) }
 	need := map[int]bool{}
@@ -507,14 +563,31 @@ func (in *Instance) cdrPoint(gi int, g group, ent [][2]int) []kernel.Stmt {
 			continue
 		}
 		for i := range 4 {
-			ss = append(ss, decl(hn(b, i), add(add(add(mul(v(q(i, 0)), psi(b, 0)), mul(v(q(i, 1)), psi(b, 1))),
-				mul(v(q(i, 2)), psi(b, 2))), mul(v(q(i, 3)), psi(b, 3)))))
+			h := hterm(b, i, 0)
+			for j := 1; j < 4; j++ {
+				h = add(h, hterm(b, i, j))
+			}
+			ss = append(ss, decl(hn(b, i), h))
 		}
 	}
 	for _, e := range ent {
 		a, b := e[0], e[1]
-		dot := add(add(add(mul(psi(a, 0), v(hn(b, 0))), mul(psi(a, 1), v(hn(b, 1)))), mul(psi(a, 2), v(hn(b, 2)))), mul(psi(a, 3), v(hn(b, 3))))
-		ss = append(ss, kernel.Assign{Name: acc(a, b), Value: add(v(acc(a, b)), dot)})
+		var sum kernel.Expr
+		if chain {
+			sum = v(acc(a, b))
+		}
+		for i := range 4 {
+			t := mul(psi(a, i), v(hn(b, i)))
+			if sum == nil {
+				sum = t
+			} else {
+				sum = add(sum, t)
+			}
+		}
+		if !chain {
+			sum = add(v(acc(a, b)), sum)
+		}
+		ss = append(ss, kernel.Assign{Name: acc(a, b), Value: sum})
 	}
 	return ss
 }

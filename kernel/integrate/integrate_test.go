@@ -144,7 +144,7 @@ func TestHost(t *testing.T) {
 		testenv.Unavailable(t, "c", err)
 	}
 	defer dev.Close()
-	run(t, dev, spread(t, element.Kinds, []string{"w16/e1", "w64/e2", "w64/e1/local", "w64/e1/p2"}))
+	run(t, dev, spread(t, element.Kinds, []string{"w16/e1", "w64/e2", "w64/e1/local", "w64/e1/p2", "w64/e1/local/chain", "w16/e1/chain"}))
 }
 
 // On the OpenCL device BESPOKE_OPENCL_DEVICE selects (PoCL here), which
@@ -159,7 +159,7 @@ func TestOpenCL(t *testing.T) {
 		testenv.Unavailable(t, "opencl", err)
 	}
 	defer dev.Close()
-	run(t, dev, spread(t, []element.Kind{element.Prism}, []string{"w64/e1/local", "w16/e1", "w64/e2/local"}))
+	run(t, dev, spread(t, []element.Kind{element.Prism}, []string{"w64/e1/local", "w16/e1", "w64/e2/local/chain"}))
 	t.Run("flush", func(t *testing.T) { flushInBatch(t, dev) })
 }
 

@@ -47,7 +47,7 @@ func (in *Instance) buildParts(vr Variant) *kernel.Kernel {
 		for _, a := range rows {
 			own[a] = true
 		}
-		work := in.computeRows(in.inputWord, rows, true)
+		work := in.computeRows(in.inputWord, rows, true, vr.Chain)
 		for i, e := range ent {
 			if own[e[0]] {
 				work = append(work, kernel.Put("a", v(acc(e[0], e[1])), in.outIndex(i, len(ent))))
