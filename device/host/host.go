@@ -39,6 +39,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/bespoke-hpc/bespoke/internal/cache"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,7 +94,6 @@ type Device struct {
 	cpuKey  string // CPU model and feature flags, for the cache key
 	info    device.Info
 
-	locks    sync.Map     // cache key → *sync.Mutex
 	compiles atomic.Int64 // compiler invocations (for tests)
 }
 
@@ -268,6 +268,13 @@ func (d *Device) key(src emit.Source) string {
 		strings.Join(d.srcFlags(src), " "), d.cpuKey, src.Text)
 }
 
+// buildLocks serialises the builds of one cache key within the process,
+// across devices: two devices compiling the same source at once wrote
+// different objects (each names its own temporary source), and the
+// second's checksum, found beside the first's object, deleted the entry
+// that the first was about to load.
+var buildLocks sync.Map // cache key → *sync.Mutex
+
 // Build compiles src (or loads it from the cache) and resolves its entries.
 func (d *Device) Build(src emit.Source) (device.Program, error) {
 	if src.Dialect != emit.C && src.Dialect != "" {
@@ -275,9 +282,19 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 	}
 	st := cache.Open("c")
 	key := d.key(src)
-	mu, _ := d.locks.LoadOrStore(key, new(sync.Mutex))
+	mu, _ := buildLocks.LoadOrStore(key, new(sync.Mutex))
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
+	p, err := d.build(st, key, src)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Another process replaced or dropped the entry between our
+		// writing and loading it: once more.
+		p, err = d.build(st, key, src)
+	}
+	return p, err
+}
+
+func (d *Device) build(st *cache.Store, key string, src emit.Source) (device.Program, error) {
 	if path, ok := st.File(key, ".so"); ok {
 		if p, err := load(path, src.Entries); err == nil {
 			return p, nil
@@ -287,6 +304,9 @@ func (d *Device) Build(src emit.Source) (device.Program, error) {
 	}
 	path, err := st.PutFile(key, ".so", func(tmp string) error { return d.compile(st, key, src, tmp) })
 	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
 	p, err := load(path, src.Entries)

@@ -33,7 +33,7 @@ func TestFamilyIntegrate(t *testing.T) {
 		{"gen upper load", []string{"gen", "--family", "integrate", "--element", "prism", "--problem", "cdr", "--symmetric", "--upper", "--load", "--backend", "cuda"}, 0,
 			[]string{"prism_cdr_sym_load_upper", "const double* __restrict__ f"}, ""},
 		{"list gpu", []string{"gen", "--family", "integrate", "--element", "hex", "--problem", "cdr", "--backend", "cuda", "--list"}, 0,
-			[]string{"w64/e1\n", "w256/e2\n", "w64/e2/local\n", "w128/e1/rows\n"}, ""},
+			[]string{"w64/e1/chain\n", "w256/e2/chain\n", "w64/e2/local/chain\n", "w128/e1/rows/chain\n"}, ""},
 		{"list cpu", []string{"gen", "--family", "integrate", "--element", "prism", "--backend", "c", "--list"}, 0,
 			[]string{"w4/e1\n", "w16/e1\n", "w64/e1\n", "w64/e1/local\n"}, ""},
 		{"bad element", []string{"gen", "--family", "integrate", "--element", "pyramid", "--backend", "cuda"}, ExitUsage, nil, "pyramid"},
