@@ -57,8 +57,6 @@ func cCall(fn kernel.Intrinsic, t kernel.Type, dt kernel.DType, args []string) s
 		suffix = "f"
 	}
 	switch fn {
-	case kernel.Recip:
-		return divideOne(dt, args[0])
 	case kernel.Rsqrt:
 		one := "1.0"
 		if dt == kernel.F32 {

@@ -60,32 +60,12 @@ var cudaSpelling = spelling{
 
 // gpuCall spells an intrinsic in CUDA or OpenCL C, whose maths functions
 // are overloaded for float and double.
-func gpuCall(fn kernel.Intrinsic, t kernel.Type, dt kernel.DType, args []string) string {
-	if fn == kernel.Recip {
-		return divideOne(dt, args[0])
-	}
+func gpuCall(fn kernel.Intrinsic, t kernel.Type, _ kernel.DType, args []string) string {
 	name := string(fn)
 	if (fn == kernel.Min || fn == kernel.Max) && t == kernel.Real {
 		name = "f" + name
 	}
 	return name + "(" + strings.Join(args, ", ") + ")"
-}
-
-// divideOne is 1/x in precision dt, correctly rounded.
-func divideOne(dt kernel.DType, x string) string {
-	if dt == kernel.F32 {
-		return "(1.0f / (" + x + "))"
-	}
-	return "(1.0 / (" + x + "))"
-}
-
-// openclCall spells an intrinsic as gpuCall does, and a single-precision
-// reciprocal as native_recip (see kernel.Recip).
-func openclCall(fn kernel.Intrinsic, t kernel.Type, dt kernel.DType, args []string) string {
-	if fn == kernel.Recip && dt == kernel.F32 {
-		return "native_recip(" + args[0] + ")"
-	}
-	return gpuCall(fn, t, dt, args)
 }
 
 // cudaTF32 rounds a float to TF32 (kernel.TF32) as cvt.rna.tf32.f32

@@ -41,7 +41,7 @@ var openclSpelling = spelling{
 		field: [4]string{".s0", ".s1", ".s2", ".s3"},
 		ctor:  func(t string, vals []string) string { return "(" + t + ")(" + strings.Join(vals, ", ") + ")" },
 	},
-	call: openclCall,
+	call: gpuCall,
 	atomicAdd: func(p *printer, ref, v string) {
 		p.text("bespoke_atomic_add_", p.k.DType.String(), "(&", ref, ", ", v, ");")
 	},

@@ -95,12 +95,7 @@ type Intrinsic string
 // zero), to nearest with ties away from zero, as PTX's cvt.rna.tf32.f32
 // does (RoundTF32): the operands of a TF32 mma (MMA with Type MMATF32).
 // Unlike the others, only CUDA spells it (sm_80+; NeedsArch counts it), in
-// fp32 kernels only. Recip(x) is 1/x, correctly rounded but in OpenCL
-// single precision, which spells it native_recip: NVIDIA's compiler makes
-// that one rcp.approx.ftz (at most 1 ulp off, denormals flushed) where
-// 1.0f / x is a reciprocal with denormal fix-ups (1–2 % of the f32 prism
-// CDR kernel on the H100). Each candidate is verified against the float64
-// reference on the device that runs it, whatever its platform makes of it.
+// fp32 kernels only.
 const (
 	Sqrt  Intrinsic = "sqrt"
 	Rsqrt Intrinsic = "rsqrt"
@@ -109,13 +104,12 @@ const (
 	Min   Intrinsic = "min"
 	Max   Intrinsic = "max"
 	TF32  Intrinsic = "tf32"
-	Recip Intrinsic = "recip"
 )
 
 // Arity is how many arguments the intrinsic takes (0 for an unknown one).
 func (f Intrinsic) Arity() int {
 	switch f {
-	case Sqrt, Rsqrt, Fabs, TF32, Recip:
+	case Sqrt, Rsqrt, Fabs, TF32:
 		return 1
 	case Min, Max:
 		return 2

@@ -676,7 +676,7 @@ func (in *Instance) geometry(gi int, g group, jcols map[string]string, grads boo
 	det := nm("det")
 	ss = append(ss, decl(det, add(add(mul(j(0, 0), v(cn2(0, 0))), mul(j(0, 1), v(cn2(0, 1)))), mul(j(0, 2), v(cn2(0, 2))))))
 	if grads {
-		ss = append(ss, decl(nm("rdet"), kernel.Call{Fn: kernel.Recip, Args: []kernel.Expr{v(det)}}))
+		ss = append(ss, decl(nm("rdet"), bin("/", lit(1), v(det))))
 		// det·∂N_a/∂x_c = Σ_d C[c][d] ∂N_a/∂ξ_d: the gradients are
 		// kept unscaled, their 1/det² folded into the weight (and the
 		// 1/det of a first-order term cancels the det of the measure).

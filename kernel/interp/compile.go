@@ -185,8 +185,6 @@ func (c *compiler) realExpr(e kernel.Expr) rfn {
 			return func(f *frame) float64 { return round(math.Sqrt(args[0](f))) }
 		case kernel.Rsqrt:
 			return func(f *frame) float64 { return round(1 / math.Sqrt(args[0](f))) }
-		case kernel.Recip:
-			return func(f *frame) float64 { return round(1 / args[0](f)) }
 		case kernel.Fabs:
 			return func(f *frame) float64 { return math.Abs(args[0](f)) }
 		case kernel.Fma:

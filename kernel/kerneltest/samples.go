@@ -91,8 +91,7 @@ func Misc(dt kernel.DType) *kernel.Kernel {
 			kernel.VecLoad{Dst: []string{"a", "b"}, Buf: "x", Index: bin("*", v("g"), i(2))},
 			kernel.VecStore{Buf: "y", Index: bin("+", bin("*", v("g"), i(2)), i(2*MiscLen)), Src: []kernel.Expr{
 				kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{v("a"), kernel.Call{Fn: kernel.Fabs, Args: []kernel.Expr{v("b")}}}},
-				bin("*", kernel.Call{Fn: kernel.Recip, Args: []kernel.Expr{bin("+", v("a"), kernel.Lit{V: 1})}},
-					bin("*", v("b"), kernel.Call{Fn: kernel.Rsqrt, Args: []kernel.Expr{bin("+", bin("*", v("a"), v("a")), kernel.Lit{V: 1})}})),
+				bin("*", v("b"), kernel.Call{Fn: kernel.Rsqrt, Args: []kernel.Expr{bin("+", bin("*", v("a"), v("a")), kernel.Lit{V: 1})}}),
 			}},
 		},
 	}

@@ -32,7 +32,7 @@ static void misc_f32_block(int64_t _g, int64_t n, const int* restrict to, const 
         a = x[g * 2];
         b = x[g * 2 + 1];
         y[g * 2 + 4] = fmaxf(a, fabsf(b));
-        y[g * 2 + 4 + 1] = (1.0f / (a + 1.0f)) * (b * (1.0f / sqrtf(a * a + 1.0f)));
+        y[g * 2 + 4 + 1] = b * (1.0f / sqrtf(a * a + 1.0f));
     }
 }
 

@@ -31,5 +31,5 @@ __kernel __attribute__((reqd_work_group_size(4, 1, 1))) void misc_f32(int n, __g
         a = _v.s0;
         b = _v.s1;
     }
-    *(__global float2*)(y + (g * 2 + 4)) = (float2)(fmax(a, fabs(b)), native_recip(a + 1.0f) * (b * rsqrt(a * a + 1.0f)));
+    *(__global float2*)(y + (g * 2 + 4)) = (float2)(fmax(a, fabs(b)), b * rsqrt(a * a + 1.0f));
 }

@@ -32,7 +32,7 @@ static void misc_f64_block(int64_t _g, int64_t n, const int* restrict to, const 
         a = x[g * 2];
         b = x[g * 2 + 1];
         y[g * 2 + 4] = fmax(a, fabs(b));
-        y[g * 2 + 4 + 1] = (1.0 / (a + 1.0)) * (b * (1.0 / sqrt(a * a + 1.0)));
+        y[g * 2 + 4 + 1] = b * (1.0 / sqrt(a * a + 1.0));
     }
 }
 

@@ -33,5 +33,5 @@ __kernel __attribute__((reqd_work_group_size(4, 1, 1))) void misc_f64(int n, __g
         a = _v.s0;
         b = _v.s1;
     }
-    *(__global double2*)(y + (g * 2 + 4)) = (double2)(fmax(a, fabs(b)), (1.0 / (a + 1.0)) * (b * rsqrt(a * a + 1.0)));
+    *(__global double2*)(y + (g * 2 + 4)) = (double2)(fmax(a, fabs(b)), b * rsqrt(a * a + 1.0));
 }

@@ -23,5 +23,5 @@ extern "C" __global__ void __launch_bounds__(4) misc_f64(int n, const int* __res
         a = _v.x;
         b = _v.y;
     }
-    *(double2*)(y + (g * 2 + 4)) = make_double2(fmax(a, fabs(b)), (1.0 / (a + 1.0)) * (b * rsqrt(a * a + 1.0)));
+    *(double2*)(y + (g * 2 + 4)) = make_double2(fmax(a, fabs(b)), b * rsqrt(a * a + 1.0));
 }
