@@ -32,7 +32,10 @@ import (
 // block's k × Block·Width values of B stay in the L1 cache across the
 // tiles. (A barrier between tiles is all the GPU form needs too: the
 // kernel is valid, if slow, in every dialect.) The last tile takes the
-// m mod Rows rows left. A block whose columns all lie below n runs code
+// m mod Rows rows left. Where a tile's rows of α·A are zero in runs of
+// columns (PyFR's tet lifting, m6: half of each tile), the tiles are
+// written out one by one, each looping over its own non-zero columns only
+// (denseHostSpans). A block whose columns all lie below n runs code
 // without any column guard; only the last block of a launch checks its
 // columns (loads of B at the last column, stores skipped).
 //
@@ -89,7 +92,8 @@ func (g *gen) denseHostKernel() {
 	always := func(body []kernel.Stmt) kernel.Stmt { return kernel.If{Cond: lit(1), Then: body} }
 	// tile computes rows r0 … r0+rows-1 of the thread's columns; guarded,
 	// it loads B at column min(col, n-1) and stores only below n.
-	tile := func(rows int, r0 kernel.Expr, guarded bool) kernel.Stmt {
+	// spans nil: q runs over all of α·A's columns.
+	tile := func(rows int, r0 kernel.Expr, guarded bool, spans [][2]int) kernel.Stmt {
 		acc := func(r, c int) string { return fmt.Sprintf("acc%d_%d", r, c) }
 		col := func(c int) kernel.Expr { return plus(c*v.Block, ref("j")) }
 		body := []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: bin("+", bin("*", groupX, lit(nb)), localX)}}
@@ -118,7 +122,12 @@ func (g *gen) denseHostKernel() {
 					bin("*", ref(fmt.Sprintf("av%d", r)), ref(fmt.Sprintf("bv%d", c))))})
 			}
 		}
-		body = append(body, kernel.For{Var: "q", From: lit(0), To: lit(kk), Body: inner})
+		if spans == nil {
+			spans = [][2]int{{0, kk}}
+		}
+		for _, sp := range spans {
+			body = append(body, kernel.For{Var: "q", From: lit(sp[0]), To: lit(sp[1]), Body: inner})
+		}
 		for c := 0; c < v.Width; c++ {
 			var stores []kernel.Stmt
 			for r := 0; r < rows; r++ {
@@ -140,17 +149,25 @@ func (g *gen) denseHostKernel() {
 		return always(body)
 	}
 	full := m / v.Rows * v.Rows
+	spans, skip := g.denseHostSpans(v.Rows)
 	tiles := func(guarded bool) []kernel.Stmt {
 		var out []kernel.Stmt
+		if skip {
+			// One tile after another, each over its own columns of α·A.
+			for i, r0 := 0, 0; r0 < m; i, r0 = i+1, r0+v.Rows {
+				out = append(out, tile(min(v.Rows, m-r0), lit(r0), guarded, spans[i]), kernel.Barrier{})
+			}
+			return out
+		}
 		switch {
 		case full == v.Rows:
-			out = append(out, tile(v.Rows, lit(0), guarded), kernel.Barrier{})
+			out = append(out, tile(v.Rows, lit(0), guarded, nil), kernel.Barrier{})
 		case full > 0:
 			out = append(out, kernel.For{Var: "t", From: lit(0), To: lit(full), Step: int64(v.Rows),
-				Body: []kernel.Stmt{tile(v.Rows, ref("t"), guarded), kernel.Barrier{}}})
+				Body: []kernel.Stmt{tile(v.Rows, ref("t"), guarded, nil), kernel.Barrier{}}})
 		}
 		if m > full {
-			out = append(out, tile(m-full, lit(full), guarded), kernel.Barrier{})
+			out = append(out, tile(m-full, lit(full), guarded, nil), kernel.Barrier{})
 		}
 		return out
 	}
@@ -162,4 +179,42 @@ func (g *gen) denseHostKernel() {
 	}
 	k.Meta["tile"] = fmt.Sprintf("%d×%d", v.Rows, v.Width)
 	k.Meta["order"] = "host"
+}
+
+// maxSpanTiles bounds the tiles written out one by one to skip zero
+// columns of α·A (each is a copy of the inner loop).
+const maxSpanTiles = 64
+
+// denseHostSpans lists, for each tile of rows rows of α·A, the runs [lo,
+// hi) of columns where one of its rows is non-zero; skip reports whether
+// any tile leaves columns out (and there are at most maxSpanTiles tiles),
+// so that the tiles are written out each over its own columns. PyFR's
+// tet lifting operators (m6) are half zero in such runs: a tile of the
+// first third of the rows meets only the last half of the columns.
+func (g *gen) denseHostSpans(rows int) (spans [][][2]int, skip bool) {
+	m, k := g.m, g.k
+	if (m+rows-1)/rows > maxSpanTiles {
+		return nil, false
+	}
+	for r0 := 0; r0 < m; r0 += rows {
+		var runs [][2]int
+		for q := 0; q < k; q++ {
+			nz := false
+			for r := r0; r < min(r0+rows, m) && !nz; r++ {
+				nz = g.a[r*k+q] != 0
+			}
+			switch {
+			case !nz:
+			case len(runs) > 0 && runs[len(runs)-1][1] == q:
+				runs[len(runs)-1][1] = q + 1
+			default:
+				runs = append(runs, [2]int{q, q + 1})
+			}
+		}
+		if len(runs) != 1 || runs[0] != [2]int{0, k} {
+			skip = true
+		}
+		spans = append(spans, runs)
+	}
+	return spans, skip
 }
