@@ -2,6 +2,7 @@ package sparse
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -33,9 +34,9 @@ import (
 // tiles. (A barrier between tiles is all the GPU form needs too: the
 // kernel is valid, if slow, in every dialect.) The last tile takes the
 // m mod Rows rows left. Where a tile's rows of α·A are zero in runs of
-// columns (PyFR's tet lifting, m6: half of each tile), the tiles are
-// written out one by one, each looping over its own non-zero columns only
-// (denseHostSpans). A block whose columns all lie below n runs code
+// columns (PyFR's tet lifting, m6: half of each tile), each run of tiles
+// with the same non-zero columns gets a loop of its own that steps over
+// those columns only (denseHostSpans). A block whose columns all lie below n runs code
 // without any column guard; only the last block of a launch checks its
 // columns (loads of B at the last column, stores skipped).
 //
@@ -153,9 +154,28 @@ func (g *gen) denseHostKernel() {
 	tiles := func(guarded bool) []kernel.Stmt {
 		var out []kernel.Stmt
 		if skip {
-			// One tile after another, each over its own columns of α·A.
-			for i, r0 := 0, 0; r0 < m; i, r0 = i+1, r0+v.Rows {
-				out = append(out, tile(min(v.Rows, m-r0), lit(r0), guarded, spans[i]), kernel.Barrier{})
+			// Each run of tiles with the same columns of α·A in a loop
+			// of its own over them (one tile: no loop). Written out one
+			// by one, p5/tet/m6's tiles made 350 KB of C, which the C
+			// device compiles without the passes that slow huge sources
+			// (largeFlags), and it ran 2× slower.
+			for i := 0; i < len(spans); {
+				r0 := i * v.Rows
+				if r0+v.Rows > m { // the last tile, short
+					out = append(out, tile(m-r0, lit(r0), guarded, spans[i]), kernel.Barrier{})
+					break
+				}
+				j := i + 1
+				for j < len(spans) && (j+1)*v.Rows <= m && slices.Equal(spans[j], spans[i]) {
+					j++
+				}
+				if j == i+1 {
+					out = append(out, tile(v.Rows, lit(r0), guarded, spans[i]), kernel.Barrier{})
+				} else {
+					out = append(out, kernel.For{Var: "t", From: lit(r0), To: lit(j * v.Rows), Step: int64(v.Rows),
+						Body: []kernel.Stmt{tile(v.Rows, ref("t"), guarded, spans[i]), kernel.Barrier{}}})
+				}
+				i = j
 			}
 			return out
 		}
@@ -181,9 +201,9 @@ func (g *gen) denseHostKernel() {
 	k.Meta["order"] = "host"
 }
 
-// maxSpanTiles bounds the tiles written out one by one to skip zero
-// columns of α·A (each is a copy of the inner loop).
-const maxSpanTiles = 64
+// maxSpanTiles bounds the tiles whose columns of α·A are looked at one by
+// one to skip zero runs.
+const maxSpanTiles = 256
 
 // denseHostSpans lists, for each tile of rows rows of α·A, the runs [lo,
 // hi) of columns where one of its rows is non-zero; skip reports whether
