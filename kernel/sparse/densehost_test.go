@@ -185,9 +185,10 @@ func TestDenseHostParse(t *testing.T) {
 }
 
 // The CPU dense form skips the columns of α·A that a tile's rows leave
-// zero: on PyFR's p4 tet lifting (m6, half zero in runs) its inner loops
-// run about half as many steps as on a dense operator of the same shape,
-// and on a dense one they run over every column of every tile.
+// zero before their first non-zero and after their last: on PyFR's p4 tet
+// lifting (m6, half zero in runs) its inner loops run about three
+// quarters of the steps they run on a dense operator of the same shape,
+// where they cover every column of every tile.
 func TestDenseHostSkipsZeroColumns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 1))
 	// steps counts the steps of the q loops, times the trips of the tile
@@ -237,8 +238,8 @@ func TestDenseHostSkipsZeroColumns(t *testing.T) {
 		if got := steps(full, name); got != tiles*m6.Cols {
 			t.Errorf("%s, dense %d×%d: %d steps of q, want %d (every column of %d tiles)", name, m6.Rows, m6.Cols, got, tiles*m6.Cols, tiles)
 		}
-		if got, dense := steps(m6, name), tiles*m6.Cols; float64(got) > 0.6*float64(dense) {
-			t.Errorf("%s, p4/tet/m6: %d steps of q, want at most 60 %% of the dense %d", name, got, dense)
+		if got, dense := steps(m6, name), tiles*m6.Cols; float64(got) > 0.8*float64(dense) {
+			t.Errorf("%s, p4/tet/m6: %d steps of q, want at most 80 %% of the dense %d", name, got, dense)
 		}
 	}
 }
