@@ -316,6 +316,10 @@ func Validate(k *Kernel) error {
 	if hasBarrier || mma {
 		c.varying = varyingVars(k.Body)
 	}
+	if mma {
+		c.tids = threadIndexVars(k)
+		c.laneVarying = varyingVarsBy(k.Body, func(e Expr, v map[string]bool) bool { return exprLaneVarying(e, v, c.tids) })
+	}
 	if err := c.stmts(k.Body, false); err != nil {
 		return fmt.Errorf("kernel %s: %v", k.Name, err)
 	}
@@ -349,6 +353,13 @@ type checker struct {
 	env     *Env
 	varying map[string]bool // variables that may differ between the threads of a block
 	shared  map[string]bool // the kernel's shared arrays
+	// laneVarying are the variables that may differ between the lanes
+	// of a warp, and laneDiv is set under control flow that may (see
+	// exprLaneVarying): a warp-level mma needs its warp whole, not its
+	// block.
+	laneVarying map[string]bool
+	laneDiv     bool
+	tids        map[string]bool // threadIndexVars
 }
 
 func (c *checker) stmts(ss []Stmt, divergent bool) error {
@@ -443,6 +454,7 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 			return fmt.Errorf("if condition is %s", t)
 		}
 		div := divergent || c.isVarying(s.Cond)
+		defer c.underLanes(c.laneVarying != nil && exprLaneVarying(s.Cond, c.laneVarying, c.tids))()
 		for _, body := range [][]Stmt{s.Then, s.Else} {
 			env.Push()
 			err := c.stmts(body, div)
@@ -473,6 +485,7 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 		if err := env.Declare(s.Var, Symbol{Type: Index}); err != nil {
 			return err
 		}
+		defer c.underLanes(c.laneVarying != nil && (exprLaneVarying(s.From, c.laneVarying, c.tids) || exprLaneVarying(s.To, c.laneVarying, c.tids)))()
 		return c.stmts(s.Body, divergent || c.isVarying(s.From) || c.isVarying(s.To))
 	case Barrier:
 		if divergent {
@@ -482,7 +495,7 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 	case Comment:
 		return nil
 	case MMA:
-		return c.mma(s, divergent)
+		return c.mma(s, c.laneDiv)
 	case CopyAsync:
 		return c.copyAsync(s)
 	case AsyncCommit:
@@ -641,9 +654,94 @@ func exprVarying(e Expr, varying map[string]bool) bool {
 	return v
 }
 
+// underLanes marks the statements checked until the returned function
+// runs as under control flow that may split a warp, when split is set.
+func (c *checker) underLanes(split bool) func() {
+	old := c.laneDiv
+	c.laneDiv = old || split
+	return func() { c.laneDiv = old }
+}
+
+// threadIndexVars are k's variables that hold the thread index along x
+// and nothing else (declared from it, never assigned), where a warp is 32
+// consecutive values of it: the block is one-dimensional or its x side a
+// multiple of 32.
+func threadIndexVars(k *Kernel) map[string]bool {
+	b := k.Launch.Block
+	if !(b[0]%32 == 0 || (b[1] <= 1 && b[2] <= 1)) {
+		return nil
+	}
+	tids := map[string]bool{}
+	assigned := map[string]bool{}
+	WalkStmts(k.Body, func(s Stmt) bool {
+		switch s := s.(type) {
+		case Decl:
+			if isThreadX(s.Init, nil) && len(s.Dims) == 0 {
+				tids[s.Name] = true
+			}
+		case Assign:
+			assigned[s.Name] = true
+		}
+		return true
+	})
+	for name := range assigned {
+		delete(tids, name)
+	}
+	return tids
+}
+
+// isThreadX reports whether e is the thread index along x (cast or not),
+// or a variable of tids.
+func isThreadX(e Expr, tids map[string]bool) bool {
+	switch x := e.(type) {
+	case Special:
+		return x.Kind == LocalID && x.Axis == 0
+	case Cast:
+		return isThreadX(x.X, tids)
+	case Var:
+		return tids[x.Name]
+	}
+	return false
+}
+
+// exprLaneVarying reports whether e may differ between the lanes of a
+// warp: as exprVarying, except that the thread index along x divided by a
+// multiple of 32 (a warp's index) is the same over a warp. tids are the
+// variables that hold that index (threadIndexVars); nil where the block's
+// shape does not make warps of consecutive x indices (nothing is then
+// taken as the same over a warp).
+func exprLaneVarying(e Expr, varying map[string]bool, tids map[string]bool) bool {
+	switch x := e.(type) {
+	case Bin:
+		if r, ok := x.R.(Int); ok && x.Op == "/" && r.V > 0 && r.V%32 == 0 && tids != nil && isThreadX(x.L, tids) {
+			return false
+		}
+		return exprLaneVarying(x.L, varying, tids) || exprLaneVarying(x.R, varying, tids)
+	case Unary:
+		return exprLaneVarying(x.X, varying, tids)
+	case Cast:
+		return exprLaneVarying(x.X, varying, tids)
+	case Select:
+		return exprLaneVarying(x.Cond, varying, tids) || exprLaneVarying(x.Then, varying, tids) || exprLaneVarying(x.Else, varying, tids)
+	case Call:
+		for _, a := range x.Args {
+			if exprLaneVarying(a, varying, tids) {
+				return true
+			}
+		}
+		return false
+	case Lit, Int:
+		return false
+	}
+	return exprVarying(e, varying)
+}
+
 // varyingVars finds the variables that may differ between threads: those
 // set from varying values or under varying control flow, to a fixed point.
-func varyingVars(body []Stmt) map[string]bool {
+func varyingVars(body []Stmt) map[string]bool { return varyingVarsBy(body, exprVarying) }
+
+// varyingVarsBy is varyingVars with vary saying which expressions vary.
+func varyingVarsBy(body []Stmt, vary func(Expr, map[string]bool) bool) map[string]bool {
 	varying := map[string]bool{}
 	for changed := true; changed; {
 		changed = false
@@ -658,11 +756,11 @@ func varyingVars(body []Stmt) map[string]bool {
 			for _, s := range ss {
 				switch s := s.(type) {
 				case Decl:
-					if len(s.Dims) > 0 || (s.Init != nil && (div || exprVarying(s.Init, varying))) {
+					if len(s.Dims) > 0 || (s.Init != nil && (div || vary(s.Init, varying))) {
 						mark(s.Name)
 					}
 				case Assign:
-					if div || exprVarying(s.Value, varying) {
+					if div || vary(s.Value, varying) {
 						mark(s.Name)
 					}
 				case VecLoad:
@@ -678,11 +776,11 @@ func varyingVars(body []Stmt) map[string]bool {
 						mark(s.Old) // a ticket differs between threads
 					}
 				case If:
-					d := div || exprVarying(s.Cond, varying)
+					d := div || vary(s.Cond, varying)
 					walk(s.Then, d)
 					walk(s.Else, d)
 				case For:
-					d := div || exprVarying(s.From, varying) || exprVarying(s.To, varying)
+					d := div || vary(s.From, varying) || vary(s.To, varying)
 					if d {
 						mark(s.Var)
 					}

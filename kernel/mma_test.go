@@ -188,6 +188,25 @@ func TestValidateMMA(t *testing.T) {
 	if err := Validate(mmaKernel(32, F64, uniform)); err != nil {
 		t.Errorf("an mma under uniform control flow: %v", err)
 	}
+	// A warp's index (the thread index over a multiple of 32, directly
+	// or through a variable that holds the thread index) is the same on
+	// its lanes: an mma may depend on it, a barrier may not.
+	tid := Decl{Type: Int32, Name: "tid", Init: Cast{To: Int32, X: lx}}
+	byWarp := func(cond Expr) func(MMA) []Stmt {
+		return func(m MMA) []Stmt {
+			return []Stmt{tid, Decl{Type: Int32, Name: "w", Init: Bin{Op: "/", L: v("tid"), R: Int{V: 32}}},
+				If{Cond: cond, Then: []Stmt{m}}}
+		}
+	}
+	for _, cond := range []Expr{
+		Bin{Op: "==", L: v("w"), R: Int{V: 1}},
+		Bin{Op: "<", L: Bin{Op: "/", L: lx, R: Int{V: 64}}, R: Int{V: 1}},
+		Select{Cond: Bin{Op: "==", L: v("w"), R: Int{V: 0}}, Then: Int{V: 1}, Else: Int{V: 0}},
+	} {
+		if err := Validate(mmaKernel(128, F64, byWarp(cond))); err != nil {
+			t.Errorf("an mma under a warp's condition %v: %v", cond, err)
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		k    *Kernel
@@ -206,6 +225,26 @@ func TestValidateMMA(t *testing.T) {
 		{"divergent", mmaKernel(32, F64, func(m MMA) []Stmt {
 			return []Stmt{If{Cond: Bin{Op: "<", L: lx, R: Int{V: 16}}, Then: []Stmt{m}}}
 		}), "differs between threads"},
+		{"lanes of a warp", mmaKernel(64, F64, func(m MMA) []Stmt {
+			return []Stmt{If{Cond: Bin{Op: "<", L: Bin{Op: "/", L: lx, R: Int{V: 16}}, R: Int{V: 1}}, Then: []Stmt{m}}}
+		}), "differs between threads"},
+		{"lane of a warp", mmaKernel(64, F64, func(m MMA) []Stmt {
+			return []Stmt{If{Cond: Bin{Op: "==", L: Bin{Op: "%", L: lx, R: Int{V: 32}}, R: Int{V: 0}}, Then: []Stmt{m}}}
+		}), "differs between threads"},
+		{"warp's index reassigned", mmaKernel(64, F64, func(m MMA) []Stmt {
+			return []Stmt{Decl{Type: Int32, Name: "tid", Init: Cast{To: Int32, X: lx}}, Assign{Name: "tid", Value: Bin{Op: "+", L: v("tid"), R: Int{V: 16}}},
+				If{Cond: Bin{Op: "==", L: Bin{Op: "/", L: v("tid"), R: Int{V: 32}}, R: Int{V: 0}}, Then: []Stmt{m}}}
+		}), "differs between threads"},
+		{"warp over two rows", func() *Kernel {
+			k := mmaKernel(16, F64, func(m MMA) []Stmt {
+				return []Stmt{If{Cond: Bin{Op: "==", L: Bin{Op: "/", L: lx, R: Int{V: 32}}, R: Int{V: 0}}, Then: []Stmt{m}}}
+			})
+			k.Launch.Block = [3]int{16, 2, 1}
+			return k
+		}(), "differs between threads"},
+		{"barrier under a warp's condition", mmaKernel(64, F64, func(m MMA) []Stmt {
+			return []Stmt{m, If{Cond: Bin{Op: "==", L: Bin{Op: "/", L: lx, R: Int{V: 32}}, R: Int{V: 0}}, Then: []Stmt{Barrier{}}}}
+		}), "barrier under a condition"},
 		{"varying loop", mmaKernel(32, F64, func(m MMA) []Stmt {
 			return []Stmt{For{Var: "q", From: lx, To: Int{V: 40}, Step: 32, Body: []Stmt{m}}}
 		}), "differs between threads"},

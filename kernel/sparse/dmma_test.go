@@ -387,3 +387,57 @@ func TestDMMAAsyncWaitMatters(t *testing.T) {
 		}
 	}
 }
+
+// A warp whose rows of α·A are zero over whole chunks skips them: on
+// PyFR's p4 tet lifting (m6, half zero in runs of columns) the dmma
+// candidates with chunks of at most 30 columns declare their warp's
+// chunks (klo, khi), and every candidate matches the float64
+// reference in the interpreter, with β = 1 and rows split over blocks
+// where the candidates do; on a dense operator none skips.
+func TestDMMASkipsZeroChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 5))
+	declares := func(k *kernel.Kernel) bool {
+		found := false
+		kernel.WalkStmts(k.Body, func(s kernel.Stmt) bool {
+			if d, ok := s.(kernel.Decl); ok && d.Name == "klo" {
+				found = true
+			}
+			return !found
+		})
+		return found
+	}
+	m6 := pyfrOp(t, "p4/tet/m6")
+	cs := dmmaCases(t, rng, m6, 1, 45, []string{"dmma/m16n8k4-r2-w4-x4-c16-t16-a3-y2", "dmma/m16n8k4-r1-w4-x2-c12-t16-y3"})
+	if len(cs) == 0 {
+		t.Fatal("no dmma candidates for p4/tet/m6")
+	}
+	split, skipping := 0, 0
+	for _, c := range cs {
+		// Rows 0–34 meet columns 30–59 only: the warps of rows 0–31
+		// skip chunk 0 wherever a chunk is at most 30 columns.
+		v, err := ParseVariant(c.Kernel.Variant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if declares(c.Kernel) {
+			skipping++
+		} else if v.Chunk <= 30 {
+			t.Errorf("%s: no warp skips a chunk", c.Kernel.Variant)
+		}
+		if strings.Contains(c.Kernel.Variant, "-y") {
+			split++
+		}
+		if res, err := verify.Interpret(c); err != nil || !res.OK() {
+			t.Fatalf("%s %s: %+v, %v", c.Label, c.Kernel.Variant, res, err)
+		}
+	}
+	for _, c := range dmmaCases(t, rng, randomDense(t, rng, 37, 29, nil), 0, 45, dmmaEdge[:2]) {
+		if declares(c.Kernel) {
+			t.Errorf("%s on a dense operator: warps skip chunks", c.Kernel.Variant)
+		}
+	}
+	if skipping == 0 {
+		t.Error("no p4/tet/m6 candidate skips a chunk")
+	}
+	t.Logf("%d p4/tet/m6 kernels interpreted, %d skipping chunks, %d with rows split over blocks", len(cs), skipping, split)
+}
