@@ -857,70 +857,7 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 	} else {
 		loop.UnrollBy = u
 	}
-	if _, _, skip := b.warpChunks(); skip {
-		// A warp whose rows of α·A are zero throughout chunk kc skips
-		// it (the branch is uniform over the warp).
-		return []kernel.Stmt{kernel.If{Cond: bin("&&", bin(">=", kernel.Ref("kc"), kernel.Ref("klo")), bin("<", kernel.Ref("kc"), kernel.Ref("khi"))),
-			Then: []kernel.Stmt{loop}}}
-	}
 	return []kernel.Stmt{loop}
-}
-
-// warpChunks is, for each row group gy of blocks and warp row wr (index
-// gy·wm + wr), the chunks [lo, hi) from the first that meets a non-zero
-// of the warp's rows of α·A to the last (0, 0 where they are all zero);
-// skip reports whether any warp leaves chunks out. PyFR's tet lifting
-// operators (m6) are half zero in runs of columns: the warps of the first
-// third of the rows meet only the last half of the chunks.
-func (b *dmmaBuilder) warpChunks() (lo, hi []int, skip bool) {
-	l, g := b.l, b.g
-	rows := b.v.Rows * l.sh.M
-	for gy := 0; gy < l.groups; gy++ {
-		for wr := 0; wr < l.wm; wr++ {
-			r0 := gy*l.mp + wr*rows
-			first, last := -1, -1
-			for r := r0; r < min(r0+rows, g.m); r++ {
-				for q := 0; q < g.k; q++ {
-					if g.a[r*g.k+q] != 0 {
-						if first < 0 || q < first {
-							first = q
-						}
-						last = max(last, q)
-					}
-				}
-			}
-			c0, c1 := 0, 0
-			if first >= 0 {
-				c0, c1 = first/b.v.Chunk, last/b.v.Chunk+1
-			}
-			if c0 != 0 || c1 != l.chunks {
-				skip = true
-			}
-			lo, hi = append(lo, c0), append(hi, c1)
-		}
-	}
-	return lo, hi, skip
-}
-
-// warpChunkDecls declares klo and khi, the chunks the thread's warp works
-// on (see warpChunks), where some warp skips chunks.
-func (b *dmmaBuilder) warpChunkDecls() []kernel.Stmt {
-	lo, hi, skip := b.warpChunks()
-	if !skip {
-		return nil
-	}
-	w := kernel.Expr(kernel.Ref("wr"))
-	if b.l.groups > 1 {
-		w = bin("+", bin("*", kernel.Cast{To: kernel.Int32, X: bin("%", groupX, lit(b.l.groups))}, lit(b.l.wm)), w)
-	}
-	pick := func(vals []int) kernel.Expr {
-		e := kernel.Expr(lit(vals[len(vals)-1]))
-		for i := len(vals) - 2; i >= 0; i-- {
-			e = kernel.Select{Cond: bin("==", kernel.Ref("wi"), lit(i)), Then: lit(vals[i]), Else: e}
-		}
-		return e
-	}
-	return []kernel.Stmt{dmmaI32("wi", w), dmmaI32("klo", pick(lo)), dmmaI32("khi", pick(hi))}
 }
 
 // unroll is how far the loop over a chunk's k-steps is unrolled: 0
@@ -1151,7 +1088,6 @@ func (g *gen) dmmaKernel() {
 		// are adjacent blocks, so that the later ones read B from L2.
 		body = append(body, dmmaI32("row0", bin("*", kernel.Cast{To: kernel.Int32, X: bin("%", groupX, lit(l.groups))}, lit(l.mp))))
 	}
-	body = append(body, b.warpChunkDecls()...)
 	for i := 0; i < v.Rows; i++ {
 		for j := 0; j < v.Width; j++ {
 			for e := 0; e < l.nc; e++ {
