@@ -502,7 +502,7 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 //   - otherwise (CPUs): the bracketed sum, with the weight of row and
 //     column 0 in the literals (H_b,0 formed without it and met by w N_a,
 //     c_i0 met by w N_b), so that only c00 det and the cij / det are
-//     scaled at the point (gcc: f64 12 % faster). The same fold in the
+//     scaled at the point (gcc: f64 3–12 % faster). The same fold in the
 //     chained form cost the H100 14 % in f64, whose kernel spills.
 func (in *Instance) cdrPoint(gi int, g group, ent [][2]int, chain bool) []kernel.Stmt {
 	nb := in.Kind.Nodes()
