@@ -218,31 +218,6 @@ func TestMaxRegisters(t *testing.T) {
 	}
 }
 
-// A source permits flushing denormals only where all its kernels do.
-func TestFlushDenormals(t *testing.T) {
-	one := func(name string, flush bool) *kernel.Kernel {
-		return &kernel.Kernel{Name: name, Launch: kernel.Launch{Block: [3]int{64, 1, 1}}, Hints: kernel.Hints{FlushDenormals: flush},
-			Params: []kernel.Param{{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}},
-			Body:   []kernel.Stmt{kernel.Put("y", kernel.Lit{V: 1}, kernel.Int{})}}
-	}
-	for _, tc := range []struct {
-		name string
-		ks   []*kernel.Kernel
-		want bool
-	}{
-		{"none", []*kernel.Kernel{one("k", false)}, false},
-		{"all", []*kernel.Kernel{one("k", true), one("other", true)}, true},
-		{"one of two", []*kernel.Kernel{one("k", true), one("other", false)}, false},
-	} {
-		for _, d := range emit.Dialects() {
-			src, err := emit.Render(d, tc.ks...)
-			if err != nil || src.FlushDenormals != tc.want {
-				t.Errorf("%s, %s: flush %v, want %v (%v)", tc.name, d, src.FlushDenormals, tc.want, err)
-			}
-		}
-	}
-}
-
 // A warp-level mma is CUDA inline assembly, outputs "=d" and inputs "d" in
 // fragment order, and the source says which architecture it needs; OpenCL
 // and C refuse the kernel.

@@ -68,10 +68,6 @@ func Render(d Dialect, ks ...*kernel.Kernel) (Source, error) {
 		src.Wide = src.Wide || k.Hints.WideVectors
 	}
 	src.MaxRegisters = maxRegisters(ks)
-	src.FlushDenormals = len(ks) > 0
-	for _, k := range ks {
-		src.FlushDenormals = src.FlushDenormals && k.Hints.FlushDenormals
-	}
 	src.Text = b.String()
 	return src, nil
 }

@@ -33,9 +33,6 @@ type Source struct {
 	// multiprocessor: what a platform without launch bounds (NVIDIA's
 	// OpenCL) can be told instead. 0 otherwise.
 	MaxRegisters int
-	// FlushDenormals: every kernel permits single-precision denormals to
-	// be flushed to zero (kernel.Hints.FlushDenormals).
-	FlushDenormals bool
 	// MinArch is the least CUDA compute capability ×10 the kernels need
 	// (kernel.Hints.MinArch: 80 for fp64 mma.sync …); 0 when any will do.
 	MinArch int

@@ -180,11 +180,6 @@ type Hints struct {
 	// the cost model prices spills at their bytes instead of its
 	// SpillWeight (fitted on kernels whose spills sit in dependent chains).
 	SpillOnce bool `json:"spill_once,omitempty"`
-	// FlushDenormals permits the compiler to flush single-precision
-	// denormal values to zero (CUDA's --ftz=true, OpenCL's
-	// -cl-denorms-are-zero), where values under 2⁻¹²⁶ cannot matter. A
-	// permission: a program whose kernels do not all give it keeps them.
-	FlushDenormals bool `json:"flush_denormals,omitempty"`
 }
 
 // NeedsArch is the least CUDA compute capability ×10 k's MMA statements

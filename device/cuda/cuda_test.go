@@ -313,28 +313,3 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
-// A source whose kernels all permit flushing denormals adds --ftz=true,
-// before a trailing --ptxas-options (which compile drops for an NVRTC that
-// refuses it); any other keeps the options as they are.
-func TestSourceOptions(t *testing.T) {
-	base := []string{"-arch=sm_90", "-default-device", "-std=c++17", ptxasVerbose}
-	for _, tc := range []struct {
-		name  string
-		opts  []string
-		flush bool
-		want  []string
-	}{
-		{"plain", base, false, base},
-		{"flush", base, true, []string{"-arch=sm_90", "-default-device", "-std=c++17", FlushOption, ptxasVerbose}},
-		{"flush, PTX", base[:3], true, []string{"-arch=sm_90", "-default-device", "-std=c++17", FlushOption}},
-	} {
-		got := SourceOptions(tc.opts, emit.Source{FlushDenormals: tc.flush})
-		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
-			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
-		}
-	}
-	if strings.Join(base, " ") != "-arch=sm_90 -default-device -std=c++17 "+ptxasVerbose {
-		t.Errorf("SourceOptions changed its argument: %q", base)
-	}
-}

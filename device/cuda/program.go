@@ -8,7 +8,6 @@ import (
 	"math"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,24 +39,6 @@ func (d *Device) Options() (opts []string, cubin bool, err error) {
 	return opts, cubin, nil
 }
 
-// FlushOption is the NVRTC option a source that permits flushing denormals
-// gets (emit.Source.FlushDenormals).
-const FlushOption = "--ftz=true"
-
-// SourceOptions is opts with what src asks for: FlushOption where its
-// kernels all permit flushing denormals. It goes before a trailing
-// --ptxas-options, which compile drops for an NVRTC that refuses it.
-func SourceOptions(opts []string, src emit.Source) []string {
-	if !src.FlushDenormals {
-		return opts
-	}
-	out := slices.Clone(opts)
-	if n := len(out); n > 0 && out[n-1] == ptxasVerbose {
-		return append(append(out[:n-1:n-1], FlushOption), ptxasVerbose)
-	}
-	return append(out, FlushOption)
-}
-
 // compile returns the image of src for d, from the cache when present. hit
 // reports a cache hit. Safe on any goroutine.
 func (d *Device) compile(src emit.Source) (c compiled, hit bool, err error) {
@@ -71,7 +52,6 @@ func (d *Device) compile(src emit.Source) (c compiled, hit bool, err error) {
 	if err != nil {
 		return c, false, err
 	}
-	opts = SourceOptions(opts, src)
 	key := cache.Key("bespoke-cuda-v2", src.Text, strings.Join(opts, "\x01"), fmt.Sprintf("sm_%d%d", d.major, d.minor),
 		fmt.Sprintf("driver %d", drv.version), fmt.Sprintf("nvrtc %d.%d", nvrtc.major, nvrtc.minor), fmt.Sprintf("cubin %v", cubin))
 	// The image (CUBIN or PTX) and NVRTC's log (ptxas's spill counts) are

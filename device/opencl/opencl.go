@@ -337,19 +337,7 @@ func (d *Device) buildOptions() string {
 // "-cl-nv-maxrregcount=N" (prism CDR in f32 ran the same with a cap of 64
 // as without one), so the cap goes into the program's PTX instead (see
 // capRegisters).
-//
-// A source whose kernels all permit it (emit.Source.FlushDenormals) adds
-// -cl-denorms-are-zero.
-func (d *Device) srcOptions(src emit.Source) string {
-	if src.FlushDenormals {
-		return d.buildOptions() + " " + FlushOption
-	}
-	return d.buildOptions()
-}
-
-// FlushOption is the build option a source that permits flushing
-// denormals gets (see srcOptions).
-const FlushOption = "-cl-denorms-are-zero"
+func (d *Device) srcOptions(src emit.Source) string { return d.buildOptions() }
 
 // regCap is the register cap to write into src's PTX: on NVIDIA's
 // platform, whose program binaries are PTX, 0 elsewhere.

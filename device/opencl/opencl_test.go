@@ -407,24 +407,6 @@ func TestRegisterCapOption(t *testing.T) {
 	}
 }
 
-// A source whose kernels all permit flushing denormals is built with
-// -cl-denorms-are-zero, under a key of its own; any other without it.
-func TestFlushOption(t *testing.T) {
-	src := emit.Source{Dialect: emit.OpenCL, Text: "kernel void f(void) {}\n"}
-	flush := src
-	flush.FlushDenormals = true
-	d := &Device{info: device.Info{Platform: "NVIDIA CUDA"}, options: BuildOptions}
-	if got := d.srcOptions(flush); !strings.Contains(got, FlushOption) {
-		t.Errorf("flushing source: options %q lack %s", got, FlushOption)
-	}
-	if got := d.srcOptions(src); strings.Contains(got, FlushOption) {
-		t.Errorf("plain source: options %q", got)
-	}
-	if d.key(src) == d.key(flush) {
-		t.Error("flushing and plain sources share a cache key")
-	}
-}
-
 func TestCapRegisters(t *testing.T) {
 	ptx := ".version 8.0\n.target sm_90\n.visible .entry f(\n\t.param .u32 f_param_0\n)\n.reqntid 128, 1, 1\n{\n\tret;\n}\n" +
 		".visible .entry g(\n\t.param .u64 g_param_0\n)\n.maxnreg 200\n{\n\tret;\n}\n"

@@ -140,11 +140,7 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 		// a spill is stored and reloaded once (register-capped /bN
 		// variants spilling 60 B a thread were the fastest f32 CDR
 		// kernels on the H100, which the default spill price pruned).
-		// In single precision the compilers may flush denormals (values
-		// under 2⁻¹²⁶, which no element matrix meets): NVIDIA's OpenCL
-		// then drops the fix-ups around its reciprocals (1 % of the f32
-		// prism CDR kernel on the H100).
-		Hints: kernel.Hints{WideVectors: true, SpillOnce: true, FlushDenormals: p.Prec == kernel.F32},
+		Hints: kernel.Hints{WideVectors: true, SpillOnce: true},
 		Doc:   in.doc(vr),
 		Meta: map[string]any{"element": kind.String(), "problem": p.Op.String(), "load": p.Load,
 			"storage": p.storage(), "layout": p.layout(), "wg": vr.WG, "ept": vr.EPT, "local": vr.Local},

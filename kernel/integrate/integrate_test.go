@@ -403,25 +403,3 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
-
-// Single-precision kernels permit flushing denormals; double-precision
-// ones keep the compilers' defaults.
-func TestFlushDenormalsHint(t *testing.T) {
-	for _, dt := range []kernel.DType{kernel.F32, kernel.F64} {
-		p, err := integrate.New(element.Prism, element.CDR, dt, integrate.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := p.Instance(64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, err := in.Build(integrate.Variant{WG: 64, EPT: 1, Local: true, Chain: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if k.Hints.FlushDenormals != (dt == kernel.F32) {
-			t.Errorf("%s: FlushDenormals %v", dt, k.Hints.FlushDenormals)
-		}
-	}
-}
