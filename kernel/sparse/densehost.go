@@ -2,7 +2,6 @@ package sparse
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -93,8 +92,8 @@ func (g *gen) denseHostKernel() {
 	always := func(body []kernel.Stmt) kernel.Stmt { return kernel.If{Cond: lit(1), Then: body} }
 	// tile computes rows r0 … r0+rows-1 of the thread's columns; guarded,
 	// it loads B at column min(col, n-1) and stores only below n.
-	// spans nil: q runs over all of α·A's columns.
-	tile := func(rows int, r0 kernel.Expr, guarded bool, spans [][2]int) kernel.Stmt {
+	// q runs over the columns cols[0] … cols[1]-1 of α·A.
+	tile := func(rows int, r0 kernel.Expr, guarded bool, cols [2]int) kernel.Stmt {
 		acc := func(r, c int) string { return fmt.Sprintf("acc%d_%d", r, c) }
 		col := func(c int) kernel.Expr { return plus(c*v.Block, ref("j")) }
 		body := []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: bin("+", bin("*", groupX, lit(nb)), localX)}}
@@ -123,11 +122,8 @@ func (g *gen) denseHostKernel() {
 					bin("*", ref(fmt.Sprintf("av%d", r)), ref(fmt.Sprintf("bv%d", c))))})
 			}
 		}
-		switch {
-		case spans == nil:
-			body = append(body, kernel.For{Var: "q", From: lit(0), To: lit(kk), Body: inner})
-		case len(spans) == 1:
-			body = append(body, kernel.For{Var: "q", From: lit(spans[0][0]), To: lit(spans[0][1]), Body: inner})
+		if cols[1] > cols[0] {
+			body = append(body, kernel.For{Var: "q", From: lit(cols[0]), To: lit(cols[1]), Body: inner})
 		}
 		for c := 0; c < v.Width; c++ {
 			var stores []kernel.Stmt
@@ -151,6 +147,7 @@ func (g *gen) denseHostKernel() {
 	}
 	full := m / v.Rows * v.Rows
 	spans, skip := g.denseHostSpans(v.Rows)
+	all := [2]int{0, kk}
 	tiles := func(guarded bool) []kernel.Stmt {
 		var out []kernel.Stmt
 		if skip {
@@ -166,7 +163,7 @@ func (g *gen) denseHostKernel() {
 					break
 				}
 				j := i + 1
-				for j < len(spans) && (j+1)*v.Rows <= m && slices.Equal(spans[j], spans[i]) {
+				for j < len(spans) && (j+1)*v.Rows <= m && spans[j] == spans[i] {
 					j++
 				}
 				if j == i+1 {
@@ -181,13 +178,13 @@ func (g *gen) denseHostKernel() {
 		}
 		switch {
 		case full == v.Rows:
-			out = append(out, tile(v.Rows, lit(0), guarded, nil), kernel.Barrier{})
+			out = append(out, tile(v.Rows, lit(0), guarded, all), kernel.Barrier{})
 		case full > 0:
 			out = append(out, kernel.For{Var: "t", From: lit(0), To: lit(full), Step: int64(v.Rows),
-				Body: []kernel.Stmt{tile(v.Rows, ref("t"), guarded, nil), kernel.Barrier{}}})
+				Body: []kernel.Stmt{tile(v.Rows, ref("t"), guarded, all), kernel.Barrier{}}})
 		}
 		if m > full {
-			out = append(out, tile(m-full, lit(full), guarded, nil), kernel.Barrier{})
+			out = append(out, tile(m-full, lit(full), guarded, all), kernel.Barrier{})
 		}
 		return out
 	}
@@ -202,51 +199,40 @@ func (g *gen) denseHostKernel() {
 }
 
 // maxSpanTiles bounds the tiles whose columns of α·A are looked at one by
-// one to skip zero runs.
+// one.
 const maxSpanTiles = 256
 
 // denseHostSpans lists, for each tile of rows rows of α·A, the columns
-// [lo, hi) from its first non-zero to its last (none for a zero tile: a
-// list of at most one run); skip reports whether
-// any tile leaves columns out (and there are at most maxSpanTiles tiles),
-// so that the tiles are written out each over its own columns. PyFR's
-// tet lifting operators (m6) are half zero in runs: a tile of the first
-// third of the rows meets only the last half of the columns, one of the
-// second third the last three quarters (two runs), so a quarter of the
-// steps goes.
-func (g *gen) denseHostSpans(rows int) (spans [][][2]int, skip bool) {
+// [lo, hi) from its first non-zero to its last ({0, 0} for a zero tile);
+// skip reports whether any tile leaves columns out (and there are at
+// most maxSpanTiles tiles). PyFR's tet lifting operators (m6) are half
+// zero in runs: a tile of the first third of the rows meets only the last
+// half of the columns, one of the second third the last three quarters
+// (in two runs), so a quarter of the steps goes. One loop from the first
+// column to the last, not one a run: gcc vectorises the threads' loop
+// around one inner loop only ("loop nest containing two or more
+// consecutive inner loops"; written so, or as one loop over both runs
+// with the column found by a select, the tiles of p5/tet/m6 ran scalar,
+// 2× slower).
+func (g *gen) denseHostSpans(rows int) (spans [][2]int, skip bool) {
 	m, k := g.m, g.k
 	if (m+rows-1)/rows > maxSpanTiles {
 		return nil, false
 	}
 	for r0 := 0; r0 < m; r0 += rows {
-		var runs [][2]int
-		for q := 0; q < k; q++ {
-			nz := false
-			for r := r0; r < min(r0+rows, m) && !nz; r++ {
-				nz = g.a[r*k+q] != 0
-			}
-			switch {
-			case !nz:
-			case len(runs) > 0 && runs[len(runs)-1][1] == q:
-				runs[len(runs)-1][1] = q + 1
-			default:
-				runs = append(runs, [2]int{q, q + 1})
+		lo, hi := k, 0
+		for r := r0; r < min(r0+rows, m); r++ {
+			for q := 0; q < k; q++ {
+				if g.a[r*k+q] != 0 {
+					lo, hi = min(lo, q), max(hi, q+1)
+				}
 			}
 		}
-		// One run from the first non-zero column to the last: gcc
-		// vectorises the threads' loop around one inner loop, not around
-		// two in a row ("loop nest containing two or more consecutive
-		// inner loops"; written so, or as one loop over both runs with
-		// the column found by a select, the tiles of p5/tet/m6 ran
-		// scalar, 2× slower).
-		if len(runs) > 1 {
-			runs = [][2]int{{runs[0][0], runs[len(runs)-1][1]}}
+		if lo >= hi {
+			lo, hi = 0, 0
 		}
-		if len(runs) != 1 || runs[0] != [2]int{0, k} {
-			skip = true
-		}
-		spans = append(spans, runs)
+		skip = skip || lo != 0 || hi != k
+		spans = append(spans, [2]int{lo, hi})
 	}
 	return spans, skip
 }
