@@ -306,6 +306,8 @@ func (d *Device) build(st *cache.Store, key string, src emit.Source) (device.Pro
 	if err != nil {
 		return nil, err
 	}
+	// dlopen's error does not say the file is gone; Stat's does, so that
+	// Build retries (fs.ErrNotExist) rather than failing.
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}

@@ -409,18 +409,19 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 			}
 			// Chained: the row node's gradient is scaled once (K m0 /
 			// det), and each entry takes three fused multiply-adds.
+			sg := func(a, c int) string { return nm(fmt.Sprintf("sg%d_%d", a, c)) }
 			scaled := map[int]bool{}
 			for _, e := range ent {
 				a, b := e[0], e[1]
 				if !scaled[a] {
 					scaled[a] = true
 					for c := range 3 {
-						ss = append(ss, decl(nm(fmt.Sprintf("sg%d_%d", a, c)), mul(v(wd), grad(a, c))))
+						ss = append(ss, decl(sg(a, c), mul(v(wd), grad(a, c))))
 					}
 				}
 				var sum kernel.Expr = v(acc(a, b))
 				for c := range 3 {
-					sum = add(sum, mul(v(nm(fmt.Sprintf("sg%d_%d", a, c))), grad(b, c)))
+					sum = add(sum, mul(v(sg(a, c)), grad(b, c)))
 				}
 				ss = append(ss, kernel.Assign{Name: acc(a, b), Value: sum})
 			}
