@@ -53,6 +53,8 @@ var cudaSpelling = spelling{
 	unrollBy:  "#pragma unroll",
 	minBlocks: true,
 	mma:       cudaMMA,
+	wgmma:     cudaWGMMA,
+	wgmmaSync: cudaWGMMASync,
 	copyAsync: cudaCopyAsync,
 
 	atomicFetchAdd: func(ref, v string) string { return "atomicAdd(&" + ref + ", " + v + ")" },
@@ -81,14 +83,31 @@ const cudaTF32 = `static __device__ __forceinline__ float bespoke_tf32(float x) 
 }
 `
 
-// cudaPrelude defines bespoke_tf32 where a kernel rounds to TF32.
+// cudaWGMMADesc is PTX's shared-memory matrix descriptor of a WGMMA's B
+// (kernel.WGMMA): the start address and the strides between core matrices
+// along k (LBO) and n (SBO), each in units of 16 bytes, no swizzling.
+const cudaWGMMADesc = `static __device__ __forceinline__ unsigned long long bespoke_wgmma_desc(const void* p, unsigned lbo, unsigned sbo) {
+  unsigned a = (unsigned)__cvta_generic_to_shared(p);
+  return (unsigned long long)((a & 0x3ffffu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) | ((unsigned long long)(sbo >> 4) << 32);
+}
+`
+
+// cudaPrelude defines bespoke_tf32 where a kernel rounds to TF32, and
+// bespoke_wgmma_desc where one has a WGMMA.
 func cudaPrelude(ks []*kernel.Kernel) string {
+	tf32, wg := false, false
 	for _, k := range ks {
-		if usesTF32(k) {
-			return cudaTF32
-		}
+		tf32 = tf32 || usesTF32(k)
+		wg = wg || kernel.ArchSpecific(k.Body)
 	}
-	return ""
+	out := ""
+	if tf32 {
+		out += cudaTF32
+	}
+	if wg {
+		out += cudaWGMMADesc
+	}
+	return out
 }
 
 // usesTF32 reports whether k rounds to TF32.
@@ -110,8 +129,11 @@ func usesTF32(k *kernel.Kernel) bool {
 // cudaCall spells an intrinsic as gpuCall does, and TF32 rounding with the
 // prelude's bespoke_tf32.
 func cudaCall(fn kernel.Intrinsic, t kernel.Type, dt kernel.DType, args []string) string {
-	if fn == kernel.TF32 {
+	switch fn {
+	case kernel.TF32:
 		return "bespoke_tf32(" + args[0] + ")"
+	case kernel.TF32Trunc:
+		return "__uint_as_float(__float_as_uint(" + args[0] + ") & 0xffffe000u)"
 	}
 	return gpuCall(fn, t, dt, args)
 }
@@ -159,21 +181,92 @@ func cudaMMA(p *printer, s kernel.MMA) {
 	p.depth--
 }
 
+// cudaWGMMA writes a warpgroup-level multiply-accumulate as PTX's
+// wgmma.mma_async (sm_90a): D's elements read and written ("+f"), A's the
+// bits of TF32 values ("r"), B a descriptor of shared memory, D scaled by
+// one (accumulated) and A and B by one.
+func cudaWGMMA(p *printer, s kernel.WGMMA) {
+	var d, a []string
+	for i := range s.D {
+		d = append(d, fmt.Sprintf("%%%d", i))
+	}
+	for i := range s.A {
+		a = append(a, fmt.Sprintf("%%%d", len(s.D)+i))
+	}
+	desc := fmt.Sprintf("%%%d", len(s.D)+len(s.A))
+	scale := "1"
+	if s.Accumulate != nil {
+		scale = fmt.Sprintf("%%%d", len(s.D)+len(s.A)+1)
+	}
+	p.text(`asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, `, scale, `, 0;\nwgmma.mma_async.sync.aligned.m64n`, strconv.Itoa(s.N), `k8.f32.tf32.tf32 {`,
+		strings.Join(d, ", "), `}, {`, strings.Join(a, ", "), `}, `, desc, `, p, 1, 1;\n}"`)
+	p.depth++
+	var outs, ins []string
+	for _, x := range s.D {
+		outs = append(outs, fmt.Sprintf(`"+f"(%s)`, x))
+	}
+	for _, e := range s.A {
+		ins = append(ins, fmt.Sprintf(`"r"(__float_as_uint(%s))`, p.expr(e, 0)))
+	}
+	// The descriptor of B's first element, which the compiler hoists,
+	// plus the offset in its units of 16 bytes (4 elements).
+	ins = append(ins, fmt.Sprintf(`"l"(bespoke_wgmma_desc(&%s, %d, %d) + (unsigned long long)((%s) >> 2))`,
+		p.ref(s.B, []kernel.Expr{kernel.Int{V: 0}}), s.LBO, s.SBO, p.expr(s.BAt, 0)))
+	if s.Accumulate != nil {
+		ins = append(ins, fmt.Sprintf(`"r"((int)(%s))`, p.expr(s.Accumulate, 0)))
+	}
+	if s.Accumulate != nil {
+		ins = append(ins, fmt.Sprintf(`"r"((int)(%s))`, p.expr(s.Accumulate, 0)))
+	}
+	p.text(": ", strings.Join(outs, ", "))
+	p.text(": ", strings.Join(ins, ", "), ");")
+	p.depth--
+}
+
+// cudaWGMMASync writes a fence, commit or wait of WGMMA.
+func cudaWGMMASync(p *printer, s kernel.WGMMASync) {
+	switch s.Kind {
+	case kernel.WGMMAFence:
+		p.text(`asm volatile("wgmma.fence.sync.aligned;" ::: "memory");`)
+	case kernel.WGMMACommit:
+		p.text(`asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");`)
+	case kernel.WGMMAWait:
+		p.text(`asm volatile("wgmma.wait_group.sync.aligned `, strconv.Itoa(s.Pending), `;" ::: "memory");`)
+	case kernel.ProxyFence:
+		p.text(`asm volatile("fence.proxy.async.shared::cta;" ::: "memory");`)
+	}
+}
+
 // cudaCopyAsync writes an asynchronous copy as PTX's cp.async.ca (sm_80)
 // of one element, with the source size 0 (the element zero-filled, nothing
 // read) where the copy's condition is false, and the buffer's start, not
 // the element's address, as the source then.
+//
+// A vector copy (Width) of 16 bytes is cp.async.cg (through L2 only, the
+// form that takes 16); one of Valid elements reads that many, the source
+// size in bytes.
 func cudaCopyAsync(p *printer, s kernel.CopyAsync) {
-	size := strconv.Itoa(p.k.DType.Bytes())
+	bytes := p.k.DType.Bytes() * s.Elements()
+	size := strconv.Itoa(bytes)
 	src := s.Src + " + " + p.expr(s.SrcIndex, precAdd+1)
 	n := size
+	if s.Valid != nil {
+		n = "(" + p.expr(s.Valid, precMul+1) + ") * " + strconv.Itoa(p.k.DType.Bytes())
+	}
 	if s.Cond != nil {
 		cond := p.expr(s.Cond, precSelect+1)
 		src = "(" + cond + " ? " + src + " : " + s.Src + ")"
-		n = "(" + cond + " ? " + size + " : 0)"
+		n = "(" + cond + " ? " + n + " : 0)"
 	}
-	p.text(`asm volatile("cp.async.ca.shared.global [%0], [%1], `, size, `, %2;"`)
+	cache := "ca"
+	if bytes == 16 {
+		cache = "cg"
+	}
+	p.text(`asm volatile("cp.async.`, cache, `.shared.global [%0], [%1], `, size, `, %2;"`)
 	p.depth++
+	if s.Valid != nil { // a count that may be 64-bit
+		n = "(unsigned)(" + n + ")"
+	}
 	p.text(`:: "r"((unsigned)__cvta_generic_to_shared(&`, p.ref(s.Dst, s.DstIndex), `)), "l"(`, src, `), "r"(`, n, `) : "memory");`)
 	p.depth--
 }

@@ -28,9 +28,10 @@ func Render(d Dialect, ks ...*kernel.Kernel) (Source, error) {
 				return Source{}, fmt.Errorf("emit: %w", err)
 			}
 		}
-		if arch := kernel.NeedsArch(k.Body); arch > 0 && sp.mma == nil {
-			return Source{}, fmt.Errorf("emit: kernel %s (%s): its warp-level mma (or TF32 rounding) needs CUDA tensor cores (sm_%d); %s has none", k.Name, k.Variant, arch, d)
+		if arch := kernel.NeedsArch(k.Body); arch > 0 && (sp.mma == nil || (kernel.ArchSpecific(k.Body) && sp.wgmma == nil)) {
+			return Source{}, fmt.Errorf("emit: kernel %s (%s): its warp-level mma, wgmma or TF32 rounding needs CUDA tensor cores (sm_%d); %s has none", k.Name, k.Variant, arch, d)
 		}
+		src.ArchSpecific = src.ArchSpecific || kernel.ArchSpecific(k.Body)
 		if k.Launch.DynamicShared() && sp.dynamicShared == "" && sp.sharedRef == "" {
 			return Source{}, fmt.Errorf("emit: kernel %s (%s) needs %d bytes of shared memory; %s kernels have at most %d", k.Name, k.Variant, k.Launch.SharedBytes, d, kernel.StaticSharedLimit)
 		}
@@ -473,6 +474,10 @@ func (p *printer) stmt(s kernel.Stmt) {
 		p.text("// ", strings.ReplaceAll(s.Text, "\n", " "))
 	case kernel.MMA:
 		p.sp.mma(p, s) // Render refused the kernel where it is nil
+	case kernel.WGMMA:
+		p.sp.wgmma(p, s) // likewise
+	case kernel.WGMMASync:
+		p.sp.wgmmaSync(p, s)
 	case kernel.CopyAsync:
 		p.sp.copyAsync(p, s) // Render made the copies plain where it is nil
 	case kernel.AsyncCommit:

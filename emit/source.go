@@ -36,6 +36,10 @@ type Source struct {
 	// MinArch is the least CUDA compute capability ×10 the kernels need
 	// (kernel.Hints.MinArch: 80 for fp64 mma.sync …); 0 when any will do.
 	MinArch int
+	// ArchSpecific: some kernel uses instructions of exactly sm_MinArch
+	// with its arch-specific features (sm_90a's wgmma,
+	// kernel.ArchSpecific), which run on no other architecture.
+	ArchSpecific bool
 }
 
 // spelling is everything that differs between dialects: a dialect is this
@@ -79,6 +83,11 @@ type spelling struct {
 	// mma writes a warp-level matrix multiply-accumulate; nil where the
 	// dialect has none (Render refuses kernels with one).
 	mma func(p *printer, s kernel.MMA)
+	// wgmma and wgmmaSync write a warpgroup-level multiply-accumulate and
+	// its fences; nil where the dialect has none (with mma nil, Render
+	// refuses such kernels).
+	wgmma     func(p *printer, s kernel.WGMMA)
+	wgmmaSync func(p *printer, s kernel.WGMMASync)
 	// copyAsync writes an asynchronous copy into shared memory; nil where
 	// the dialect has none (Render makes the copies plain ones, and
 	// AsyncCommit and AsyncWait are then gone).

@@ -14,14 +14,39 @@ func HasAsyncCopies(ss []Stmt) bool {
 	return found
 }
 
-// Value is what the copy writes: Src[SrcIndex], or zero where Cond is
-// false.
-func (c CopyAsync) Value() Expr {
+// Value is what the copy writes into its i-th element (i < Elements):
+// Src[SrcIndex + i], or zero where Cond is false or i is not below Valid.
+func (c CopyAsync) Value(i int) Expr {
 	var v Expr = At(c.Src, c.SrcIndex)
-	if c.Cond != nil {
-		v = Select{Cond: c.Cond, Then: v, Else: Lit{V: 0}}
+	if i > 0 {
+		v = At(c.Src, Bin{Op: "+", L: c.SrcIndex, R: Int{V: int64(i)}})
+	}
+	cond := c.Cond
+	if c.Valid != nil {
+		in := Bin{Op: "<", L: Int{V: int64(i)}, R: c.Valid}
+		if cond == nil {
+			cond = in
+		} else {
+			cond = Bin{Op: "&&", L: cond, R: in}
+		}
+	}
+	if cond != nil {
+		v = Select{Cond: cond, Then: v, Else: Lit{V: 0}}
 	}
 	return v
+}
+
+// Elements is how many elements the copy writes: Width, or one.
+func (c CopyAsync) Elements() int { return max(c.Width, 1) }
+
+// DstAt is the index of the copy's i-th element in Dst.
+func (c CopyAsync) DstAt(i int) []Expr {
+	if i == 0 {
+		return c.DstIndex
+	}
+	at := append([]Expr(nil), c.DstIndex...)
+	at[len(at)-1] = Bin{Op: "+", L: at[len(at)-1], R: Int{V: int64(i)}}
+	return at
 }
 
 // SyncCopies returns k with its asynchronous copies made plain ones, for
@@ -37,7 +62,11 @@ func SyncCopies(k *Kernel) *Kernel {
 	out.Body = RewriteStmts(k.Body, func(s Stmt) []Stmt {
 		switch x := s.(type) {
 		case CopyAsync:
-			return []Stmt{Store{Buf: x.Dst, Index: x.DstIndex, Value: x.Value()}}
+			var out []Stmt
+			for i := 0; i < x.Elements(); i++ {
+				out = append(out, Store{Buf: x.Dst, Index: x.DstAt(i), Value: x.Value(i)})
+			}
+			return out
 		case AsyncCommit, AsyncWait:
 			return nil
 		}

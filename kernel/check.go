@@ -273,6 +273,8 @@ func Validate(k *Kernel) error {
 			return fmt.Errorf("kernel %s: warp-level mma in a block of %d threads (want whole warps of 32)", k.Name, k.Launch.Threads())
 		case k.Active != nil:
 			return fmt.Errorf("kernel %s: a kernel with warp-level mma must guard its own statements (Active must be nil)", k.Name)
+		case ArchSpecific(k.Body) && k.Launch.Threads()%128 != 0:
+			return fmt.Errorf("kernel %s: wgmma in a block of %d threads (want whole warpgroups of 128)", k.Name, k.Launch.Threads())
 		}
 	}
 	if arch > 0 {
@@ -335,10 +337,13 @@ func tensorTypes(k *Kernel) error {
 		if m, ok := s.(MMA); ok && m.Type.DType() != k.DType && err == nil {
 			err = fmt.Errorf("kernel %s: warp-level %s mma in a %s kernel (it takes %s only)", k.Name, m.Type, k.DType, m.Type.DType())
 		}
+		if _, ok := s.(WGMMA); ok && k.DType != F32 && err == nil {
+			err = fmt.Errorf("kernel %s: a wgmma (TF32, fp32 sums) in a %s kernel (fp32 only)", k.Name, k.DType)
+		}
 		if k.DType != F32 {
 			StmtExprs(s, func(e Expr) {
 				WalkExpr(e, func(e Expr) {
-					if c, ok := e.(Call); ok && c.Fn == TF32 && err == nil {
+					if c, ok := e.(Call); ok && (c.Fn == TF32 || c.Fn == TF32Trunc) && err == nil {
 						err = fmt.Errorf("kernel %s: tf32 rounding in a %s kernel (fp32 only)", k.Name, k.DType)
 					}
 				})
@@ -496,6 +501,10 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 		return nil
 	case MMA:
 		return c.mma(s, c.laneDiv)
+	case WGMMA:
+		return c.wgmma(s, divergent)
+	case WGMMASync:
+		return c.wgmmaSync(s)
 	case CopyAsync:
 		return c.copyAsync(s)
 	case AsyncCommit:
@@ -545,6 +554,69 @@ func (c *checker) mma(s MMA, divergent bool) error {
 	return nil
 }
 
+// wgmma checks a warpgroup-level multiply-accumulate: N a multiple of 8
+// up to WGMMAMaxN, N/2 distinct real variables for D and 4 real elements
+// of A, B a real 1-D shared array read from a 16-byte aligned integer
+// offset with strides that are multiples of 16 bytes, and control flow the
+// same for every thread of the block.
+func (c *checker) wgmma(s WGMMA, divergent bool) error {
+	what := fmt.Sprintf("wgmma m64n%dk8", s.N)
+	switch {
+	case s.N < 8 || s.N > WGMMAMaxN || s.N%8 != 0:
+		return fmt.Errorf("wgmma of N = %d (want a multiple of 8 up to %d)", s.N, WGMMAMaxN)
+	case len(s.A) != 4 || len(s.D) != s.N/2:
+		return fmt.Errorf("%s takes 4 elements of A and %d of D a thread, got %d and %d", what, s.N/2, len(s.A), len(s.D))
+	case s.LBO < 16 || s.SBO < 16 || s.LBO%16 != 0 || s.SBO%16 != 0 || s.LBO >= 1<<18 || s.SBO >= 1<<18:
+		return fmt.Errorf("%s: strides %d and %d bytes (want multiples of 16 below 256 KiB)", what, s.LBO, s.SBO)
+	case divergent:
+		return fmt.Errorf("%s under a condition or loop bound that differs between threads (a warpgroup must reach it whole)", what)
+	}
+	sym, ok := c.env.Lookup(s.B)
+	if !ok || !c.shared[s.B] || sym.Type != Real || sym.Dims != 1 {
+		return fmt.Errorf("%s: B in %q, which is not a real 1-D shared array", what, s.B)
+	}
+	for _, e := range []Expr{s.BAt, s.Accumulate} {
+		if e == nil {
+			continue
+		}
+		if t, err := c.env.TypeOf(e); err != nil || !t.IsInt() {
+			return fmt.Errorf("%s: B's offset or the accumulate flag is not an integer (%v)", what, err)
+		}
+	}
+	for _, e := range s.A {
+		if err := c.assignable(Real, e, what); err != nil {
+			return err
+		}
+	}
+	for i, d := range s.D {
+		sym, ok := c.env.Lookup(d)
+		if !ok || sym.Array || sym.Const || sym.Type != Real {
+			return fmt.Errorf("%s: D into %q, which is not a declared real variable", what, d)
+		}
+		if slices.Contains(s.D[:i], d) {
+			return fmt.Errorf("%s: D names %q twice", what, d)
+		}
+	}
+	return nil
+}
+
+// wgmmaSync checks a fence, commit or wait of WGMMA.
+func (c *checker) wgmmaSync(s WGMMASync) error {
+	switch s.Kind {
+	case WGMMAFence, WGMMACommit, ProxyFence:
+		if s.Pending != 0 {
+			return fmt.Errorf("wgmma fence or commit with a count")
+		}
+	case WGMMAWait:
+		if s.Pending < 0 || s.Pending > 7 {
+			return fmt.Errorf("wgmma wait for at most %d pending groups (want 0..7)", s.Pending)
+		}
+	default:
+		return fmt.Errorf("wgmma sync of unknown kind %d", s.Kind)
+	}
+	return nil
+}
+
 // copyAsync checks an asynchronous copy: from a real buffer parameter
 // into a real shared array (not a thread's own array: another thread may
 // read it after the barrier), with integer indices and condition.
@@ -563,7 +635,13 @@ func (c *checker) copyAsync(s CopyAsync) error {
 	if t != Real {
 		return fmt.Errorf("async copy into %q, a %s array (want real)", s.Dst, t)
 	}
-	for _, e := range []Expr{s.SrcIndex, s.Cond} {
+	if s.Width != 0 && s.Width != 1 && s.Width != 2 && s.Width != 4 {
+		return fmt.Errorf("async copy of %d elements (want 1, 2 or 4)", s.Width)
+	}
+	if s.Valid != nil && s.Width < 2 {
+		return fmt.Errorf("async copy from %q: a count of valid elements takes a vector copy", s.Src)
+	}
+	for _, e := range []Expr{s.SrcIndex, s.Cond, s.Valid} {
 		if e == nil {
 			continue
 		}
@@ -770,6 +848,10 @@ func varyingVarsBy(body []Stmt, vary func(Expr, map[string]bool) bool) map[strin
 				case MMA:
 					for _, d := range s.D {
 						mark(d) // each lane its own elements
+					}
+				case WGMMA:
+					for _, d := range s.D {
+						mark(d)
 					}
 				case AtomicFetchAdd:
 					if s.Old != "" {

@@ -94,8 +94,10 @@ type Intrinsic string
 // rounded to TensorFloat-32 (fp32 with 10 bits of mantissa, the low 13
 // zero), to nearest with ties away from zero, as PTX's cvt.rna.tf32.f32
 // does (RoundTF32): the operands of a TF32 mma (MMA with Type MMATF32).
-// Unlike the others, only CUDA spells it (sm_80+; NeedsArch counts it), in
-// fp32 kernels only.
+// TF32Trunc(x) is x with the low 13 bits of its mantissa dropped
+// (TruncTF32), the TF32 part the tensor cores take of an fp32 operand, so
+// that x − TF32Trunc(x) is the exact rest. Unlike the others, only CUDA
+// spells them (sm_80+; NeedsArch counts them), in fp32 kernels only.
 const (
 	Sqrt  Intrinsic = "sqrt"
 	Rsqrt Intrinsic = "rsqrt"
@@ -104,12 +106,14 @@ const (
 	Min   Intrinsic = "min"
 	Max   Intrinsic = "max"
 	TF32  Intrinsic = "tf32"
+	// TF32Trunc: see TF32.
+	TF32Trunc Intrinsic = "tf32trunc"
 )
 
 // Arity is how many arguments the intrinsic takes (0 for an unknown one).
 func (f Intrinsic) Arity() int {
 	switch f {
-	case Sqrt, Rsqrt, Fabs, TF32:
+	case Sqrt, Rsqrt, Fabs, TF32, TF32Trunc:
 		return 1
 	case Min, Max:
 		return 2
@@ -257,12 +261,20 @@ type Barrier struct{}
 // flight; other threads see the copies after a Barrier that follows the
 // wait. Copying lets a kernel stage global memory into shared memory
 // without holding it in registers on the way.
+//
+// Width, when 2 or 4, copies that many consecutive elements at once (one
+// 8- or 16-byte copy: DstIndex's last index and SrcIndex multiples of it,
+// the buffer's element offset aligned alike), and Valid, when set, is how
+// many of them (0..Width) are read, the rest zero-filled: a vector cut
+// short at the end of a row.
 type CopyAsync struct {
 	Dst      string
 	DstIndex []Expr
 	Src      string
 	SrcIndex Expr
 	Cond     Expr
+	Width    int
+	Valid    Expr
 }
 
 // AsyncCommit closes the thread's group of CopyAsync issued since the last

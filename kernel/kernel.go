@@ -187,12 +187,15 @@ type Hints struct {
 func NeedsArch(ss []Stmt) int {
 	arch := 0
 	WalkStmts(ss, func(s Stmt) bool {
-		if m, ok := s.(MMA); ok {
+		switch m := s.(type) {
+		case MMA:
 			arch = max(arch, m.Type.Arch(m.Shape))
+		case WGMMA, WGMMASync:
+			arch = max(arch, 90)
 		}
 		StmtExprs(s, func(e Expr) {
 			WalkExpr(e, func(e Expr) {
-				if c, ok := e.(Call); ok && c.Fn == TF32 {
+				if c, ok := e.(Call); ok && (c.Fn == TF32 || c.Fn == TF32Trunc) {
 					arch = max(arch, 80)
 				}
 			})
@@ -202,12 +205,14 @@ func NeedsArch(ss []Stmt) int {
 	return arch
 }
 
-// HasMMA reports whether ss hold a warp-level mma.
+// HasMMA reports whether ss hold a warp-level mma (or a warpgroup's WGMMA).
 func HasMMA(ss []Stmt) bool {
 	has := false
 	WalkStmts(ss, func(s Stmt) bool {
-		_, ok := s.(MMA)
-		has = has || ok
+		switch s.(type) {
+		case MMA, WGMMA:
+			has = true
+		}
 		return !has
 	})
 	return has

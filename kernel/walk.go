@@ -80,6 +80,14 @@ func StmtExprs(s Stmt, f func(Expr)) {
 				f(e)
 			}
 		}
+	case WGMMA:
+		for _, e := range s.A {
+			f(e)
+		}
+		f(s.BAt)
+		if s.Accumulate != nil {
+			f(s.Accumulate)
+		}
 	case CopyAsync:
 		for _, i := range s.DstIndex {
 			f(i)
@@ -87,6 +95,9 @@ func StmtExprs(s Stmt, f func(Expr)) {
 		f(s.SrcIndex)
 		if s.Cond != nil {
 			f(s.Cond)
+		}
+		if s.Valid != nil {
+			f(s.Valid)
 		}
 	}
 }
@@ -222,10 +233,19 @@ func MapExprs(s Stmt, f func(Expr) Expr) Stmt {
 	case MMA:
 		x.A, x.B, x.C = ms(x.A), ms(x.B), ms(x.C)
 		return x
+	case WGMMA:
+		x.A, x.BAt = ms(x.A), m(x.BAt)
+		if x.Accumulate != nil {
+			x.Accumulate = m(x.Accumulate)
+		}
+		return x
 	case CopyAsync:
 		x.DstIndex, x.SrcIndex = ms(x.DstIndex), m(x.SrcIndex)
 		if x.Cond != nil {
 			x.Cond = m(x.Cond)
+		}
+		if x.Valid != nil {
+			x.Valid = m(x.Valid)
 		}
 		return x
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +52,15 @@ func (d *Device) compile(src emit.Source) (c compiled, hit bool, err error) {
 	opts, cubin, err := d.Options()
 	if err != nil {
 		return c, false, err
+	}
+	if src.ArchSpecific {
+		// sm_90a's instructions (wgmma) run on sm_90 only, built for
+		// the arch-specific target.
+		if cc := 10*d.major + d.minor; cc != src.MinArch {
+			return c, false, fmt.Errorf("cuda: the kernels use sm_%da instructions (wgmma), which run on sm_%d only; this device is sm_%d", src.MinArch, src.MinArch, cc)
+		}
+		opts = append(slices.Clone(opts[:1]), opts[1:]...)
+		opts[0] += "a"
 	}
 	key := cache.Key("bespoke-cuda-v2", src.Text, strings.Join(opts, "\x01"), fmt.Sprintf("sm_%d%d", d.major, d.minor),
 		fmt.Sprintf("driver %d", drv.version), fmt.Sprintf("nvrtc %d.%d", nvrtc.major, nvrtc.minor), fmt.Sprintf("cubin %v", cubin))

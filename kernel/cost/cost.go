@@ -208,8 +208,8 @@ func (c *counter) stmt(s kernel.Stmt, mult float64) {
 		c.env.Pop()
 	case kernel.CopyAsync:
 		kernel.StmtExprs(s, func(e kernel.Expr) { c.expr(e, mult) })
-		c.access(s.Src, 1, true, mult)
-		c.access(s.Dst, 1, false, mult)
+		c.access(s.Src, s.Elements(), true, mult)
+		c.access(s.Dst, s.Elements(), false, mult)
 	case kernel.Barrier:
 		c.n.Barriers += mult
 	case kernel.MMA:

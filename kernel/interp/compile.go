@@ -19,6 +19,7 @@ type program struct {
 	active                        func(*frame) int64
 	barriers                      bool
 	warps                         bool // the kernel has warp-level mma
+	groups                        bool // the kernel has warpgroup-level WGMMA
 	mmas                          int  // MMA statements compiled (their ids)
 }
 
@@ -54,7 +55,7 @@ type compiler struct {
 }
 
 func compile(k *kernel.Kernel) (p *program, err error) {
-	p = &program{bufSlot: map[string]int{}, scalarSlot: map[string]int{}, shared: k.Shared, barriers: k.HasBarrier(), warps: kernel.HasMMA(k.Body)}
+	p = &program{bufSlot: map[string]int{}, scalarSlot: map[string]int{}, shared: k.Shared, barriers: k.HasBarrier(), warps: kernel.HasMMA(k.Body), groups: kernel.ArchSpecific(k.Body)}
 	c := &compiler{k: k, p: p, env: kernel.NewEnv(k), scopes: []map[string]ref{{}}}
 	top := c.scopes[0]
 	for _, prm := range k.Params {
@@ -195,6 +196,8 @@ func (c *compiler) realExpr(e kernel.Expr) rfn {
 			return func(f *frame) float64 { return math.Max(args[0](f), args[1](f)) }
 		case kernel.TF32:
 			return func(f *frame) float64 { return kernel.RoundTF32(args[0](f)) }
+		case kernel.TF32Trunc:
+			return func(f *frame) float64 { return kernel.TruncTF32(args[0](f)) }
 		}
 	}
 	panic(fmt.Sprintf("no real expression %T %v", e, e))
@@ -569,16 +572,37 @@ func (c *compiler) stmt(s kernel.Stmt) func(*frame) {
 		return nil
 	case kernel.MMA:
 		return c.mma(s)
+	case kernel.WGMMA:
+		return c.wgmma(s)
+	case kernel.WGMMASync:
+		// The interpreter computes a WGMMA when it is issued: nothing
+		// is in flight to fence or wait for.
+		return nil
 	case kernel.CopyAsync:
 		// The value is read when the copy is issued (the source is a
 		// buffer no thread writes while it is copied); the element is
 		// NaN until a wait completes the copy, so that a read before
 		// the wait shows in the results.
-		val, at := c.realExpr(s.Value()), c.element(s.Dst, s.DstIndex)
+		w := s.Elements()
+		vals, ats := make([]rfn, w), make([]func(*frame) (storage, int), w)
+		for i := range w {
+			vals[i], ats[i] = c.realExpr(s.Value(i)), c.element(s.Dst, s.DstAt(i))
+		}
+		var first ifn
+		if w > 1 {
+			first = c.intExpr(s.DstIndex[len(s.DstIndex)-1])
+		}
 		return func(f *frame) {
-			st, i := at(f)
-			st.reals[i] = math.NaN()
-			f.open = append(f.open, pendingCopy{dst: st.reals, at: i, v: val(f)})
+			if first != nil {
+				if d := first(f); d%int64(w) != 0 {
+					failf("async copy of %d elements into %s at %d: not aligned", w, s.Dst, d)
+				}
+			}
+			for i := range w {
+				st, at := ats[i](f)
+				st.reals[at] = math.NaN()
+				f.open = append(f.open, pendingCopy{dst: st.reals, at: at, v: vals[i](f)})
+			}
 		}
 	case kernel.AsyncCommit:
 		return func(f *frame) {
@@ -656,7 +680,47 @@ func (c *compiler) mma(s kernel.MMA) func(*frame) {
 				}
 			}
 		}
-		d := f.bs.warps[f.lin/32].exchange(f.lin%32, shape, typ, in)
+		d := f.bs.warps[f.lin/32].exchange(f.lin%32, in, func(w *warp) { w.compute(shape, typ) })
+		for i, slot := range dst {
+			f.reals[slot] = d[i]
+		}
+	}
+}
+
+// wgmma compiles a warpgroup-level multiply-accumulate: each thread
+// evaluates its elements of A (their TF32 parts) and B's offset, the
+// warpgroup's 128 threads meet (see warp.exchange), and the last to arrive
+// reads B from the shared array and hands out D.
+func (c *compiler) wgmma(s kernel.WGMMA) func(*frame) {
+	a := make([]rfn, len(s.A))
+	for i, e := range s.A {
+		a[i] = c.realExpr(e)
+	}
+	at := c.intExpr(s.BAt)
+	var acc func(*frame) int64
+	if s.Accumulate != nil {
+		acc = c.intExpr(s.Accumulate)
+	}
+	dst := make([]int, len(s.D))
+	for i, d := range s.D {
+		dst[i] = c.lookup(d).slot
+	}
+	sh := c.lookup(s.B).slot
+	id := c.p.mmas
+	c.p.mmas++
+	return func(f *frame) {
+		in := mmaIn{id: id, a: make([]float64, len(a)), c: make([]float64, len(dst)), bAt: at(f)}
+		for i, fn := range a {
+			in.a[i] = kernel.TruncTF32(fn(f))
+		}
+		for i, slot := range dst {
+			in.c[i] = f.reals[slot]
+			if acc != nil && acc(f) == 0 {
+				in.c[i] = 0 // D = A·B
+			}
+		}
+		bs := f.bs
+		d := bs.groups[f.lin/128].exchange(f.lin%128, in, func(w *warp) { w.computeWGMMA(s, bs.reals[sh]) })
 		for i, slot := range dst {
 			f.reals[slot] = d[i]
 		}

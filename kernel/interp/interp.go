@@ -135,6 +135,7 @@ type blockState struct {
 	ints    [][]int64
 	barrier *barrier
 	warps   []*warp // where the kernel has warp-level mma
+	groups  []*warp // warpgroups, where it has WGMMA
 }
 
 // block runs one block: its threads in turn, or side by side where the
@@ -171,6 +172,9 @@ func (m *machine) block(g [3]int) (err error) {
 			if bs.warps != nil {
 				bs.warps[t/32].leave(err != nil)
 			}
+			if bs.groups != nil {
+				bs.groups[t/128].leave(err != nil)
+			}
 		}()
 		f.reals = make([]float64, p.realSlots)
 		f.ints = make([]int64, p.intSlots)
@@ -199,7 +203,10 @@ func (m *machine) block(g [3]int) (err error) {
 	bs.barrier = newBarrier(threads)
 	if p.warps { // Validate asked for whole warps
 		for w := 0; w < threads/32; w++ {
-			bs.warps = append(bs.warps, newWarp())
+			bs.warps = append(bs.warps, newWarp(32))
+		}
+		for w := 0; w < threads/128 && p.groups; w++ {
+			bs.groups = append(bs.groups, newWarp(128))
 		}
 	}
 	errs := make([]error, threads)
@@ -315,15 +322,17 @@ func (b *barrier) leave(failed bool) {
 const errWarpAbandoned = "left at an mma: another lane of the warp failed or returned"
 
 // mmaIn is what one lane gives a warp-level mma: the statement it is at and
-// its elements of A, B and C.
+// its elements of A, B and C (for a WGMMA, of A and D, and B's offset).
 type mmaIn struct {
 	id      int
 	a, b, c []float64
+	bAt     int64
 }
 
-// warp is where the 32 lanes of a warp meet at an mma. As with barrier, a
-// lane that ends (or fails) while others wait is an error, and so are
-// lanes at different mma statements.
+// warp is where the lanes of a warp (32) or of a warpgroup (128, for
+// WGMMA) meet at an mma. As with barrier, a lane that ends (or fails)
+// while others wait is an error, and so are lanes at different mma
+// statements.
 type warp struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -332,19 +341,19 @@ type warp struct {
 	arrived int
 	gen     int
 	broken  bool
-	in      [32]mmaIn
-	out     [32][]float64
+	in      []mmaIn
+	out     [][]float64
 }
 
-func newWarp() *warp {
-	w := &warp{alive: 32}
+func newWarp(lanes int) *warp {
+	w := &warp{alive: lanes, in: make([]mmaIn, lanes), out: make([][]float64, lanes)}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
 
 // exchange gives lane's elements and waits for the warp's other lanes; the
-// last to arrive computes every lane's D.
-func (w *warp) exchange(lane int, shape kernel.MMAShape, typ kernel.MMAType, in mmaIn) []float64 {
+// last to arrive computes every lane's D with compute.
+func (w *warp) exchange(lane int, in mmaIn, compute func(w *warp)) []float64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.broken {
@@ -365,7 +374,16 @@ func (w *warp) exchange(lane int, shape kernel.MMAShape, typ kernel.MMAType, in 
 				failf("lanes %d and %d of a warp at different mma statements", lane, l)
 			}
 		}
-		w.compute(shape, typ)
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					w.broken = true
+					w.cond.Broadcast()
+					panic(r)
+				}
+			}()
+			compute(w)
+		}()
 		w.arrived = 0
 		w.gen++
 		w.cond.Broadcast()
@@ -411,6 +429,44 @@ func (w *warp) compute(s kernel.MMAShape, typ kernel.MMAType) {
 				sum = float64(float32(sum))
 			}
 			d[v] = sum
+		}
+		w.out[l] = d
+	}
+}
+
+// computeWGMMA hands out a warpgroup's D = A·B + D for s (see kernel.WGMMA):
+// A from the lanes' elements, B's TF32 parts from the shared array sh, D
+// rounded to float32.
+func (w *warp) computeWGMMA(s kernel.WGMMA, sh []float64) {
+	at := w.in[0].bAt
+	a := make([]float64, 64*8)
+	for l, in := range w.in {
+		if in.bAt != at {
+			failf("wgmma: lanes 0 and %d give B's offsets %d and %d", l, at, in.bAt)
+		}
+		for x, v := range in.a {
+			a[kernel.WGMMARow(l, x)*8+kernel.WGMMACol(l, x)] = v
+		}
+	}
+	b := make([]float64, 8*s.N)
+	for k := 0; k < 8; k++ {
+		for n := 0; n < s.N; n++ {
+			i := kernel.WGMMAElement(at, s.LBO, s.SBO, k, n)
+			if at%4 != 0 || i < 0 || i >= int64(len(sh)) {
+				failf("wgmma: B[%d][%d] at %s[%d] is out of bounds (%d elements) or its start %d is not 16-byte aligned", k, n, s.B, i, len(sh), at)
+			}
+			b[k*s.N+n] = kernel.TruncTF32(sh[i])
+		}
+	}
+	for l, in := range w.in {
+		d := make([]float64, len(in.c))
+		for e := range d {
+			i, j := kernel.WGMMADAt(l, e)
+			sum := in.c[e]
+			for r := 0; r < 8; r++ {
+				sum += a[i*8+r] * b[r*s.N+j]
+			}
+			d[e] = float64(float32(sum))
 		}
 		w.out[l] = d
 	}

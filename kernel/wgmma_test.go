@@ -1,0 +1,134 @@
+package kernel
+
+import (
+	"strings"
+	"testing"
+)
+
+// WGMMA's layouts: a warp's share of A is mma.sync m16n8k8's A fragment,
+// its band of 16 rows at 16·warp; every element of A (64×8) and of D
+// (64×N) is held by exactly one thread of the warpgroup; B's elements lie
+// in distinct places of the core-matrix layout.
+func TestWGMMALayouts(t *testing.T) {
+	seenA := map[[2]int]bool{}
+	for th := 0; th < 128; th++ {
+		for x := 0; x < 4; x++ {
+			r, c := WGMMARow(th, x), WGMMACol(th, x)
+			mr, mc := M16N8K8.AAt(th%32, x)
+			if r != 16*(th/32)+mr || c != mc {
+				t.Errorf("A element %d of thread %d at (%d, %d), mma.sync's (%d, %d) in band %d", x, th, r, c, mr, mc, th/32)
+			}
+			if seenA[[2]int{r, c}] {
+				t.Errorf("A (%d, %d) twice", r, c)
+			}
+			seenA[[2]int{r, c}] = true
+		}
+	}
+	for _, n := range []int{8, 88, 256} {
+		seenD := map[[2]int]bool{}
+		for th := 0; th < 128; th++ {
+			for e := 0; e < n/2; e++ {
+				r, c := WGMMADAt(th, e)
+				if r < 0 || r >= 64 || c < 0 || c >= n || seenD[[2]int{r, c}] {
+					t.Errorf("N = %d: D element %d of thread %d at (%d, %d): outside or twice", n, e, th, r, c)
+				}
+				seenD[[2]int{r, c}] = true
+			}
+		}
+		seenB := map[int64]bool{}
+		for k := 0; k < 8; k++ {
+			for c := 0; c < n; c++ {
+				i := WGMMAElement(4, 16*n, 128, k, c)
+				if i < 4 || i >= 4+int64(8*n) || seenB[i] {
+					t.Errorf("N = %d: B (%d, %d) at %d: outside or twice", n, k, c, i)
+				}
+				seenB[i] = true
+			}
+		}
+	}
+}
+
+// wgmmaKernel is an fp32 kernel of one warpgroup with a wgmma of N = 8.
+func wgmmaKernel(body ...Stmt) *Kernel {
+	return &Kernel{
+		Name: "w", DType: F32,
+		Params: []Param{{Name: "x", Kind: BufferParam, Type: Real, Const: true}},
+		Shared: []Shared{{Name: "bs", Type: Real, Dims: []int{64}}, {Name: "b2", Type: Real, Dims: []int{8, 8}}},
+		Launch: Launch{Block: [3]int{128, 1, 1}},
+		Hints:  Hints{MinArch: 90},
+		Body:   body,
+	}
+}
+
+func TestValidateWGMMA(t *testing.T) {
+	decls := []Stmt{Decl{Type: Real, Name: "d0", Init: Lit{}}, Decl{Type: Real, Name: "d1", Init: Lit{}},
+		Decl{Type: Real, Name: "d2", Init: Lit{}}, Decl{Type: Real, Name: "d3", Init: Lit{}}}
+	a := []Expr{Lit{V: 1}, Lit{V: 2}, Lit{V: 3}, Lit{V: 4}}
+	mma := WGMMA{N: 8, D: []string{"d0", "d1", "d2", "d3"}, A: a, B: "bs", BAt: Int{}, LBO: 128, SBO: 256, Accumulate: Int{V: 1}}
+	body := func(ss ...Stmt) []Stmt { return append(append([]Stmt{}, decls...), ss...) }
+	sync := []Stmt{WGMMASync{Kind: ProxyFence}, Barrier{}, WGMMASync{Kind: WGMMAFence}, mma, WGMMASync{Kind: WGMMACommit}, WGMMASync{Kind: WGMMAWait}}
+	if err := Validate(wgmmaKernel(body(sync...)...)); err != nil {
+		t.Fatalf("a good kernel: %v", err)
+	}
+	if NeedsArch(sync) != 90 || !ArchSpecific(sync) || !HasMMA(sync) {
+		t.Errorf("a wgmma: arch %d, arch-specific %v, mma %v", NeedsArch(sync), ArchSpecific(sync), HasMMA(sync))
+	}
+	with := func(f func(*WGMMA)) Stmt { m := mma; f(&m); return m }
+	for _, tc := range []struct {
+		name string
+		k    *Kernel
+		want string
+	}{
+		{"N not a multiple of 8", wgmmaKernel(body(with(func(m *WGMMA) { m.N = 12 }))...), "N = 12"},
+		{"N past 256", wgmmaKernel(body(with(func(m *WGMMA) { m.N = 264 }))...), "N = 264"},
+		{"too few D", wgmmaKernel(body(with(func(m *WGMMA) { m.D = m.D[:3] }))...), "takes 4 elements of A and 4 of D"},
+		{"D twice", wgmmaKernel(body(with(func(m *WGMMA) { m.D = []string{"d0", "d1", "d2", "d0"} }))...), "twice"},
+		{"stride not of 16 bytes", wgmmaKernel(body(with(func(m *WGMMA) { m.LBO = 8 }))...), "strides"},
+		{"B not shared", wgmmaKernel(body(with(func(m *WGMMA) { m.B = "x" }))...), "not a real 1-D shared array"},
+		{"B in a 2-D array", wgmmaKernel(body(with(func(m *WGMMA) { m.B = "b2" }))...), "not a real 1-D shared array"},
+		{"real offset", wgmmaKernel(body(with(func(m *WGMMA) { m.BAt = Lit{V: 1} }))...), "not an integer"},
+		{"divergent", wgmmaKernel(body(If{Cond: Bin{Op: "<", L: Special{Kind: LocalID}, R: Int{V: 64}}, Then: []Stmt{mma}})...), "differs between threads"},
+		{"wait for too many", wgmmaKernel(body(WGMMASync{Kind: WGMMAWait, Pending: 9})...), "pending groups"},
+		{"fence with a count", wgmmaKernel(body(WGMMASync{Kind: WGMMAFence, Pending: 1})...), "with a count"},
+		{"not whole warpgroups", func() *Kernel {
+			k := wgmmaKernel(body(mma)...)
+			k.Launch.Block = [3]int{96, 1, 1}
+			return k
+		}(), "whole warpgroups"},
+		{"fp64", func() *Kernel { k := wgmmaKernel(body(mma)...); k.DType = F64; return k }(), "fp32 only"},
+		{"arch below 90", func() *Kernel { k := wgmmaKernel(body(mma)...); k.Hints.MinArch = 80; return k }(), "sm_90"},
+	} {
+		err := Validate(tc.k)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// A vector copy: its width 1, 2 or 4, a count of valid elements only with a
+// vector; Value zero-fills past the count and where the condition fails.
+func TestCopyAsyncVector(t *testing.T) {
+	k := func(cp CopyAsync) *Kernel {
+		return wgmmaKernel(cp, AsyncCommit{}, AsyncWait{})
+	}
+	cp := CopyAsync{Dst: "bs", DstIndex: []Expr{Int{V: 4}}, Src: "x", SrcIndex: Int{V: 8}, Width: 4, Valid: Int{V: 3}}
+	if err := Validate(k(cp)); err != nil {
+		t.Fatalf("a good copy: %v", err)
+	}
+	bad := cp
+	bad.Width = 3
+	if err := Validate(k(bad)); err == nil || !strings.Contains(err.Error(), "want 1, 2 or 4") {
+		t.Errorf("width 3: %v", err)
+	}
+	bad = cp
+	bad.Width = 1
+	if err := Validate(k(bad)); err == nil || !strings.Contains(err.Error(), "valid elements") {
+		t.Errorf("a count with one element: %v", err)
+	}
+	if cp.Elements() != 4 || len(SyncCopies(k(cp)).Body) != 4 {
+		t.Errorf("a copy of 4: %d elements, %d stores", cp.Elements(), len(SyncCopies(k(cp)).Body))
+	}
+	if _, ok := cp.Value(3).(Select); !ok {
+		t.Errorf("element 3 of 3 valid: %v, want a select", cp.Value(3))
+	}
+}
