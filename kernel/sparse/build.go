@@ -32,6 +32,8 @@ func Build(pb Problem, v Variant) (*kernel.Kernel, error) {
 		}
 	case DMMA, TMMA:
 		g.dmmaKernel()
+	case WGMMA:
+		g.wgmmaKernel()
 	default:
 		return nil, fmt.Errorf("unknown family %q", v.Family)
 	}

@@ -164,8 +164,9 @@ func (in *Instance) DType() kernel.DType { return in.Problem.DType }
 // Candidates lists the variants for the target: GPUCandidates on a GPU
 // (without launch-bound twins where the dialect ignores the bound), else
 // Candidates, and on CUDA devices with tensor cores (sm_80+) the
-// DMMACandidates (fp64) or, where they can pay (offerTMMA), the
-// TMMACandidates (fp32, 3×TF32); on a CPU also DenseHostCandidates. The SIMT dense
+// DMMACandidates (fp64) and, in fp32, the WGMMACandidates (sm_90) or,
+// where they can pay (offerTMMA), the TMMACandidates (3×TF32 through
+// mma.sync); on a CPU also DenseHostCandidates. The SIMT dense
 // variants (with shared memory) are not among them: on the H100
 // (2026-11-24) they ran at 17–32 % of the roof on the tets p5–p6, below
 // cuBLAS, and the cost model, which ranks them far above that, would
@@ -174,7 +175,12 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	vs := Candidates(in.Problem)
 	if t.GPU {
 		vs = append(GPUCandidates(in.Problem), DMMACandidates(in.Problem, t.CUDAArch)...)
-		if offerTMMA(in.Problem) {
+		// On sm_90 fp32 takes Hopper's wgmma (twice mma.sync's TF32
+		// rate): it beat the 3×TF32 mma.sync kernels on every p5–p6
+		// tet on the H100 (2026-11-25).
+		if wg := WGMMACandidates(in.Problem, t.CUDAArch); len(wg) > 0 {
+			vs = append(vs, wg...)
+		} else if offerTMMA(in.Problem) {
 			vs = append(vs, TMMACandidates(in.Problem, t.CUDAArch)...)
 		}
 		if t.CUDAArch >= 80 {

@@ -92,6 +92,8 @@ func (pb Problem) checkVariant(v Variant) error {
 		return pb.checkBlocks(v)
 	case DMMA, TMMA:
 		return pb.checkDMMA(v)
+	case WGMMA:
+		return pb.checkWGMMA(v)
 	}
 	if v.Width == 2 && (pb.LDB <= 0 || pb.LDC <= 0 || pb.LDB%2 != 0 || pb.LDC%2 != 0) {
 		return fmt.Errorf("variant %s needs ldb and ldc baked in and even (aligned vector access)", v.Name())
@@ -123,6 +125,8 @@ func (v Variant) sharedBytes(pb Problem) int {
 		return v.denseShared(pb)
 	case DMMA, TMMA:
 		return v.dmmaShared(pb)
+	case WGMMA:
+		return v.wgmmaShared(pb)
 	}
 	return 0
 }

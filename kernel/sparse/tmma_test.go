@@ -181,9 +181,10 @@ func TestTMMAParse(t *testing.T) {
 	}
 }
 
-// The 3×TF32 candidates are offered on CUDA devices of sm_80 and up in
-// fp32, for the nearly dense operators only (as dmma in fp64), within
-// the device's shared memory; every one builds and renders in CUDA only.
+// The 3×TF32 candidates are offered on CUDA devices of sm_80 and up but
+// sm_90 (where wgmma takes their place) in fp32, for the nearly dense
+// operators only (as dmma in fp64), within the device's shared memory;
+// every one builds and renders in CUDA only.
 func TestTMMACandidates(t *testing.T) {
 	for name, want := range map[string]bool{
 		"p6/tet/m460": true, "p6/tet/m132": true, // offerTMMA: the largest β = 0 operators only
@@ -218,10 +219,17 @@ func TestTMMACandidates(t *testing.T) {
 		in64 := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
 		in64.Problem.DType = kernel.F64
 		n64, _ := count(in64, family.Target{GPU: true, MinBlocks: true, CUDAArch: 90})
-		if (n90 > 0) != want || (n80 > 0) != want || nOff+nCPU+nOpenCL+n64 > 0 {
-			t.Errorf("%s: tmma candidates sm_90 %d, sm_80 %d, sm_75 %d, CPU %d, OpenCL %d, fp64 %d; want some on sm_80+: %v", name, n90, n80, nOff, nCPU, nOpenCL, n64, want)
+		// On sm_90 wgmma takes their place (WGMMACandidates).
+		wg := 0
+		for _, c := range in.Candidates(family.Target{GPU: true, MinBlocks: true, CUDAArch: 90}) {
+			if c.(Variant).Family == WGMMA {
+				wg++
+			}
 		}
-		if want && (!s90["m16n8k8"] || !s90["m16n8k4"] || !s80["m16n8k8"]) {
+		if n90 > 0 || (n80 > 0) != want || nOff+nCPU+nOpenCL+n64 > 0 || (want && wg == 0) {
+			t.Errorf("%s: tmma candidates sm_90 %d (wgmma %d), sm_80 %d, sm_75 %d, CPU %d, OpenCL %d, fp64 %d; want some on sm_80: %v", name, n90, wg, n80, nOff, nCPU, nOpenCL, n64, want)
+		}
+		if want && (!s80["m16n8k8"] || !s80["m16n8k4"]) {
 			t.Errorf("%s: shapes on sm_90 %v, on sm_80 %v", name, s90, s80)
 		}
 		if vs := DMMACandidates(pb, 90); len(vs) > 0 {

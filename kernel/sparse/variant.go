@@ -103,6 +103,10 @@ type Variant struct {
 	// memory a block where α·A is large, B read by each (the later reads
 	// from L2: the blocks of a tile are adjacent). 0 or 1: one block.
 	RowGroups int `json:"row_groups,omitempty"`
+	// Overlap (wgmma only, -o) lets a chunk's wgmma run on while the
+	// next chunk's fragments are read: the wait of chunk q comes after
+	// chunk q + 1 is issued (two sets of fragment registers).
+	Overlap bool `json:"overlap,omitempty"`
 }
 
 // Name is the variant's stable name, e.g. "bstream-msplit/x64-y4-c16".
@@ -114,6 +118,8 @@ func (v Variant) Name() string {
 		return v.blocksName()
 	case DMMA, TMMA:
 		return v.dmmaName()
+	case WGMMA:
+		return v.wgmmaName()
 	}
 	s := fmt.Sprintf("%s/x%d", v.Family, v.Block)
 	if v.Split > 0 {
@@ -149,6 +155,9 @@ func ParseVariant(s string) (Variant, error) {
 	}
 	if s == string(DMMA) || strings.HasPrefix(s, string(DMMA)+"/") || s == string(TMMA) || strings.HasPrefix(s, string(TMMA)+"/") {
 		return parseDMMA(s)
+	}
+	if s == string(WGMMA) || strings.HasPrefix(s, string(WGMMA)+"/") {
+		return parseWGMMA(s)
 	}
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
@@ -196,6 +205,8 @@ func Defaults(f Family) Variant {
 		return dmmaDefault
 	case TMMA:
 		return tmmaDefault
+	case WGMMA:
+		return wgmmaDefault
 	case BStreamMSplit:
 		return Variant{Family: f, Block: 64, Width: 1, Split: 4, Chunk: 16}
 	case CStreamKSplit:
@@ -216,7 +227,12 @@ func (v Variant) valid() error {
 	case Blocks:
 		return v.validBlocks()
 	case DMMA, TMMA:
+		if v.Overlap {
+			return fmt.Errorf("variant %s: only wgmma overlaps chunks (-o)", v.Name())
+		}
 		return v.validDMMA()
+	case WGMMA:
+		return v.validWGMMA()
 	}
 	if v.Rows != 0 {
 		return fmt.Errorf("variant %s: only dense takes rows per thread", v.Name())

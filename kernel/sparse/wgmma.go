@@ -1,0 +1,533 @@
+package sparse
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/operator"
+)
+
+// WGMMA: the dense kernel in fp32 on Hopper's warpgroup tensor cores
+// (kernel.WGMMA: wgmma.mma_async m64nNk8 TF32, sm_90a only), as 3×TF32
+// like TMMA (each product A_lo·B_hi + A_hi·B_lo + A_hi·B_hi, small ones
+// first, hi = tf32(x), lo = x − hi). mma.sync's TF32 rate on the H100 is
+// half of what wgmma reaches, and 3×TF32 through it kept the p5–p6 tets
+// at 40–64 % of the roof (see TMMA).
+//
+// wgmma multiplies a 64×8 A from registers by an 8×N B from shared
+// memory, N up to 256, so the kernel computes Cᵀ: a warpgroup's 64 rows
+// of the product are 64 columns of the panel, its N columns the m rows of
+// the operator (padded to a multiple of 8, np ≤ 256; with -y the rows are
+// split over that many blocks a tile, each np of them). α·A is the
+// shared-memory operand, staged once a block as its hi and lo parts in
+// the K-major layout without swizzling (kernel.WGMMA; element (r, c) at
+// (c/4)·4np + 4r + c%4: LBO 16·np bytes, SBO 128), zero past m and k.
+// Each thread keeps np/2 fp32 sums.
+//
+// A block of X warpgroups takes tiles of 64·X columns, Block (-t) of them
+// in turn; their rows of B, Chunk (-c) at a time, are copied
+// asynchronously (cp.async) into Stages (-a) buffers, Stages − 1 chunks
+// ahead, as DMMA's -a forms do. For a chunk each thread reads its A
+// fragments from the buffer, two pairs of floats a k-step (the rows of
+// the product map to the panel's columns as g → 2g and g + 8 → 2g + 1, so
+// that a fragment's two rows are adjacent columns), splits them, and its
+// warpgroup issues 3 wgmma a k-step, waiting for them at the chunk's end.
+// The sums of row g and g + 8 of the product are then adjacent columns of
+// C, stored (and with β ≠ 0 read) as pairs.
+//
+// Names: "wgmma/x2-c32-t16-a3[-y2][-b1]": warpgroups a block, rows of B a
+// chunk, tiles a block, buffers of B, blocks a tile's rows are split
+// over, blocks a multiprocessor the registers are capped for.
+const WGMMA Family = "wgmma"
+
+// wgmmaDefault is the variant a bare "wgmma" names.
+var wgmmaDefault = Variant{Family: WGMMA, Split: 2, Chunk: 32, Block: dmmaTiles, Stages: 3}
+
+var wgmmaRE = regexp.MustCompile(`^wgmma(?:/x(\d+)-c(\d+)-t(\d+)-a(\d+)(?:-y(\d+))?(-o)?(?:-b(\d+))?)?$`)
+
+func (v Variant) wgmmaName() string {
+	s := fmt.Sprintf("%s/x%d-c%d-t%d-a%d", v.Family, v.Split, v.Chunk, v.Block, v.Stages)
+	if v.RowGroups > 0 {
+		s += fmt.Sprintf("-y%d", v.RowGroups)
+	}
+	if v.Overlap {
+		s += "-o"
+	}
+	if v.Occupancy > 0 {
+		s += fmt.Sprintf("-b%d", v.Occupancy)
+	}
+	return s
+}
+
+// parseWGMMA reads "wgmma" (the defaults) or "wgmma/xX-cC-tT-aS[-yY][-bB]".
+func parseWGMMA(s string) (Variant, error) {
+	m := wgmmaRE.FindStringSubmatch(s)
+	if m == nil {
+		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. wgmma/x2-c32-t16-a3: warpgroups a block, rows of B a chunk, tiles a block, buffers of B, then -yY rows split over Y blocks, -bB blocks a multiprocessor)", s)
+	}
+	v := wgmmaDefault
+	if m[1] != "" {
+		v.RowGroups, v.Occupancy, v.Overlap = 0, 0, m[6] != ""
+		for i, dst := range []*int{&v.Split, &v.Chunk, &v.Block, &v.Stages, &v.RowGroups, &v.Occupancy} {
+			x := m[i+1]
+			if i == 5 {
+				x = m[7]
+			}
+			if x == "" {
+				continue
+			}
+			n, err := strconv.Atoi(x)
+			if err != nil || n < 1 {
+				return Variant{}, fmt.Errorf("variant %q: each number must be ≥ 1", s)
+			}
+			*dst = n
+		}
+	}
+	return v, v.validWGMMA()
+}
+
+func (v Variant) validWGMMA() error {
+	switch {
+	case v.Split < 1 || v.Split > 8:
+		return fmt.Errorf("variant %s: warpgroups a block (-x) must be 1..8", v.Name())
+	case v.Chunk < 8 || v.Chunk%8 != 0 || v.Chunk > 128:
+		return fmt.Errorf("variant %s: chunk (-c) must be a multiple of 8, at most 128", v.Name())
+	case v.Block < 1 || v.Block > 4096:
+		return fmt.Errorf("variant %s: tiles a block (-t) must be 1..4096", v.Name())
+	case v.Stages < 2 || v.Stages > dmmaMaxStages:
+		return fmt.Errorf("variant %s: buffers of B (-a) must be 2..%d", v.Name(), dmmaMaxStages)
+	case v.RowGroups < 0 || v.RowGroups > 16:
+		return fmt.Errorf("variant %s: groups of rows (-y) must be 1..16", v.Name())
+	case v.Occupancy < 0 || v.Occupancy > 8:
+		return fmt.Errorf("variant %s: blocks a multiprocessor (-b) must be 1..8", v.Name())
+	case v.Width != 0 || v.Rows != 0 || v.MMA != "" || v.SplitA || v.StageB || v.StreamA || v.Grouped || v.Large || v.Tiles != 0:
+		return fmt.Errorf("variant %s: wgmma takes only -x, -c, -t, -a, -y and -b", v.Name())
+	}
+	return nil
+}
+
+// wgmmaLayout is the shape of a wgmma kernel's block and shared arrays.
+type wgmmaLayout struct {
+	groups  int // blocks a tile's rows are split over
+	np      int // rows of α·A a block holds: ⌈m / groups⌉ rounded up to 8 (the wgmma's N)
+	kc      int // columns of α·A staged: k rounded up to whole chunks
+	chunks  int // ⌈k / Chunk⌉
+	steps   int // k-steps a chunk: Chunk / 8
+	cols    int // columns a tile: 64 a warpgroup
+	stride  int // row stride of a buffer of B: cols padded (see tmmaPad)
+	threads int
+	aLen    int // elements of ash: hi and lo parts, np·kc each
+	bLen    int // elements of one buffer of B
+}
+
+func (v Variant) wgmmaLayout(pb Problem) wgmmaLayout {
+	l := wgmmaLayout{groups: max(v.RowGroups, 1), steps: v.Chunk / 8, cols: 64 * v.Split}
+	l.np = ((pb.Op.Rows+l.groups-1)/l.groups + 7) / 8 * 8
+	l.chunks = (pb.Op.Cols + v.Chunk - 1) / max(v.Chunk, 1)
+	l.kc = l.chunks * v.Chunk
+	l.stride = l.cols + tmmaPad(l.cols)
+	l.threads = 128 * v.Split
+	l.aLen = 2 * l.np * l.kc
+	l.bLen = v.Chunk * l.stride
+	return l
+}
+
+// wgmmaShared is the shared memory of a wgmma kernel: α·A's parts and
+// Stages buffers of B.
+func (v Variant) wgmmaShared(pb Problem) int {
+	l := v.wgmmaLayout(pb)
+	return (l.aLen + v.Stages*l.bLen) * 4
+}
+
+// checkWGMMA reports why v does not fit the problem.
+func (pb Problem) checkWGMMA(v Variant) error {
+	if pb.DType != kernel.F32 {
+		return fmt.Errorf("variant %s: fp32 only (3×TF32 on wgmma; in fp64 use dmma/…)", v.Name())
+	}
+	l := v.wgmmaLayout(pb)
+	switch {
+	case l.np > kernel.WGMMAMaxN:
+		return fmt.Errorf("variant %s: %d rows a block, more than a wgmma's %d (split them with -y)", v.Name(), l.np, kernel.WGMMAMaxN)
+	case l.threads > kernel.MaxThreads:
+		return fmt.Errorf("variant %s needs %d threads per block (at most %d)", v.Name(), l.threads, kernel.MaxThreads)
+	case 16*l.np >= 1<<18:
+		return fmt.Errorf("variant %s: α·A's stride %d bytes is past a descriptor's", v.Name(), 16*l.np)
+	case v.wgmmaRegisters(l) > min(255, 65536/l.threads):
+		return fmt.Errorf("variant %s needs about %d registers a thread, more than %d threads allow", v.Name(), v.wgmmaRegisters(l), l.threads)
+	}
+	if s := v.wgmmaShared(pb); s > dmmaMaxShared {
+		return fmt.Errorf("variant %s needs %d bytes of shared memory (limit %d; split the rows with -y)", v.Name(), s, dmmaMaxShared)
+	}
+	return nil
+}
+
+// wgmmaRegisters estimates the registers a thread of v holds: its sums,
+// the TF32 parts of a chunk's fragments (two chunks' with Overlap) and
+// the rest (dmmaRegsBase).
+func (v Variant) wgmmaRegisters(l wgmmaLayout) int {
+	frags := 8 * l.steps
+	if v.Overlap {
+		frags *= 2
+	}
+	return l.np/2 + frags + dmmaRegsBase
+}
+
+// wgmmaMinEntries is the least m·k for which WGMMACandidates offers the
+// family (as dmma's floor).
+const wgmmaMinEntries = dmmaMinEntries
+
+// WGMMACandidates lists the wgmma variants worth trying for the problem on
+// a CUDA device of compute capability arch ×10: fp32, sm_90 only (sm_90a's
+// wgmma), the dense operators DMMACandidates takes; four and two
+// warpgroups a block, chunks of 8, 16 and 24 rows of B, chunks
+// overlapped, as many buffers of B (up to six) as the shared memory
+// holds beside α·A, 16 tiles a block, the rows split over the fewest
+// blocks whose share of α·A fits. On the H100 (2026-11-25) each of these
+// won somewhere among the p5–p6 tets: p6/tet/m132 x4-c8 (74 % of the
+// roof), m460 x2-c16 (70), p5/tet/m132 x2-c24 (74), p5/tet/m0 x2-c16
+// (88).
+func WGMMACandidates(pb Problem, arch int) []Variant {
+	if pb.DType != kernel.F32 || arch != 90 {
+		return nil
+	}
+	st := operator.Analyze(pb.Op)
+	if st.Density < denseMinDensity || pb.Op.Rows*pb.Op.Cols < wgmmaMinEntries {
+		return nil
+	}
+	var out []Variant
+	for _, x := range []int{4, 2} {
+		for _, c := range []int{8, 16, 24} {
+		groups:
+			for g := 1; g <= 4; g++ {
+				for s := dmmaMaxStages; s >= 3; s-- {
+					v := Variant{Family: WGMMA, Split: x, Chunk: c, Block: dmmaTiles, Stages: s, Overlap: true}
+					if g > 1 {
+						v.RowGroups = g
+					}
+					if pb.Check(v) == nil {
+						out = append(out, v)
+						break groups
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// tf32Trunc is x's TF32 part as the tensor cores take it (truncated).
+func tf32Trunc(x kernel.Expr) kernel.Expr {
+	return kernel.Call{Fn: kernel.TF32Trunc, Args: []kernel.Expr{x}}
+}
+
+// wgmmaBuilder holds what the pieces of a wgmma kernel share.
+type wgmmaBuilder struct {
+	g *gen
+	v Variant
+	l wgmmaLayout
+}
+
+func (b *wgmmaBuilder) acc(e int) string { return fmt.Sprintf("acc%d", e) }
+
+func (b *wgmmaBuilder) accs() []string {
+	out := make([]string, b.l.np/2)
+	for e := range out {
+		out[e] = b.acc(e)
+	}
+	return out
+}
+
+// stageA stores α·A's hi and lo parts into ash (see WGMMA): element e of
+// part p is column (e/4np)·4 + e%4 and row e%4np / 4 of the block's rows.
+func (b *wgmmaBuilder) stageA() kernel.Stmt {
+	l, m, k := b.l, b.g.m, b.g.k
+	half := l.np * l.kc
+	e := kernel.Ref("e")
+	in := bin("%", e, lit(half))
+	row := bin("/", bin("%", in, lit(4*l.np)), lit(4))
+	if l.groups > 1 {
+		row = bin("+", kernel.Ref("row0"), row)
+	}
+	col := bin("+", bin("*", bin("/", in, lit(4*l.np)), lit(4)), bin("%", in, lit(4)))
+	cond := bin("<", kernel.Ref("acol"), lit(k))
+	if l.groups*l.np > m {
+		cond = bin("&&", bin("<", kernel.Ref("arow"), lit(m)), cond)
+	}
+	body := []kernel.Stmt{
+		dmmaI32("arow", row), dmmaI32("acol", col),
+		dmmaReal("aval", kernel.Select{Cond: cond, Then: kernel.At("a", bin("+", bin("*", kernel.Ref("arow"), lit(k)), kernel.Ref("acol"))), Else: kernel.Lit{V: 0}}),
+		kernel.Put("ash", kernel.Select{Cond: bin("<", e, lit(half)), Then: kernel.Ref("aval"), Else: bin("-", kernel.Ref("aval"), tf32Trunc(kernel.Ref("aval")))}, e),
+	}
+	return kernel.For{Var: "e", From: kernel.Ref("tid"), To: lit(l.aLen), Step: int64(l.threads), Body: body}
+}
+
+// copyB copies chunk q (an expression) of the block's sequence into its
+// buffer of bsh: rows (q % chunks)·Chunk… of tile t0 + q / chunks, zero
+// past k and n; four elements a copy where ldb is baked in and a multiple
+// of 4 (16-byte copies: a quarter of the instructions, which the H100's
+// schedulers issue beside the wgmma), a vector at the end of the
+// columns cut short.
+func (b *wgmmaBuilder) copyB(q kernel.Expr) []kernel.Stmt {
+	v, l := b.v, b.l
+	n, ldb := b.g.nExpr(), b.g.ldbExpr()
+	w := 1
+	if b.g.pb.LDB > 0 && b.g.pb.LDB%4 == 0 {
+		w = 4
+	}
+	cols := l.cols / w // copies a row
+	decl := dmmaIdx
+	if offset32(l.kc, b.g.pb.LDB) {
+		decl = dmmaI32
+	}
+	buf := bin("*", bin("%", q, lit(v.Stages)), lit(l.bLen))
+	row0 := bin("*", bin("%", q, lit(l.chunks)), lit(v.Chunk))
+	col0 := bin("*", bin("+", kernel.Ref("t0"), bin("/", q, lit(l.chunks))), lit(l.cols))
+	total := v.Chunk * cols
+	var out []kernel.Stmt
+	for r := 0; r < (total+l.threads-1)/l.threads; r++ {
+		e := plus(r*l.threads, kernel.Ref("tid"))
+		cp := kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{bin("+", buf, bin("+", bin("*", bin("/", e, lit(cols)), lit(l.stride)), bin("*", bin("%", e, lit(cols)), lit(w))))},
+			Src: "b", SrcIndex: bin("+", bin("*", kernel.Ref("brow"), ldb), kernel.Ref("bcol")),
+			Cond: bin("&&", bin("<", kernel.Ref("brow"), lit(b.g.k)), bin("<", kernel.Ref("bcol"), n))}
+		if w > 1 {
+			cp.Width = w
+			if b.g.pb.N == 0 || b.g.pb.N%w != 0 {
+				left := bin("-", n, kernel.Ref("bcol"))
+				cp.Valid = kernel.Select{Cond: bin("<", left, lit(w)), Then: left, Else: lit(w)}
+			}
+		}
+		st := dmmaScope(
+			decl("brow", bin("+", row0, bin("/", e, lit(cols)))),
+			decl("bcol", bin("+", col0, bin("*", bin("%", e, lit(cols)), lit(w)))),
+			cp,
+		)
+		if (r+1)*l.threads > total {
+			st = kernel.If{Cond: bin("<", e, lit(total)), Then: []kernel.Stmt{st}}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// chunk is the work of chunk kc of a tile, its fragments at bbase: each
+// k-step's A fragments read as two pairs and split, one fence, three wgmma
+// a k-step, a commit, and a wait that leaves pending groups in flight.
+func (b *wgmmaBuilder) chunk(kc, pending int) []kernel.Stmt {
+	v, l := b.v, b.l
+	var out, mmas []kernel.Stmt
+	half := l.np * l.kc
+	for s := 0; s < l.steps; s++ {
+		name := func(part string, x int) string { return fmt.Sprintf("f%s%d_%d", part, s, x) }
+		for h := 0; h < 2; h++ { // rows tig and tig + 4 of the k-step
+			at := bin("+", kernel.Ref("bbase"), lit((8*s+4*h)*l.stride))
+			out = append(out, dmmaReal(name("", 2*h), nil), dmmaReal(name("", 2*h+1), nil),
+				kernel.VecLoad{Dst: []string{name("", 2*h), name("", 2*h+1)}, Buf: "bsh", Index: at})
+		}
+		// The hi part is the value itself, whose TF32 part the
+		// tensor cores take; lo is the exact rest.
+		for x := 0; x < 4; x++ {
+			out = append(out, dmmaReal(name("l", x), bin("-", kernel.Ref(name("", x)), tf32Trunc(kernel.Ref(name("", x))))))
+		}
+		// Fragment element x: (row g + 8(x%2), k tig + 4(x/2)): the
+		// pairs read are (x = 0, 1) and (2, 3).
+		frag := func(part string) []kernel.Expr {
+			return []kernel.Expr{kernel.Ref(name(part, 0)), kernel.Ref(name(part, 1)), kernel.Ref(name(part, 2)), kernel.Ref(name(part, 3))}
+		}
+		// The k-step's first element: k = 8·step, at (k/4)·4np.
+		step := lit((kc*v.Chunk + 8*s) * l.np)
+		for _, p := range []struct {
+			a  string
+			lo bool
+		}{{"l", false}, {"", true}, {"", false}} {
+			at := step
+			if p.lo {
+				at = lit((kc*v.Chunk+8*s)*l.np + half)
+			}
+			m := kernel.WGMMA{N: l.np, D: b.accs(), A: frag(p.a), B: "ash", BAt: at, LBO: 16 * l.np, SBO: 128}
+			if len(mmas) == 0 && kc == 0 {
+				// A tile's first wgmma starts its sums.
+				m.Accumulate = lit(0)
+			}
+			mmas = append(mmas, m)
+		}
+	}
+	out = append(out, kernel.WGMMASync{Kind: kernel.WGMMAFence})
+	out = append(out, mmas...)
+	return append(out, kernel.WGMMASync{Kind: kernel.WGMMACommit}, kernel.WGMMASync{Kind: kernel.WGMMAWait, Pending: pending})
+}
+
+// iteration is chunk kc of the block's tile t (chunk q = t·chunks + kc of
+// its sequence): wait for its copies, the barrier, the copies of chunk
+// q + S − 1, and the chunk's wgmma, pending groups left in flight.
+func (b *wgmmaBuilder) iteration(kc, pending int) kernel.Stmt {
+	l, S := b.l, b.v.Stages
+	q := plus(kc, kernel.Ref("q0"))
+	ss := []kernel.Stmt{
+		dmmaI32("bbase", bin("+", bin("*", kernel.Cast{To: kernel.Int32, X: bin("%", q, lit(S))}, lit(l.bLen)), kernel.Ref("boff"))),
+		kernel.AsyncWait{Pending: S - 2},
+		kernel.Barrier{},
+		dmmaIdx("q1", plus(S-1, q)),
+		kernel.If{Cond: bin("<", kernel.Ref("q1"), kernel.Ref("total")), Then: b.copyB(kernel.Ref("q1"))},
+		kernel.AsyncCommit{},
+	}
+	return dmmaScope(append(ss, b.chunk(kc, pending)...)...)
+}
+
+// epilogue stores the sums of the tile whose first column is j0: element
+// 4j + e of a thread is row 8j + 2·tig + e%2 of the block's rows and
+// column colw + 2·grp + e/2 of the tile, colw the warp's first; pairs of
+// columns go as one vector where ldc is baked in and even. Rows past m
+// and columns past n are left alone. With β ≠ 0 eight pairs are loaded
+// before they are stored.
+func (b *wgmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
+	l, pb := b.l, b.g.pb
+	n, ldc := b.g.nExpr(), b.g.ldcExpr()
+	vec := pb.LDC > 0 && pb.LDC%2 == 0
+	decl := dmmaIdx
+	if offset32(l.groups*l.np, pb.LDC) {
+		decl = dmmaI32
+	}
+	out := []kernel.Stmt{decl("ccol", bin("+", j0, bin("+", kernel.Ref("colw"), bin("*", kernel.Ref("grp"), lit(2)))))}
+	type pair struct{ j, e int }
+	var pairs []pair
+	for j := 0; j < l.np/8; j++ {
+		for e := 0; e < 2; e++ {
+			pairs = append(pairs, pair{j, e})
+		}
+	}
+	withBeta := func(x, old kernel.Expr) kernel.Expr {
+		switch {
+		case old == nil || pb.Beta == 0:
+			return x
+		case pb.Beta == 1:
+			return bin("+", x, old)
+		}
+		return bin("+", x, bin("*", kernel.Lit{V: pb.Beta}, old))
+	}
+	const per = 8
+	for g0 := 0; g0 < len(pairs); g0 += per {
+		var loads, stores []kernel.Stmt
+		for q, pr := range pairs[g0:min(g0+per, len(pairs))] {
+			sfx := strconv.Itoa(q)
+			row := plus(8*pr.j+pr.e, kernel.Ref("crow"))
+			vals := [2]kernel.Expr{kernel.Ref(b.acc(4*pr.j + pr.e)), kernel.Ref(b.acc(4*pr.j + 2 + pr.e))}
+			cat := kernel.Ref("cat" + sfx)
+			loads = append(loads, decl("cr"+sfx, row), decl("cat"+sfx, bin("+", bin("*", kernel.Ref("cr"+sfx), ldc), kernel.Ref("ccol"))))
+			var old [2]kernel.Expr
+			if pb.Beta != 0 {
+				c0, c1 := "cv"+sfx+"_0", "cv"+sfx+"_1"
+				loads = append(loads, dmmaReal(c0, kernel.Lit{V: 0}), dmmaReal(c1, kernel.Lit{V: 0}))
+				var ld []kernel.Stmt
+				if vec {
+					ld = []kernel.Stmt{kernel.If{Cond: bin("<", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.VecLoad{Dst: []string{c0, c1}, Buf: "c", Index: cat}}}}
+				} else {
+					for x, cv := range []string{c0, c1} {
+						ld = append(ld, kernel.If{Cond: bin("<", plus(x, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.Assign{Name: cv, Value: kernel.At("c", plus(x, cat))}}})
+					}
+				}
+				loads = append(loads, b.rowGuard(row, ld)...)
+				old = [2]kernel.Expr{kernel.Ref(c0), kernel.Ref(c1)}
+			}
+			scalar := func(x int) kernel.Stmt {
+				return kernel.If{Cond: bin("<", plus(x, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.Put("c", withBeta(vals[x], old[x]), plus(x, cat))}}
+			}
+			st := []kernel.Stmt{scalar(0), scalar(1)}
+			if vec {
+				st = []kernel.Stmt{
+					kernel.If{Cond: bin("<", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.VecStore{Buf: "c", Index: cat, Src: []kernel.Expr{withBeta(vals[0], old[0]), withBeta(vals[1], old[1])}}}},
+					kernel.If{Cond: bin("==", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.Put("c", withBeta(vals[0], old[0]), cat)}},
+				}
+			}
+			stores = append(stores, b.rowGuard(row, st)...)
+		}
+		out = append(out, dmmaScope(append(loads, stores...)...))
+	}
+	return []kernel.Stmt{dmmaScope(out...)}
+}
+
+// rowGuard keeps rows past m out where the blocks' rows pass it.
+func (b *wgmmaBuilder) rowGuard(row kernel.Expr, ss []kernel.Stmt) []kernel.Stmt {
+	if b.l.groups*b.l.np > b.g.m {
+		return []kernel.Stmt{kernel.If{Cond: bin("<", row, lit(b.g.m)), Then: ss}}
+	}
+	return ss
+}
+
+// wgmmaKernel builds the warpgroup tensor-core kernel (see WGMMA).
+func (g *gen) wgmmaKernel() {
+	k, v, pb := g.kern, g.v, g.pb
+	b := &wgmmaBuilder{g: g, v: v, l: v.wgmmaLayout(pb)}
+	l := b.l
+	T, S := l.threads, v.Stages
+	k.Launch.Block = [3]int{T, 1, 1}
+	k.Launch.Grid = [3]kernel.Axis{kernel.Over(Columns, l.cols*v.Block)}
+	if l.groups > 1 {
+		k.Launch.Grid[0].Fixed = l.groups
+	}
+	k.Launch.SharedBytes = v.wgmmaShared(pb)
+	k.Hints = kernel.Hints{MinArch: 90, MinBlocksPerUnit: v.Occupancy}
+	k.Params = append([]kernel.Param{denseParam}, k.Params...)
+	k.Doc = strings.Replace(k.Doc, fmt.Sprintf("one thread per %d column(s)", v.Width),
+		fmt.Sprintf("tiles of %d columns on Hopper's TF32 tensor cores as 3xTF32 (wgmma m64n%dk8, the product transposed), α·A staged whole in shared memory for %d tiles a block, B copied asynchronously into %d buffers", l.cols, l.np, v.Block, S), 1)
+	k.Shared = []kernel.Shared{{Name: "ash", Type: kernel.Real, Dims: []int{l.aLen}}, {Name: "bsh", Type: kernel.Real, Dims: []int{S * l.bLen}}}
+	body := []kernel.Stmt{
+		dmmaI32("tid", localX),
+		dmmaI32("lane", bin("%", kernel.Ref("tid"), lit(32))),
+		dmmaI32("grp", bin("/", kernel.Ref("lane"), lit(4))),
+		dmmaI32("tig", bin("%", kernel.Ref("lane"), lit(4))),
+		// The warp's first column of a tile: 16 a warp, 64 a warpgroup.
+		dmmaI32("colw", bin("*", bin("/", kernel.Ref("tid"), lit(32)), lit(16))),
+		// Where the thread's pairs of a chunk start in its buffer.
+		dmmaI32("boff", bin("+", bin("*", kernel.Ref("tig"), lit(l.stride)), bin("+", kernel.Ref("colw"), bin("*", kernel.Ref("grp"), lit(2))))),
+		dmmaI32("crow", bin("*", kernel.Ref("tig"), lit(2))),
+	}
+	colBlock := kernel.Expr(groupX)
+	if l.groups > 1 {
+		body = append(body, dmmaI32("row0", bin("*", kernel.Cast{To: kernel.Int32, X: bin("%", groupX, lit(l.groups))}, lit(l.np))))
+		body = append(body, kernel.Assign{Name: "crow", Value: bin("+", kernel.Ref("crow"), kernel.Ref("row0"))})
+		colBlock = bin("/", groupX, lit(l.groups))
+	}
+	for _, a := range b.accs() {
+		body = append(body, dmmaReal(a, kernel.Lit{V: 0}))
+	}
+	body = append(body,
+		dmmaIdx("t0", bin("*", colBlock, lit(v.Block))),
+		dmmaIdx("tiles", bin("/", bin("-", plus(l.cols-1, g.nExpr()), bin("*", kernel.Ref("t0"), lit(l.cols))), lit(l.cols))),
+		kernel.If{Cond: bin(">", kernel.Ref("tiles"), lit(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: lit(v.Block)}}},
+		dmmaIdx("total", bin("*", kernel.Ref("tiles"), lit(l.chunks))),
+		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, copied asynchronously into %d buffers, %d chunks ahead", v.Chunk, S, S-1)},
+	)
+	for q := 0; q < S-1; q++ {
+		body = append(body, kernel.If{Cond: bin("<", lit(q), kernel.Ref("total")), Then: b.copyB(lit(q))}, kernel.AsyncCommit{})
+	}
+	body = append(body,
+		kernel.Comment{Text: fmt.Sprintf("alpha*A's TF32 hi and lo parts, %d×%d, into shared memory once, K-major in core matrices, while they fly", g.m, g.k)},
+		b.stageA(),
+		kernel.WGMMASync{Kind: kernel.ProxyFence},
+	)
+	// A tile's chunks are unrolled, so that each chunk's fragments are
+	// registers of their own: with Overlap a chunk's wgmma run on while
+	// the next one's fragments are read and split (its wait leaves one
+	// group in flight), and the only wait for all is the tile's end,
+	// before its epilogue. (A loop over chunks whose wgmma stay in
+	// flight across its back edge made ptxas wait there.)
+	pending := 0
+	if v.Overlap {
+		pending = 1
+	}
+	tile := []kernel.Stmt{dmmaIdx("q0", bin("*", kernel.Ref("t"), lit(l.chunks)))}
+	for kc := 0; kc < l.chunks; kc++ {
+		tile = append(tile, b.iteration(kc, pending))
+	}
+	tile = append(tile, kernel.WGMMASync{Kind: kernel.WGMMAWait})
+	tile = append(tile, b.epilogue(bin("*", bin("+", kernel.Ref("t0"), kernel.Ref("t")), lit(l.cols)))...)
+	body = append(body, kernel.For{Var: "t", From: lit(0), To: kernel.Ref("tiles"), Body: tile})
+	k.Body = body
+	k.Meta["tile"] = fmt.Sprintf("%d columns, %d warpgroups", l.cols, v.Split)
+	k.Meta["mma"] = fmt.Sprintf("wgmma m64n%dk8", l.np)
+	k.Meta["mma_type"] = "tf32"
+	k.Meta["a_resident"] = true
+}
