@@ -147,6 +147,12 @@ func RunIR(t *testing.T, dev device.Device) {
 			}
 		}
 	}
+	// Hopper's warpgroup mma (sm_90a only) and 16-byte async copies.
+	if dev.Dialect() == "cuda" && cudaArch(dev.Info().Arch) == 90 {
+		const tiles = 3
+		cases = append(cases, irCase(t, rng, kerneltest.WGMMA(), tiles, map[string]int64{"tiles": tiles, "cols": kerneltest.WGMMAN - 3},
+			map[string]int{"a": tiles * 64 * 16, "b": tiles * 16 * kerneltest.WGMMAN, "d": tiles * 64 * kerneltest.WGMMAN}, nil))
+	}
 	total := Check(t, dev, cases)
 	t.Logf("%d IR samples verified on %s%s", total, dev.Info().Name, shardNote())
 }

@@ -317,3 +317,56 @@ func shardNote() string {
 	}
 	return ""
 }
+
+// TensorCoreOps are the PyFR operators RunSparseTensorCores checks the
+// tensor-core families on: a β = 0 and a β = 1 tet.
+var TensorCoreOps = []string{"p4/tet/m460", "p4/tet/m3"}
+
+// RunSparseTensorCores checks the tensor-core families on a CUDA device
+// with them (they are no candidates of sparse.Candidates, so the other
+// parts never build them): every candidate the device gets on
+// TensorCoreOps, dmma in fp64, and in fp32 wgmma on sm_90 or tmma (the
+// offered ones, and its default) on the others, with PyFR's β, n passed
+// at run time and ldb and ldc baked in (wgmma's 16-byte copies of B, the
+// last one of a row cut short). A CUDA device below sm_80 skips it.
+func RunSparseTensorCores(t *testing.T, dev device.Device) {
+	arch := cudaArch(dev.Info().Arch)
+	if arch < 80 {
+		t.Skipf("%s has no tensor cores bespoke uses", dev.Info().Name)
+	}
+	ops, err := PyFR(testenv.PyFRMats(t), TensorCoreOps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := testenv.Rand(t)
+	var cases []verify.Case
+	for _, op := range ops {
+		for _, dt := range DTypes {
+			const n, ldb, ldc = 1001, 1004, 1010
+			pb := sparse.Problem{Op: op, DType: dt, Alpha: 0.75, Beta: load.PyFRBeta(op.Name)}
+			in := &sparse.Instance{Problem: pb, N: n, LDB: ldb, LDC: ldc}
+			baked := pb
+			baked.LDB, baked.LDC = ldb, ldc
+			var vs []sparse.Variant
+			switch {
+			case dt == kernel.F64:
+				vs = sparse.DMMACandidates(baked, arch)
+			case arch == 90:
+				vs = sparse.WGMMACandidates(baked, arch)
+			default:
+				vs = append(sparse.TMMACandidates(baked, arch), sparse.Defaults(sparse.TMMA))
+			}
+			if len(vs) == 0 {
+				t.Fatalf("%s %s: no tensor-core candidates on sm_%d", op.Name, dt, arch)
+			}
+			in.Problem = baked
+			cs, err := instanceCases(rng, in, vs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cases = append(cases, cs...)
+		}
+	}
+	total := Check(t, dev, cases)
+	t.Logf("%d tensor-core kernels verified on %s%s", total, dev.Info().Name, shardNote())
+}

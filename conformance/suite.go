@@ -29,6 +29,9 @@ func Run(t *testing.T, dev, large device.Device) {
 	t.Run("integrate", func(t *testing.T) { t.Parallel(); RunIntegrate(t, dev) })
 	t.Run("pum", func(t *testing.T) { t.Parallel(); RunPUM(t, dev) })
 	t.Run("ir", func(t *testing.T) { t.Parallel(); RunIR(t, dev) })
+	if dev.Dialect() == "cuda" {
+		t.Run("tensor-cores", func(t *testing.T) { t.Parallel(); RunSparseTensorCores(t, dev) })
+	}
 }
 
 // Check runs the cases (this worker's share of them, see ShardEnv) in one

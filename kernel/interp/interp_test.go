@@ -199,6 +199,51 @@ func TestMMA(t *testing.T) {
 	}
 }
 
+// The wgmma sample gives d = A·B tile by tile with B's columns from cols
+// on zero (vector copies cut short), the operands' TF32 parts (truncated)
+// multiplied exactly and summed in fp32, the sums' initial ones ignored
+// (the first wgmma's Accumulate 0).
+func TestWGMMASample(t *testing.T) {
+	const tiles, n, cols = 3, kerneltest.WGMMAN, kerneltest.WGMMAN - 3
+	fill := func(m int, seed float64) []float64 {
+		x := make([]float64, m)
+		for j := range x {
+			x[j] = float64(float32(math.Sin(seed*float64(j+1)) + 0.25))
+		}
+		return x
+	}
+	a, b := fill(tiles*64*16, 1.3), fill(tiles*16*n, 2.1)
+	d := make([]float64, tiles*64*n)
+	if err := Run(kerneltest.WGMMA(), [3]int{tiles, 1, 1}, map[string]any{"a": a, "b": b, "d": d, "cols": int64(cols), "tiles": int64(tiles)}); err != nil {
+		t.Fatal(err)
+	}
+	worst := 0.0
+	for p := 0; p < tiles; p++ {
+		for r := 0; r < 64; r++ {
+			for c := 0; c < n; c++ {
+				want, scale := 0.0, 0.0
+				for q := 0; q < 16 && c < cols; q++ {
+					x := kernel.TruncTF32(a[(p*64+r)*16+q]) * kernel.TruncTF32(b[(p*16+q)*n+c])
+					want += x
+					scale += math.Abs(x)
+				}
+				got := d[(p*64+r)*n+c]
+				if err := math.Abs(got - want); err > 1e-6*scale || (c >= cols && got != 0) {
+					t.Fatalf("tile %d D[%d][%d] = %v, want %v", p, r, c, got, want)
+				}
+				if scale > 0 {
+					worst = max(worst, math.Abs(got-want)/scale)
+				}
+			}
+		}
+	}
+	// The full fp32 product differs by more: the TF32 parts matter.
+	if x, y := a[0]*b[0], kernel.TruncTF32(a[0])*kernel.TruncTF32(b[0]); x == y {
+		t.Errorf("a[0]·b[0] = %v is its TF32 parts' product: a weak sample", x)
+	}
+	t.Logf("largest error %.3g of the sum of magnitudes", worst)
+}
+
 // The 3×TF32 samples give D = A·B + C within fp32's accuracy (the
 // interpreter rounds as cvt.rna does, truncates the operands' low bits as
 // the tensor cores do and sums the exact products), which one TF32 mma a

@@ -302,3 +302,82 @@ func mmaSample(sh kernel.MMAShape, typ kernel.MMAType, split bool) *kernel.Kerne
 		Body:   body,
 	}
 }
+
+// WGMMAN is the N of WGMMA's sample: three core matrices along n.
+const WGMMAN = 24
+
+// WGMMA exercises the warpgroup-level multiply-accumulate (kernel.WGMMA,
+// CUDA sm_90a only) and vector asynchronous copies: block p (one
+// warpgroup) copies B_p (16×WGMMAN, row-major) into shared memory four
+// elements a copy, its columns from cols on zero-filled (a vector cut
+// short by Valid, and whole vectors past it), rearranges it into the
+// core-matrix layout, and computes d_p = A_p·B_p (A_p 64×16 from a, raw
+// fp32 values whose TF32 parts the tensor cores take) in two k-steps, the
+// first with new sums (Accumulate 0: the sums' initial ones are ignored).
+func WGMMA() *kernel.Kernel {
+	const N, T = WGMMAN, 128
+	vecs := 16 * N / 4
+	t := lx
+	c4 := bin("*", bin("%", v("e"), i(N/4)), i(4))
+	left := bin("-", v("cols"), c4)
+	body := []kernel.Stmt{
+		kernel.For{Var: "e", From: t, To: i(vecs), Step: T, Body: []kernel.Stmt{
+			kernel.CopyAsync{Dst: "raw", DstIndex: []kernel.Expr{bin("*", v("e"), i(4))}, Src: "b",
+				SrcIndex: bin("+", bin("*", gx, i(16*N)), bin("*", v("e"), i(4))),
+				Cond:     bin("<", c4, v("cols")), Width: 4,
+				Valid: kernel.Select{Cond: bin("<", left, i(4)), Then: left, Else: i(4)}},
+		}},
+		kernel.AsyncCommit{}, kernel.AsyncWait{}, kernel.Barrier{},
+		// raw[k·N + n] into bs: k-step k/8 at 8N, then (k%8/4)·4N +
+		// (n/8)·32 + (n%8)·4 + k%4 (LBO 16N bytes, SBO 128).
+		kernel.For{Var: "e", From: t, To: i(16 * N), Step: T, Body: []kernel.Stmt{
+			kernel.Decl{Type: kernel.Index, Name: "k", Init: bin("/", v("e"), i(N))},
+			kernel.Decl{Type: kernel.Index, Name: "n", Init: bin("%", v("e"), i(N))},
+			kernel.Put("bs", kernel.At("raw", v("e")), bin("+", bin("+", bin("*", bin("/", v("k"), i(4)), i(4*N)), bin("*", bin("/", v("n"), i(8)), i(32))),
+				bin("+", bin("*", bin("%", v("n"), i(8)), i(4)), bin("%", v("k"), i(4))))),
+		}},
+		kernel.WGMMASync{Kind: kernel.ProxyFence},
+		kernel.Barrier{},
+		kernel.Decl{Type: kernel.Index, Name: "row", Init: bin("+", bin("*", bin("/", t, i(32)), i(16)), bin("/", bin("%", t, i(32)), i(4)))},
+		kernel.Decl{Type: kernel.Index, Name: "q", Init: bin("%", t, i(4))},
+	}
+	var d []string
+	for e := 0; e < N/2; e++ {
+		name := "d" + string(rune('a'+e/10)) + string(rune('0'+e%10))
+		d = append(d, name)
+		body = append(body, kernel.Decl{Type: kernel.Real, Name: name, Init: kernel.Lit{V: 1}})
+	}
+	body = append(body, kernel.WGMMASync{Kind: kernel.WGMMAFence})
+	for s := 0; s < 2; s++ {
+		var a []kernel.Expr
+		for x := 0; x < 4; x++ {
+			row := bin("+", v("row"), i(8*(x%2)))
+			col := bin("+", v("q"), i(8*s+4*(x/2)))
+			a = append(a, kernel.At("a", bin("+", bin("*", gx, i(64*16)), bin("+", bin("*", row, i(16)), col))))
+		}
+		m := kernel.WGMMA{N: N, D: d, A: a, B: "bs", BAt: i(8 * N * s), LBO: 16 * N, SBO: 128}
+		if s == 0 {
+			m.Accumulate = i(0)
+		}
+		body = append(body, m)
+	}
+	body = append(body, kernel.WGMMASync{Kind: kernel.WGMMACommit}, kernel.WGMMASync{Kind: kernel.WGMMAWait})
+	for e, name := range d {
+		row := bin("+", v("row"), i(8*(e%4/2)))
+		col := bin("+", bin("*", v("q"), i(2)), i(8*(e/4)+e%2))
+		body = append(body, kernel.Put("d", v(name), bin("+", bin("*", gx, i(64*N)), bin("+", bin("*", row, i(N)), col))))
+	}
+	return &kernel.Kernel{
+		Name: "wgmma_f32", Variant: "sample", DType: kernel.F32,
+		Params: []kernel.Param{{Name: "cols", Kind: kernel.ScalarParam, Type: kernel.Index},
+			{Name: "tiles", Kind: kernel.ScalarParam, Type: kernel.Index},
+			{Name: "a", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
+			{Name: "b", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
+			{Name: "d", Kind: kernel.BufferParam, Type: kernel.Real}},
+		Shared: []kernel.Shared{{Name: "raw", Type: kernel.Real, Dims: []int{16 * N}}, {Name: "bs", Type: kernel.Real, Dims: []int{16 * N}}},
+		Launch: kernel.Launch{Block: [3]int{T, 1, 1}, Grid: [3]kernel.Axis{kernel.Over("tiles", 1)}},
+		Hints:  kernel.Hints{MinArch: 90},
+		Doc:    "a sample of Hopper's warpgroup multiply-accumulate and of vector asynchronous copies",
+		Body:   body,
+	}
+}

@@ -431,6 +431,12 @@ func (b *wgmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 				loads = append(loads, b.rowGuard(row, ld)...)
 				old = [2]kernel.Expr{kernel.Ref(c0), kernel.Ref(c1)}
 			}
+			oldAt := func(at kernel.Expr) kernel.Expr {
+				if pb.Beta == 0 {
+					return nil
+				}
+				return kernel.At("c", at)
+			}
 			scalar := func(x int) kernel.Stmt {
 				return kernel.If{Cond: bin("<", plus(x, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.Put("c", withBeta(vals[x], old[x]), plus(x, cat))}}
 			}
@@ -438,7 +444,9 @@ func (b *wgmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 			if vec {
 				st = []kernel.Stmt{
 					kernel.If{Cond: bin("<", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.VecStore{Buf: "c", Index: cat, Src: []kernel.Expr{withBeta(vals[0], old[0]), withBeta(vals[1], old[1])}}}},
-					kernel.If{Cond: bin("==", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.Put("c", withBeta(vals[0], old[0]), cat)}},
+					// The last column alone: its old value was not
+					// loaded with a pair.
+					kernel.If{Cond: bin("==", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.Put("c", withBeta(vals[0], oldAt(cat)), cat)}},
 				}
 			}
 			stores = append(stores, b.rowGuard(row, st)...)
