@@ -104,8 +104,8 @@ type Variant struct {
 	// from L2: the blocks of a tile are adjacent). 0 or 1: one block.
 	RowGroups int `json:"row_groups,omitempty"`
 	// Overlap (wgmma only, -o) lets a chunk's wgmma run on while the
-	// next chunk's fragments are read: the wait of chunk q comes after
-	// chunk q + 1 is issued (two sets of fragment registers).
+	// next chunk's fragments are read and split: each chunk's wait leaves
+	// its own group in flight (see WGMMA).
 	Overlap bool `json:"overlap,omitempty"`
 }
 

@@ -175,6 +175,10 @@ func (v Variant) wgmmaRegisters(l wgmmaLayout) int {
 	return l.np/2 + frags + dmmaRegsBase
 }
 
+// wgmmaStages is the buffers of B every candidate that holds more also
+// gets a twin with.
+const wgmmaStages = 4
+
 // wgmmaMinEntries is the least m·k for which WGMMACandidates offers the
 // family (as dmma's floor).
 const wgmmaMinEntries = dmmaMinEntries
@@ -184,7 +188,7 @@ const wgmmaMinEntries = dmmaMinEntries
 // wgmma), the dense operators DMMACandidates takes; four and two
 // warpgroups a block, chunks of 8, 16 and 24 rows of B, chunks
 // overlapped, as many buffers of B (up to six) as the shared memory
-// holds beside α·A, 16 tiles a block, the rows split over the fewest
+// holds beside α·A and, where that is more, four, 16 tiles a block, the rows split over the fewest
 // blocks whose share of α·A fits. On the H100 (2026-11-25) each of these
 // won somewhere among the p5–p6 tets: p6/tet/m132 x4-c8 (74 % of the
 // roof), m460 x2-c16 (70), p5/tet/m132 x2-c24 (74), p5/tet/m0 x2-c16
@@ -207,10 +211,19 @@ func WGMMACandidates(pb Problem, arch int) []Variant {
 					if g > 1 {
 						v.RowGroups = g
 					}
-					if pb.Check(v) == nil {
-						out = append(out, v)
-						break groups
+					if pb.Check(v) != nil {
+						continue
 					}
+					out = append(out, v)
+					if s > wgmmaStages {
+						// Deep prefetch did not always pay:
+						// p6/tet/m3 x4-c16 ran at 81–83 % of
+						// the roof with four buffers, 75 with
+						// six.
+						v.Stages = wgmmaStages
+						out = append(out, v)
+					}
+					break groups
 				}
 			}
 		}
