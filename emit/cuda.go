@@ -54,6 +54,9 @@ var cudaSpelling = spelling{
 	minBlocks: true,
 	mma:       cudaMMA,
 	wgmma:     cudaWGMMA,
+	partBarrier: func(p *printer, n int) {
+		p.text(`asm volatile("bar.sync %0, %1;" :: "r"(1 + (int)threadIdx.x / `, strconv.Itoa(n), `), "r"(`, strconv.Itoa(n), `) : "memory");`)
+	},
 	wgmmaSync: cudaWGMMASync,
 	copyAsync: cudaCopyAsync,
 

@@ -23,6 +23,9 @@ func Render(d Dialect, ks ...*kernel.Kernel) (Source, error) {
 		if sp.copyAsync == nil || k.Hints.MinArch < 80 {
 			k = kernel.SyncCopies(k) // copied at once where cp.async is not there
 		}
+		if kernel.PartBarrier(k.Body) != 0 && sp.partBarrier == nil {
+			return Source{}, fmt.Errorf("emit: kernel %s (%s): its barriers of part of a block need CUDA's named barriers; %s has none", k.Name, k.Variant, d)
+		}
 		if sp.lower == nil { // a lowering validates what it lowers
 			if err := kernel.Validate(k); err != nil {
 				return Source{}, fmt.Errorf("emit: %w", err)
@@ -466,6 +469,10 @@ func (p *printer) stmt(s kernel.Stmt) {
 		p.pop()
 		p.text("}")
 	case kernel.Barrier:
+		if s.Threads > 0 {
+			p.sp.partBarrier(p, s.Threads) // Render refused the kernel where it is nil
+			break
+		}
 		if p.sp.barrier == "" {
 			panic("emit: barrier left in a " + string(p.sp.name) + " kernel") // lowered away
 		}

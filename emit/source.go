@@ -68,6 +68,10 @@ type spelling struct {
 	// loads read to 16 bytes (before its type, after its dimensions).
 	alignBefore, alignAfter string
 	barrier                 string // "" where barriers are lowered away
+	// partBarrier prints a barrier of the threads consecutive threads
+	// holding this one (kernel.Barrier.Threads); nil where the dialect
+	// has none (Render refuses such kernels).
+	partBarrier func(p *printer, threads int)
 	int64                   string // 64-bit integer type
 	index64Always           bool   // Index is 64-bit even in a kernel without Index64
 	int64Suffix             string // suffix of integer literals beyond 32 bits

@@ -263,6 +263,17 @@ func Validate(k *Kernel) error {
 		}
 	}
 	hasBarrier := k.HasBarrier()
+	if part := PartBarrier(k.Body); part != 0 {
+		th := k.Launch.Threads()
+		switch {
+		case part < 0:
+			return fmt.Errorf("kernel %s: barriers of parts of the block of different sizes", k.Name)
+		case b[1] != 1 || b[2] != 1:
+			return fmt.Errorf("kernel %s: barriers of %d threads in a block of %v (want 1-D)", k.Name, part, b)
+		case part%32 != 0 || th%part != 0 || th/part > 15:
+			return fmt.Errorf("kernel %s: barriers of %d threads in a block of %d (want a multiple of 32 dividing it into at most 15)", k.Name, part, th)
+		}
+	}
 	if hasBarrier && k.Active != nil {
 		return fmt.Errorf("kernel %s: a kernel with barriers must guard its own statements (Active must be nil)", k.Name)
 	}

@@ -249,7 +249,14 @@ type For struct {
 // writes visible. Every thread of a block must reach it: it may appear at
 // the top level, or inside For loops and Ifs whose bounds and conditions are
 // the same for every thread of the block (uniform).
-type Barrier struct{}
+//
+// With Threads set it synchronises only the Threads consecutive threads
+// (by linear index) that hold the calling one: CUDA's named barriers
+// (bar.sync 1 + t/Threads, Threads), so that groups of a block (a
+// warpgroup's 128 threads) wait for each other and not for the rest. It
+// takes a 1-D block, Threads a multiple of 32 dividing it into at most 15
+// groups, one size a kernel; only CUDA prints it.
+type Barrier struct{ Threads int }
 
 // CopyAsync copies the element Src[SrcIndex] of a real buffer parameter
 // into the element DstIndex of a real shared array (zero instead where

@@ -241,6 +241,23 @@ type Kernel struct {
 	Meta map[string]any `json:"meta,omitempty"`
 }
 
+// PartBarrier is the Threads of ss's barriers of part of a block (see
+// Barrier), 0 where it has none; -1 where they differ.
+func PartBarrier(ss []Stmt) int {
+	n := 0
+	WalkStmts(ss, func(s Stmt) bool {
+		if b, ok := s.(Barrier); ok && b.Threads > 0 {
+			if n != 0 && n != b.Threads {
+				n = -1
+				return false
+			}
+			n = b.Threads
+		}
+		return true
+	})
+	return n
+}
+
 // HasBarrier reports whether the body synchronises a block anywhere.
 func (k *Kernel) HasBarrier() bool { return HasBarrier(k.Body) }
 

@@ -105,6 +105,36 @@ func TestValidateWGMMA(t *testing.T) {
 	}
 }
 
+// Barriers of part of a block: whole warps dividing a 1-D block into at
+// most 15 groups, one size a kernel.
+func TestValidatePartBarrier(t *testing.T) {
+	k := func(block int, bs ...Stmt) *Kernel {
+		w := wgmmaKernel(bs...)
+		w.Launch.Block = [3]int{block, 1, 1}
+		return w
+	}
+	if err := Validate(k(256, Barrier{Threads: 128}, Barrier{}, Barrier{Threads: 128})); err != nil {
+		t.Fatalf("a good kernel: %v", err)
+	}
+	two := k(128, Barrier{Threads: 64})
+	two.Launch.Block = [3]int{64, 2, 1}
+	for _, tc := range []struct {
+		name string
+		k    *Kernel
+		want string
+	}{
+		{"not whole warps", k(256, Barrier{Threads: 48}), "multiple of 32"},
+		{"not dividing", k(320, Barrier{Threads: 128}), "multiple of 32"},
+		{"16 groups", k(512, Barrier{Threads: 32}), "at most 15"},
+		{"two sizes", k(256, Barrier{Threads: 128}, Barrier{Threads: 64}), "different sizes"},
+		{"2-D block", two, "want 1-D"},
+	} {
+		if err := Validate(tc.k); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
 // A vector copy: its width 1, 2 or 4, a count of valid elements only with a
 // vector; Value zero-fills past the count and where the condition fails.
 func TestCopyAsyncVector(t *testing.T) {

@@ -20,6 +20,7 @@ type program struct {
 	barriers                      bool
 	warps                         bool // the kernel has warp-level mma
 	groups                        bool // the kernel has warpgroup-level WGMMA
+	part                          int  // threads of its barriers of part of a block (0: none)
 	mmas                          int  // MMA statements compiled (their ids)
 }
 
@@ -55,7 +56,7 @@ type compiler struct {
 }
 
 func compile(k *kernel.Kernel) (p *program, err error) {
-	p = &program{bufSlot: map[string]int{}, scalarSlot: map[string]int{}, shared: k.Shared, barriers: k.HasBarrier(), warps: kernel.HasMMA(k.Body), groups: kernel.ArchSpecific(k.Body)}
+	p = &program{bufSlot: map[string]int{}, scalarSlot: map[string]int{}, shared: k.Shared, barriers: k.HasBarrier(), warps: kernel.HasMMA(k.Body), groups: kernel.ArchSpecific(k.Body), part: kernel.PartBarrier(k.Body)}
 	c := &compiler{k: k, p: p, env: kernel.NewEnv(k), scopes: []map[string]ref{{}}}
 	top := c.scopes[0]
 	for _, prm := range k.Params {
@@ -567,6 +568,9 @@ func (c *compiler) stmt(s kernel.Stmt) func(*frame) {
 			}
 		}
 	case kernel.Barrier:
+		if n := s.Threads; n > 0 {
+			return func(f *frame) { f.bs.parts[f.lin/n].wait() }
+		}
 		return func(f *frame) { f.bs.barrier.wait() }
 	case kernel.Comment:
 		return nil

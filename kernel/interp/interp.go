@@ -134,8 +134,9 @@ type blockState struct {
 	reals   [][]float64 // shared arrays
 	ints    [][]int64
 	barrier *barrier
-	warps   []*warp // where the kernel has warp-level mma
-	groups  []*warp // warpgroups, where it has WGMMA
+	warps   []*warp    // where the kernel has warp-level mma
+	groups  []*warp    // warpgroups, where it has WGMMA
+	parts   []*barrier // barriers of part of the block (Barrier.Threads)
 }
 
 // block runs one block: its threads in turn, or side by side where the
@@ -175,6 +176,9 @@ func (m *machine) block(g [3]int) (err error) {
 			if bs.groups != nil {
 				bs.groups[t/128].leave(err != nil)
 			}
+			if bs.parts != nil {
+				bs.parts[t/p.part].leave(err != nil)
+			}
 		}()
 		f.reals = make([]float64, p.realSlots)
 		f.ints = make([]int64, p.intSlots)
@@ -201,6 +205,9 @@ func (m *machine) block(g [3]int) (err error) {
 		return nil
 	}
 	bs.barrier = newBarrier(threads)
+	for g := 0; p.part > 0 && g < threads/p.part; g++ {
+		bs.parts = append(bs.parts, newBarrier(p.part))
+	}
 	if p.warps { // Validate asked for whole warps
 		for w := 0; w < threads/32; w++ {
 			bs.warps = append(bs.warps, newWarp(32))

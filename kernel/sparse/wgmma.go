@@ -29,24 +29,30 @@ import (
 //
 // A block of X warpgroups takes tiles of 64·X columns, Block (-t) of them
 // in turn; their rows of B, Chunk (-c) at a time, are copied
-// asynchronously (cp.async) into Stages (-a) buffers, Stages − 1 chunks
-// ahead, as DMMA's -a forms do. For a chunk each thread reads its A
-// fragments from the buffer, two pairs of floats a k-step (the rows of
-// the product map to the panel's columns as g → 2g and g + 8 → 2g + 1, so
-// that a fragment's two rows are adjacent columns), splits them, and its
-// warpgroup issues 3 wgmma a k-step, waiting for them at the chunk's end.
-// The sums of row g and g + 8 of the product are then adjacent columns of
-// C, stored (and with β ≠ 0 read) as pairs.
+// asynchronously (16-byte cp.async where ldb allows) into Stages (-a)
+// buffers, Stages − 1 chunks ahead, as DMMA's -a forms do. For a chunk
+// each thread reads its A fragments from the buffer, two pairs of floats
+// a k-step (the rows of the product map to the panel's columns as g → 2g
+// and g + 8 → 2g + 1, so that a fragment's two rows are adjacent
+// columns), splits them (hi is the value itself, whose TF32 part the
+// tensor cores take; lo the exact rest), and its warpgroup issues 3 wgmma
+// a k-step. A tile's chunks are unrolled; with -o each chunk's wait leaves
+// its own group in flight while the next chunk is read, and with -w each
+// warpgroup copies its own 64 columns and waits at a chunk at a barrier of
+// its 128 threads only, not the block's. The sums of row g and g + 8 of
+// the product are then adjacent columns of C, stored (and with β ≠ 0
+// read) as pairs.
 //
-// Names: "wgmma/x2-c32-t16-a3[-y2][-b1]": warpgroups a block, rows of B a
-// chunk, tiles a block, buffers of B, blocks a tile's rows are split
-// over, blocks a multiprocessor the registers are capped for.
+// Names: "wgmma/x4-c8-t16-a4[-y2][-o][-w][-b1]": warpgroups a block, rows
+// of B a chunk, tiles a block, buffers of B, blocks a tile's rows are
+// split over, chunks overlapped, warpgroups apart, blocks a
+// multiprocessor the registers are capped for.
 const WGMMA Family = "wgmma"
 
 // wgmmaDefault is the variant a bare "wgmma" names.
 var wgmmaDefault = Variant{Family: WGMMA, Split: 2, Chunk: 32, Block: dmmaTiles, Stages: 3}
 
-var wgmmaRE = regexp.MustCompile(`^wgmma(?:/x(\d+)-c(\d+)-t(\d+)-a(\d+)(?:-y(\d+))?(-o)?(?:-b(\d+))?)?$`)
+var wgmmaRE = regexp.MustCompile(`^wgmma(?:/x(\d+)-c(\d+)-t(\d+)-a(\d+)(?:-y(\d+))?(-o)?(-w)?(?:-b(\d+))?)?$`)
 
 func (v Variant) wgmmaName() string {
 	s := fmt.Sprintf("%s/x%d-c%d-t%d-a%d", v.Family, v.Split, v.Chunk, v.Block, v.Stages)
@@ -56,25 +62,29 @@ func (v Variant) wgmmaName() string {
 	if v.Overlap {
 		s += "-o"
 	}
+	if v.Apart {
+		s += "-w"
+	}
 	if v.Occupancy > 0 {
 		s += fmt.Sprintf("-b%d", v.Occupancy)
 	}
 	return s
 }
 
-// parseWGMMA reads "wgmma" (the defaults) or "wgmma/xX-cC-tT-aS[-yY][-bB]".
+// parseWGMMA reads "wgmma" (the defaults) or
+// "wgmma/xX-cC-tT-aS[-yY][-o][-w][-bB]".
 func parseWGMMA(s string) (Variant, error) {
 	m := wgmmaRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. wgmma/x2-c32-t16-a3: warpgroups a block, rows of B a chunk, tiles a block, buffers of B, then -yY rows split over Y blocks, -bB blocks a multiprocessor)", s)
+		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. wgmma/x4-c8-t16-a4-o-w: warpgroups a block, rows of B a chunk, tiles a block, buffers of B, then -yY rows split over Y blocks, -o chunks overlapped, -w warpgroups apart, -bB blocks a multiprocessor)", s)
 	}
 	v := wgmmaDefault
 	if m[1] != "" {
-		v.RowGroups, v.Occupancy, v.Overlap = 0, 0, m[6] != ""
+		v.RowGroups, v.Occupancy, v.Overlap, v.Apart = 0, 0, m[6] != "", m[7] != ""
 		for i, dst := range []*int{&v.Split, &v.Chunk, &v.Block, &v.Stages, &v.RowGroups, &v.Occupancy} {
 			x := m[i+1]
 			if i == 5 {
-				x = m[7]
+				x = m[8]
 			}
 			if x == "" {
 				continue
@@ -187,7 +197,9 @@ const wgmmaMinEntries = dmmaMinEntries
 // a CUDA device of compute capability arch ×10: fp32, sm_90 only (sm_90a's
 // wgmma), the dense operators DMMACandidates takes; four and two
 // warpgroups a block, chunks of 8, 16 and 24 rows of B, chunks
-// overlapped, as many buffers of B (up to six) as the shared memory
+// overlapped, warpgroups apart (on the H100 p6/tet/m132 went from 75 to
+// 82 % of the roof, p6/tet/m0 from 79 to 86, and none lost beyond the
+// spread between runs), as many buffers of B (up to six) as the shared memory
 // holds beside α·A and, where that is more, four, 16 tiles a block, the rows split over the fewest
 // blocks whose share of α·A fits. On the H100 (2026-11-25) each of these
 // won somewhere among the p5–p6 tets: p6/tet/m132 x4-c8 (74 % of the
@@ -207,7 +219,7 @@ func WGMMACandidates(pb Problem, arch int) []Variant {
 		groups:
 			for g := 1; g <= 4; g++ {
 				for s := dmmaMaxStages; s >= 3; s-- {
-					v := Variant{Family: WGMMA, Split: x, Chunk: c, Block: dmmaTiles, Stages: s, Overlap: true}
+					v := Variant{Family: WGMMA, Split: x, Chunk: c, Block: dmmaTiles, Stages: s, Overlap: true, Apart: true}
 					if g > 1 {
 						v.RowGroups = g
 					}
@@ -290,7 +302,13 @@ func (b *wgmmaBuilder) copyB(q kernel.Expr) []kernel.Stmt {
 	if b.g.pb.LDB > 0 && b.g.pb.LDB%4 == 0 {
 		w = 4
 	}
-	cols := l.cols / w // copies a row
+	// With Apart each warpgroup copies its own 64 columns: its threads
+	// (wtid) and column offset (wcol).
+	span, threads, tid := l.cols, l.threads, kernel.Expr(kernel.Ref("tid"))
+	if v.Apart {
+		span, threads, tid = 64, 128, kernel.Ref("wtid")
+	}
+	cols := span / w // copies a row
 	decl := dmmaIdx
 	if offset32(l.kc, b.g.pb.LDB) {
 		decl = dmmaI32
@@ -298,10 +316,14 @@ func (b *wgmmaBuilder) copyB(q kernel.Expr) []kernel.Stmt {
 	buf := bin("*", bin("%", q, lit(v.Stages)), lit(l.bLen))
 	row0 := bin("*", bin("%", q, lit(l.chunks)), lit(v.Chunk))
 	col0 := bin("*", bin("+", kernel.Ref("t0"), bin("/", q, lit(l.chunks))), lit(l.cols))
+	if v.Apart {
+		buf = bin("+", buf, kernel.Ref("wcol"))
+		col0 = bin("+", col0, kernel.Ref("wcol"))
+	}
 	total := v.Chunk * cols
 	var out []kernel.Stmt
-	for r := 0; r < (total+l.threads-1)/l.threads; r++ {
-		e := plus(r*l.threads, kernel.Ref("tid"))
+	for r := 0; r < (total+threads-1)/threads; r++ {
+		e := plus(r*threads, tid)
 		cp := kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{bin("+", buf, bin("+", bin("*", bin("/", e, lit(cols)), lit(l.stride)), bin("*", bin("%", e, lit(cols)), lit(w))))},
 			Src: "b", SrcIndex: bin("+", bin("*", kernel.Ref("brow"), ldb), kernel.Ref("bcol")),
 			Cond: bin("&&", bin("<", kernel.Ref("brow"), lit(b.g.k)), bin("<", kernel.Ref("bcol"), n))}
@@ -317,7 +339,7 @@ func (b *wgmmaBuilder) copyB(q kernel.Expr) []kernel.Stmt {
 			decl("bcol", bin("+", col0, bin("*", bin("%", e, lit(cols)), lit(w)))),
 			cp,
 		)
-		if (r+1)*l.threads > total {
+		if (r+1)*threads > total {
 			st = kernel.If{Cond: bin("<", e, lit(total)), Then: []kernel.Stmt{st}}
 		}
 		out = append(out, st)
@@ -381,12 +403,21 @@ func (b *wgmmaBuilder) iteration(kc, pending int) kernel.Stmt {
 	ss := []kernel.Stmt{
 		dmmaI32("bbase", bin("+", bin("*", kernel.Cast{To: kernel.Int32, X: bin("%", q, lit(S))}, lit(l.bLen)), kernel.Ref("boff"))),
 		kernel.AsyncWait{Pending: S - 2},
-		kernel.Barrier{},
+		b.barrier(),
 		dmmaIdx("q1", plus(S-1, q)),
 		kernel.If{Cond: bin("<", kernel.Ref("q1"), kernel.Ref("total")), Then: b.copyB(kernel.Ref("q1"))},
 		kernel.AsyncCommit{},
 	}
 	return dmmaScope(append(ss, b.chunk(kc, pending)...)...)
+}
+
+// barrier is the barrier of a chunk: the block's, or with Apart the
+// warpgroup's (each reads only the columns of B it copied).
+func (b *wgmmaBuilder) barrier() kernel.Stmt {
+	if b.v.Apart {
+		return kernel.Barrier{Threads: 128}
+	}
+	return kernel.Barrier{}
 }
 
 // epilogue stores the sums of the tile whose first column is j0: element
@@ -504,6 +535,8 @@ func (g *gen) wgmmaKernel() {
 		// Where the thread's pairs of a chunk start in its buffer.
 		dmmaI32("boff", bin("+", bin("*", kernel.Ref("tig"), lit(l.stride)), bin("+", kernel.Ref("colw"), bin("*", kernel.Ref("grp"), lit(2))))),
 		dmmaI32("crow", bin("*", kernel.Ref("tig"), lit(2))),
+		dmmaI32("wtid", bin("%", kernel.Ref("tid"), lit(128))),
+		dmmaI32("wcol", bin("*", bin("/", kernel.Ref("tid"), lit(128)), lit(64))),
 	}
 	colBlock := kernel.Expr(groupX)
 	if l.groups > 1 {
@@ -529,6 +562,11 @@ func (g *gen) wgmmaKernel() {
 		b.stageA(),
 		kernel.WGMMASync{Kind: kernel.ProxyFence},
 	)
+	if v.Apart {
+		// α·A is the block's: one barrier of all before the chunks'
+		// barriers of warpgroups.
+		body = append(body, kernel.Barrier{})
+	}
 	// A tile's chunks are unrolled, so that each chunk's fragments are
 	// registers of their own: with Overlap a chunk's wgmma run on while
 	// the next one's fragments are read and split (its wait leaves one

@@ -21,6 +21,9 @@ var wgmmaEdge = []string{
 	"wgmma/x2-c8-t2-a3-y3-b1",
 	"wgmma/x1-c16-t3-a3-o",
 	"wgmma/x2-c8-t2-a2-y2-o",
+	// Warpgroups apart: each its own columns of B and barriers.
+	"wgmma/x2-c16-t2-a3-o-w",
+	"wgmma/x3-c8-t1-a2-y2-w",
 }
 
 // wgmmaCases builds the wgmma variants (those offered on sm_90, or names)
@@ -157,6 +160,9 @@ func TestWGMMAParse(t *testing.T) {
 		{"wgmma/x1-c16-t16-a4", "wgmma/x1-c16-t16-a4"},
 		{"wgmma/x2-c32-t16-a3-y2", "wgmma/x2-c32-t16-a3-y2"},
 		{"wgmma/x2-c32-t16-a3-y2-b1", "wgmma/x2-c32-t16-a3-y2-b1"},
+		{"wgmma/x4-c8-t16-a4-o-w", "wgmma/x4-c8-t16-a4-o-w"},
+		{"wgmma/x4-c8-t16-a4-y2-w-b1", "wgmma/x4-c8-t16-a4-y2-w-b1"},
+		{"wgmma/x4-c8-t16-a4-w-o", ""}, // -o before -w
 		{"wgmma/x2-c12-t16-a3", ""}, // chunk not a multiple of 8
 		{"wgmma/x9-c32-t16-a3", ""}, // too many warpgroups
 		{"wgmma/x2-c32-t16-a1", ""}, // one buffer
