@@ -163,9 +163,9 @@ func TestWGMMAParse(t *testing.T) {
 		{"wgmma/x4-c8-t16-a4-o-w", "wgmma/x4-c8-t16-a4-o-w"},
 		{"wgmma/x4-c8-t16-a4-y2-w-b1", "wgmma/x4-c8-t16-a4-y2-w-b1"},
 		{"wgmma/x4-c8-t16-a4-w-o", ""}, // -o before -w
-		{"wgmma/x2-c12-t16-a3", ""}, // chunk not a multiple of 8
-		{"wgmma/x9-c32-t16-a3", ""}, // too many warpgroups
-		{"wgmma/x2-c32-t16-a1", ""}, // one buffer
+		{"wgmma/x2-c12-t16-a3", ""},    // chunk not a multiple of 8
+		{"wgmma/x9-c32-t16-a3", ""},    // too many warpgroups
+		{"wgmma/x2-c32-t16-a1", ""},    // one buffer
 		{"wgmma/x2-c32-t0-a3", ""},
 		{"wgmma/x2-c32", ""},
 	} {
