@@ -38,6 +38,9 @@ var dmmaEdge = []string{
 	"dmma/m8n8k4-r1-w2-x1-c8-y3",
 	"dmma/m16n8k8-r1-w1-x1-c16-t3-y2",
 	"dmma/m16n8k4-r1-w1-x2-c12-t2-a3-y2-b2",
+	// Column groups apart: their own columns of B and barriers.
+	"dmma/m16n8k4-r1-w1-x2-c12-t2-a3-g",
+	"dmma/m16n8k8-r1-w2-x3-c8-t3-a4-y2-g-b1",
 }
 
 // dmmaCases builds the tensor-core variants (those offered on sm_90, or
@@ -128,6 +131,10 @@ func TestDMMAParse(t *testing.T) {
 		{"dmma/m16n8k4-r2-w4-x2-c28-t5000", ""},
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a3", "dmma/m16n8k4-r2-w4-x2-c28-t16-a3"},
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a3-b2", "dmma/m16n8k4-r2-w4-x2-c28-t16-a3-b2"},
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a3-g", "dmma/m16n8k4-r2-w4-x2-c28-t16-a3-g"},
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a3-y2-g-b1", "dmma/m16n8k4-r2-w4-x2-c28-t16-a3-y2-g-b1"},
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16-g", ""},    // apart without stages
+		{"dmma/m16n8k4-r2-w4-x1-c28-t16-a3-g", ""}, // one column group
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a1", ""}, // one buffer
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a0", ""},
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a7", ""},

@@ -107,9 +107,10 @@ type Variant struct {
 	// next chunk's fragments are read and split: each chunk's wait leaves
 	// its own group in flight (see WGMMA).
 	Overlap bool `json:"overlap,omitempty"`
-	// Apart (wgmma only, -w) has each warpgroup copy its own columns of
-	// B and wait at a chunk only for its own threads (a barrier of 128,
-	// kernel.Barrier.Threads), not for the block's.
+	// Apart (wgmma -w, dmma and tmma -g) has each warpgroup (dmma: each
+	// column group of warps) copy its own columns of B and wait at a
+	// chunk only for its own threads (kernel.Barrier.Threads), not for
+	// the block's.
 	Apart bool `json:"apart,omitempty"`
 }
 
@@ -231,8 +232,8 @@ func (v Variant) valid() error {
 	case Blocks:
 		return v.validBlocks()
 	case DMMA, TMMA:
-		if v.Overlap || v.Apart {
-			return fmt.Errorf("variant %s: only wgmma overlaps chunks (-o) or keeps warpgroups apart (-w)", v.Name())
+		if v.Overlap {
+			return fmt.Errorf("variant %s: only wgmma overlaps chunks (-o)", v.Name())
 		}
 		return v.validDMMA()
 	case WGMMA:
