@@ -71,17 +71,17 @@ type spelling struct {
 	// partBarrier prints a barrier of the threads consecutive threads
 	// holding this one (kernel.Barrier.Threads); nil where the dialect
 	// has none (Render refuses such kernels).
-	partBarrier func(p *printer, threads int)
-	int64                   string // 64-bit integer type
-	index64Always           bool   // Index is 64-bit even in a kernel without Index64
-	int64Suffix             string // suffix of integer literals beyond 32 bits
-	special                 func(k *kernel.Kernel, s kernel.Special) string
-	vec                     *vecSpelling // nil: vector accesses element by element
-	call                    func(fn kernel.Intrinsic, t kernel.Type, dt kernel.DType, args []string) string
-	atomicAdd               func(p *printer, ref, value string)
-	unroll                  string // line before a loop to unroll, "" for none
-	unrollBy                string // the same, followed by a factor; "" for none
-	vectorize               string // line before a loop to vectorise, "" for none
+	partBarrier   func(p *printer, threads int)
+	int64         string // 64-bit integer type
+	index64Always bool   // Index is 64-bit even in a kernel without Index64
+	int64Suffix   string // suffix of integer literals beyond 32 bits
+	special       func(k *kernel.Kernel, s kernel.Special) string
+	vec           *vecSpelling // nil: vector accesses element by element
+	call          func(fn kernel.Intrinsic, t kernel.Type, dt kernel.DType, args []string) string
+	atomicAdd     func(p *printer, ref, value string)
+	unroll        string // line before a loop to unroll, "" for none
+	unrollBy      string // the same, followed by a factor; "" for none
+	vectorize     string // line before a loop to vectorise, "" for none
 	// minBlocks says whether the dialect honours Hints.MinBlocksPerUnit.
 	minBlocks bool
 	// mma writes a warp-level matrix multiply-accumulate; nil where the

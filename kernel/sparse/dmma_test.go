@@ -135,7 +135,7 @@ func TestDMMAParse(t *testing.T) {
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a3-y2-g-b1", "dmma/m16n8k4-r2-w4-x2-c28-t16-a3-y2-g-b1"},
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16-g", ""},    // apart without stages
 		{"dmma/m16n8k4-r2-w4-x1-c28-t16-a3-g", ""}, // one column group
-		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a1", ""}, // one buffer
+		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a1", ""},   // one buffer
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a0", ""},
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16-a7", ""},
 		{"dmma/m16n8k4-r2-w4-x2-c28-a3", ""}, // no tiles a block
