@@ -114,6 +114,10 @@ func RunIR(t *testing.T, dev device.Device) {
 	for _, dt := range DTypes {
 		cases = append(cases, irCase(t, rng, kerneltest.Misc(dt), (n+3)/4, map[string]int64{"n": n},
 			map[string]int{"to": n, "x": 2 * n, "y": 2*kerneltest.MiscLen + 2*n}, map[string]int64{"to": kerneltest.MiscLen}))
+		// Streamed stores, rows unaligned (n odd) and a tail.
+		m := (n + kerneltest.StreamWidth - 1) / kerneltest.StreamWidth
+		cases = append(cases, irCase(t, rng, kerneltest.Stream(dt), (m+3)/4, map[string]int64{"n": n, "m": int64(m)},
+			map[string]int{"x": m * kerneltest.StreamWidth, "y": kerneltest.StreamRows*n + m}, nil))
 		// Asynchronous copies (cp.async on CUDA), the last chunks
 		// past n zero-filled.
 		const blocks = 3

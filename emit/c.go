@@ -1,6 +1,8 @@
 package emit
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -44,6 +46,17 @@ var cSpelling = spelling{
 	// gcc's and clang's builtin: relaxed, since nothing else is ordered
 	// by it (the kernel ends before anything reads the tickets' writes).
 	atomicFetchAdd: func(ref, v string) string { return "__atomic_fetch_add(&" + ref + ", " + v + ", __ATOMIC_RELAXED)" },
+	// Streamed stores through the prelude's bespoke_stream_<dtype>:
+	// non-temporal where the address is aligned (the block function ends
+	// with a store fence, see cKernel).
+	streamStore: func(p *printer, ref string, vals []string) {
+		p.text("{")
+		p.depth++
+		p.text("const ", p.realType(), " _s[", strconv.Itoa(len(vals)), "] = {", strings.Join(vals, ", "), "};")
+		p.text("bespoke_stream_", p.k.DType.String(), "(&", ref, ", _s, ", strconv.Itoa(len(vals)), ");")
+		p.depth--
+		p.text("}")
+	},
 }
 
 // cCall spells an intrinsic with C99's maths functions (the f-suffixed
@@ -91,7 +104,74 @@ func cPrelude(ks []*kernel.Kernel) string {
 		b.WriteString("static inline int64_t bespoke_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }\n")
 		b.WriteString("static inline int64_t bespoke_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }\n")
 	}
+	streams := map[kernel.DType]bool{}
+	for _, k := range ks {
+		if streamsStores(k) {
+			streams[k.DType] = true
+		}
+	}
+	if len(streams) > 0 {
+		b.WriteString(cStreamFence)
+	}
+	for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+		if streams[dt] {
+			b.WriteString(cStreamHelper(dt))
+		}
+	}
 	return b.String()
+}
+
+// streamsStores reports whether k holds a streamed VecStore.
+func streamsStores(k *kernel.Kernel) bool {
+	return uses(k, func(s kernel.Stmt) bool { v, ok := s.(kernel.VecStore); return ok && v.Stream })
+}
+
+// cStreamFence orders a thread's non-temporal stores before whatever
+// follows (they are weakly ordered on x86); a full fence elsewhere.
+const cStreamFence = `#if defined(__SSE2__)
+#include <immintrin.h>
+static inline void bespoke_stream_fence(void) { _mm_sfence(); }
+#else
+static inline void bespoke_stream_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+#endif
+`
+
+// cStreamHelper is bespoke_stream_<dt>(p, v, n): n values to p… with
+// non-temporal stores of the widest vector the build has, where p is
+// aligned to it and n a multiple of its lanes (gcc has no non-temporal
+// hint for the stores it vectorises itself); plain stores otherwise.
+func cStreamHelper(dt kernel.DType) string {
+	t, s, l := "double", "pd", [3]int{8, 4, 2}
+	if dt == kernel.F32 {
+		t, s, l = "float", "ps", [3]int{16, 8, 4}
+	}
+	return fmt.Sprintf(`static inline void bespoke_stream_%[1]s(%[2]s *restrict p, const %[2]s *restrict v, int n)
+{
+#if defined(__AVX512F__)
+    if (n %% %[4]d == 0 && ((uintptr_t)p & 63) == 0) {
+        for (int i = 0; i < n; i += %[4]d)
+            _mm512_stream_%[3]s(p + i, _mm512_loadu_%[3]s(v + i));
+        return;
+    }
+#endif
+#if defined(__AVX__)
+    if (n %% %[5]d == 0 && ((uintptr_t)p & 31) == 0) {
+        for (int i = 0; i < n; i += %[5]d)
+            _mm256_stream_%[3]s(p + i, _mm256_loadu_%[3]s(v + i));
+        return;
+    }
+#endif
+#if defined(__SSE2__)
+    if (n %% %[6]d == 0 && ((uintptr_t)p & 15) == 0) {
+        for (int i = 0; i < n; i += %[6]d)
+            _mm_stream_%[3]s(p + i, _mm_loadu_%[3]s(v + i));
+        return;
+    }
+#endif
+    for (int i = 0; i < n; i++)
+        p[i] = v[i];
+}
+`, dt, t, s, l[0], l[1], l[2])
 }
 
 // walkExprs calls f on every expression of k.
@@ -128,6 +208,9 @@ func (p *printer) cKernel() {
 	p.line("{")
 	p.depth++
 	p.stmts(k.Body)
+	if streamsStores(k) {
+		p.text("bespoke_stream_fence();")
+	}
 	p.depth--
 	p.line("}")
 	p.line("")

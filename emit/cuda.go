@@ -61,6 +61,21 @@ var cudaSpelling = spelling{
 	copyAsync: cudaCopyAsync,
 
 	atomicFetchAdd: func(ref, v string) string { return "atomicAdd(&" + ref + ", " + v + ")" },
+	// Streamed stores with the evict-first cache hint (st.global.cs).
+	streamStore: func(p *printer, ref string, vals []string) {
+		if len(vals) == 1 {
+			p.text("__stcs(&", ref, ", ", vals[0], ");")
+			return
+		}
+		p.text("{")
+		p.depth++
+		p.text(p.realType(), " *_p = &", ref, ";")
+		for i, v := range vals {
+			p.text("__stcs(_p + ", strconv.Itoa(i), ", ", v, ");")
+		}
+		p.depth--
+		p.text("}")
+	},
 }
 
 // gpuCall spells an intrinsic in CUDA or OpenCL C, whose maths functions

@@ -26,10 +26,11 @@ func goldenKernels(t *testing.T) map[string]*kernel.Kernel {
 		t.Fatal(err)
 	}
 	ks := map[string]*kernel.Kernel{
-		"slabs":    kerneltest.Slabs(),
-		"misc-f64": kerneltest.Misc(kernel.F64),
-		"misc-f32": kerneltest.Misc(kernel.F32),
-		"ring-f64": kerneltest.Ring(kernel.F64),
+		"slabs":      kerneltest.Slabs(),
+		"misc-f64":   kerneltest.Misc(kernel.F64),
+		"misc-f32":   kerneltest.Misc(kernel.F32),
+		"ring-f64":   kerneltest.Ring(kernel.F64),
+		"stream-f32": kerneltest.Stream(kernel.F32),
 	}
 	for name, c := range map[string]struct {
 		v           string

@@ -544,6 +544,20 @@ func (p *printer) isShared(name string) bool {
 
 func (p *printer) vecStore(s kernel.VecStore) {
 	w := len(s.Src)
+	if s.Stream {
+		if p.sp.streamStore == nil {
+			for i, v := range s.Src {
+				p.text(p.ref(s.Buf, []kernel.Expr{offset(s.Index, i)}), " = ", p.expr(v, 0), ";")
+			}
+			return
+		}
+		vals := make([]string, w)
+		for i, v := range s.Src {
+			vals[i] = p.expr(v, 0)
+		}
+		p.sp.streamStore(p, p.ref(s.Buf, []kernel.Expr{s.Index}), vals)
+		return
+	}
 	if p.sp.vec == nil || w == 1 {
 		for i, v := range s.Src {
 			p.text(p.ref(s.Buf, []kernel.Expr{offset(s.Index, i)}), " = ", p.expr(v, 0), ";")

@@ -99,6 +99,9 @@ type spelling struct {
 	// atomicFetchAdd is the expression that adds the int value to the int
 	// element ref atomically and yields the element's old value.
 	atomicFetchAdd func(ref, value string) string
+	// streamStore writes a streamed VecStore (kernel.VecStore.Stream) of
+	// the values vals from the element ref on; nil: element by element.
+	streamStore func(p *printer, ref string, vals []string)
 }
 
 // vecSpelling spells aligned vector loads and stores.

@@ -449,7 +449,14 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 		}
 		return nil
 	case VecStore:
-		if err := c.vector(s.Buf, s.Index, len(s.Src), false); err != nil {
+		w := len(s.Src)
+		if s.Stream {
+			if w < 1 || w > MaxStreamWidth {
+				return fmt.Errorf("streamed store of %d elements into %q (want 1..%d)", w, s.Buf, MaxStreamWidth)
+			}
+			w = 1 // any width, any alignment
+		}
+		if err := c.vector(s.Buf, s.Index, w, false); err != nil {
 			return err
 		}
 		if sym, _ := env.Lookup(s.Buf); sym.Const {

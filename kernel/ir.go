@@ -215,11 +215,27 @@ type VecLoad struct {
 
 // VecStore writes Src to consecutive elements from Buf[Index], as one
 // aligned vector store where the dialect has one.
+//
+// Stream marks elements that the kernel writes once and does not read
+// again (outputs streamed to memory): a dialect may write them around the
+// caches, with non-temporal stores, which do not read a line before
+// writing it (on CPUs an ordinary store first reads the line it fills,
+// half again the traffic of a kernel that only writes its outputs). A
+// streamed store may hold up to MaxStreamWidth elements (a cache line of
+// fp32), and its Index need not be a multiple of the width: the C dialect
+// streams the aligned ones and stores the others as usual. Lines are
+// filled whole only when the threads of a kernel stream consecutive
+// pieces of them in order; a dialect without such stores writes the
+// elements one by one.
 type VecStore struct {
-	Buf   string
-	Index Expr
-	Src   []Expr
+	Buf    string
+	Index  Expr
+	Src    []Expr
+	Stream bool
 }
+
+// MaxStreamWidth is the most elements one streamed VecStore writes.
+const MaxStreamWidth = 16
 
 // If runs Then when Cond holds, else Else.
 type If struct {

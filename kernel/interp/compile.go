@@ -531,6 +531,9 @@ func (c *compiler) stmt(s kernel.Stmt) func(*frame) {
 		}
 	case kernel.VecStore:
 		at := c.vecAt(s.Buf, s.Index, len(s.Src))
+		if s.Stream { // no alignment asked of a streamed store
+			at = c.spanAt(s.Buf, s.Index, len(s.Src))
+		}
 		src := make([]rfn, len(s.Src))
 		for i, v := range s.Src {
 			src[i] = c.realExpr(v)
@@ -642,6 +645,20 @@ func (c *compiler) vecAt(buf string, index kernel.Expr, w int) func(*frame) ([]f
 		if i%int64(w) != 0 {
 			failf("vector access of %d elements at %s[%d] is not aligned", w, buf, i)
 		}
+		if i < 0 || i+int64(w) > int64(len(s)) {
+			failf("%s[%d..%d] is out of bounds (%d elements)", buf, i, i+int64(w)-1, len(s))
+		}
+		return s, int(i)
+	}
+}
+
+// spanAt is vecAt without the alignment: w elements from buf[index].
+func (c *compiler) spanAt(buf string, index kernel.Expr, w int) func(*frame) ([]float64, int) {
+	r := c.lookup(buf)
+	idx := c.intExpr(index)
+	return func(f *frame) ([]float64, int) {
+		s := f.m.reals[r.slot]
+		i := idx(f)
 		if i < 0 || i+int64(w) > int64(len(s)) {
 			failf("%s[%d..%d] is out of bounds (%d elements)", buf, i, i+int64(w)-1, len(s))
 		}

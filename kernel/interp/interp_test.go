@@ -140,6 +140,47 @@ func TestStatements(t *testing.T) {
 	}
 }
 
+// Streamed stores write what they are given wherever they start (the rows
+// of the sample begin unaligned), and the check refuses streamed stores
+// of no elements or of more than a cache line of fp32.
+func TestStreamSample(t *testing.T) {
+	const n, w, rows = 21, kerneltest.StreamWidth, kerneltest.StreamRows
+	m := (n + w - 1) / w
+	x := make([]float64, m*w)
+	for j := range x {
+		x[j] = 0.5 + float64(j)/7
+	}
+	y := make([]float64, rows*n+m)
+	for j := range y {
+		y[j] = math.NaN()
+	}
+	if err := Run(kerneltest.Stream(kernel.F64), [3]int{(m + 3) / 4, 1, 1}, map[string]any{"n": int64(n), "m": int64(m), "x": x, "y": y}); err != nil {
+		t.Fatal(err)
+	}
+	for r := range rows {
+		for e := range n {
+			if want := float64(r+1)*x[e] + float64(e%w); y[r*n+e] != want {
+				t.Errorf("y[%d][%d] = %v, want %v", r, e, y[r*n+e], want)
+			}
+		}
+	}
+	for g := range m {
+		if y[rows*n+g] != float64(g) {
+			t.Errorf("y[%d] = %v, want %d", rows*n+g, y[rows*n+g], g)
+		}
+	}
+	for _, width := range []int{0, kernel.MaxStreamWidth + 1} {
+		k := kerneltest.Stream(kernel.F64)
+		k.Body = append(k.Body, kernel.VecStore{Buf: "y", Index: kernel.Const(0), Src: make([]kernel.Expr, width), Stream: true})
+		for j := range width {
+			k.Body[len(k.Body)-1].(kernel.VecStore).Src[j] = kernel.Lit{V: 1}
+		}
+		if err := kernel.Validate(k); err == nil || !strings.Contains(err.Error(), "streamed store") {
+			t.Errorf("a streamed store of %d elements: %v", width, err)
+		}
+	}
+}
+
 // Atomic fetch-adds hand out distinct tickets, also to threads that run
 // side by side (a kernel with a barrier), and fault past 32 bits.
 func TestTickets(t *testing.T) {

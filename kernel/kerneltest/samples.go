@@ -101,6 +101,58 @@ func Misc(dt kernel.DType) *kernel.Kernel {
 // values.
 const MiscLen = 2
 
+// Streamed-store sizes: each of Stream's threads writes StreamWidth
+// consecutive values of each of StreamRows rows.
+const (
+	StreamWidth, StreamRows = 8, 3
+)
+
+// Stream exercises streamed stores (kernel.VecStore with Stream), as an
+// output written once is streamed: thread g (of m = ⌈n/StreamWidth⌉,
+// blocks of 4) writes y[r·n + w·g + j] = (r+1)·x[w·g + j] + j for each row
+// r < StreamRows and j < w = StreamWidth, the pieces one streamed store
+// each (the rows start n apart, so most are not aligned to the width
+// unless n is a multiple of it) and, past n, one by one; then y[rows·n + g]
+// = g as a streamed store of one element. y holds rows·n + m values.
+func Stream(dt kernel.DType) *kernel.Kernel {
+	const w, rows = StreamWidth, StreamRows
+	val := func(r int, at kernel.Expr, j kernel.Expr) kernel.Expr {
+		return bin("+", bin("*", kernel.Lit{V: float64(r + 1)}, kernel.At("x", at)), kernel.Cast{To: kernel.Real, X: j})
+	}
+	body := []kernel.Stmt{
+		kernel.Decl{Type: kernel.Index, Name: "g", Init: bin("+", bin("*", gx, i(4)), lx)},
+		kernel.Decl{Type: kernel.Index, Name: "e", Init: bin("*", v("g"), i(w))},
+	}
+	for r := range rows {
+		row := bin("*", i(r), v("n"))
+		var src []kernel.Expr
+		for j := range w {
+			src = append(src, val(r, bin("+", v("e"), i(j)), i(j)))
+		}
+		body = append(body, kernel.If{
+			Cond: bin("<=", bin("+", v("e"), i(w)), v("n")),
+			Then: []kernel.Stmt{kernel.VecStore{Buf: "y", Index: bin("+", row, v("e")), Src: src, Stream: true}},
+			Else: []kernel.Stmt{kernel.For{Var: "j", From: i(0), To: i(w), Body: []kernel.Stmt{
+				kernel.If{Cond: bin("<", bin("+", v("e"), v("j")), v("n")), Then: []kernel.Stmt{
+					kernel.Put("y", val(r, bin("+", v("e"), v("j")), v("j")), bin("+", row, bin("+", v("e"), v("j")))),
+				}},
+			}}},
+		})
+	}
+	body = append(body, kernel.VecStore{Buf: "y", Index: bin("+", bin("*", i(rows), v("n")), v("g")), Src: []kernel.Expr{kernel.Cast{To: kernel.Real, X: v("g")}}, Stream: true})
+	return &kernel.Kernel{
+		Name: "stream_" + dt.String(), Variant: "sample", DType: dt,
+		Params: []kernel.Param{{Name: "n", Kind: kernel.ScalarParam, Type: kernel.Index},
+			{Name: "m", Kind: kernel.ScalarParam, Type: kernel.Index},
+			{Name: "x", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
+			{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real}},
+		Launch: kernel.Launch{Block: [3]int{4, 1, 1}, Grid: [3]kernel.Axis{kernel.Over("m", 4)}},
+		Active: v("m"),
+		Doc:    "a sample of streamed stores",
+		Body:   body,
+	}
+}
+
 // Tickets exercises atomic fetch-adds: thread g < n draws a ticket from
 // count[0] (its old value), and after a barrier (so that the ticket lives
 // across it) writes slot[ticket] = g and adds g + 1 to count[1] without

@@ -113,6 +113,29 @@ func TestHostLoopsMisc(t *testing.T) {
 	}
 }
 
+// Streamed stores lower as any other store.
+func TestHostLoopsStream(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	k := kerneltest.Stream(kernel.F64)
+	h, err := pass.HostLoops(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, m = 19, (19 + kerneltest.StreamWidth - 1) / kerneltest.StreamWidth
+	x := randoms(rng, m*kerneltest.StreamWidth)
+	args := func() map[string]any {
+		return map[string]any{"n": int64(n), "m": int64(m), "x": slices.Clone(x), "y": make([]float64, kerneltest.StreamRows*n+m)}
+	}
+	a, b := args(), args()
+	if err := interp.Run(k, [3]int{(m + 3) / 4, 1, 1}, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := interp.Run(h, [3]int{(m + 3) / 4, 1, 1}, b); err != nil {
+		t.Fatal(err)
+	}
+	same(t, k.Name, map[string][]float64{"y": a["y"].([]float64)}, map[string][]float64{"y": b["y"].([]float64)})
+}
+
 // A ticket lifted across a barrier still receives the fetch-add's old
 // value.
 func TestHostLoopsTickets(t *testing.T) {
