@@ -37,15 +37,17 @@ var integrateSetups = []struct {
 // each variant is built several times across kinds and setups (every
 // candidate of every problem is some 300 kernels, minutes on two cores).
 func integrateVariants() []string {
-	p, _ := integrate.New(element.Tet, element.Laplace, kernel.F64, integrate.Options{})
-	in, _ := p.Instance(1)
 	var names []string
 	seen := map[string]bool{}
 	for _, gpu := range []bool{true, false} {
-		for _, c := range in.Candidates(family.Target{GPU: gpu}) {
-			if n := c.(integrate.Variant).Name(); !seen[n] {
-				seen[n] = true
-				names = append(names, n)
+		for _, kind := range element.Kinds { // the prism's own variants too
+			p, _ := integrate.New(kind, element.Laplace, kernel.F64, integrate.Options{})
+			in, _ := p.Instance(1)
+			for _, c := range in.Candidates(family.Target{GPU: gpu}) {
+				if n := c.(integrate.Variant).Name(); !seen[n] {
+					seen[n] = true
+					names = append(names, n)
+				}
 			}
 		}
 	}

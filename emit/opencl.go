@@ -2,6 +2,8 @@ package emit
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -50,6 +52,39 @@ var openclSpelling = spelling{
 
 	// OpenCL 1.1's 32-bit integer atomics on global memory (core).
 	atomicFetchAdd: func(ref, v string) string { return "atomic_add(&" + ref + ", " + v + ")" },
+	streamStore:    openclStreamStore,
+}
+
+// openclStreamStore writes a streamed store as one vector store with
+// clang's non-temporal hint where the compiler has it (PoCL's, which
+// turns it into the CPU's non-temporal stores) and the address is aligned
+// to the vector; element by element otherwise (BESPOKE_NT is set in the
+// prelude).
+func openclStreamStore(p *printer, ref string, vals []string) {
+	w := len(vals)
+	t := p.realType()
+	p.text("{")
+	p.depth++
+	p.text("__global ", t, " *_p = &", ref, ";")
+	if w == 2 || w == 4 || w == 8 || w == 16 {
+		vt := fmt.Sprintf("%s%d", t, w)
+		p.line("#if BESPOKE_NT")
+		p.text("if (((ulong)_p & ", strconv.Itoa(w*p.k.DType.Bytes()-1), ") == 0) {")
+		p.depth++
+		p.text("__builtin_nontemporal_store((", vt, ")(", strings.Join(vals, ", "), "), (__global ", vt, " *)_p);")
+		p.depth--
+		p.text("} else")
+		p.line("#endif")
+	}
+	p.text("{")
+	p.depth++
+	for i, v := range vals {
+		p.text("_p[", strconv.Itoa(i), "] = ", v, ";")
+	}
+	p.depth--
+	p.text("}")
+	p.depth--
+	p.text("}")
 }
 
 // openclPrelude enables double precision where a kernel needs it and
@@ -65,6 +100,9 @@ func openclPrelude(ks []*kernel.Kernel) string {
 	}
 	if f64 {
 		b.WriteString("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n")
+	}
+	if slices.ContainsFunc(ks, streamsStores) {
+		b.WriteString(openclStreamPrelude)
 	}
 	if atomics[kernel.F64] {
 		b.WriteString(`#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
@@ -91,6 +129,18 @@ inline void bespoke_atomic_add_f64(volatile __global double *p, double v)
 	}
 	return b.String()
 }
+
+// openclStreamPrelude sets BESPOKE_NT where the compiler has clang's
+// non-temporal store.
+const openclStreamPrelude = `#if defined(__has_builtin)
+#if __has_builtin(__builtin_nontemporal_store)
+#define BESPOKE_NT 1
+#endif
+#endif
+#ifndef BESPOKE_NT
+#define BESPOKE_NT 0
+#endif
+`
 
 // usesAtomics reports whether k holds an AtomicAdd.
 func usesAtomics(k *kernel.Kernel) bool {

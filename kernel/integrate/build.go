@@ -170,11 +170,21 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 		// work-group then writes its block of matrices in consecutive
 		// words.
 		k.Shared = append(k.Shared, kernel.Shared{Name: "sin", Type: kernel.Real, Dims: []int{nin, vr.WG}})
-		if p.ElemMajor {
+		if p.ElemMajor && !vr.Stream {
 			k.Shared = append(k.Shared, kernel.Shared{Name: "sa", Type: kernel.Real, Dims: []int{vr.WG, nent | 1}})
 			if p.Load {
 				k.Shared = append(k.Shared, kernel.Shared{Name: "sb", Type: kernel.Real, Dims: []int{vr.WG, nb | 1}})
 			}
+		}
+	}
+	if vr.Stream {
+		// The work-group's outputs in the layout they have in memory:
+		// entry i of work-item t at i·WG + t (entry-major: rows of WG
+		// words, each a piece of a row of a), or at t·n + i
+		// (element-major: the work-group's matrices one run of words).
+		k.Shared = append(k.Shared, kernel.Shared{Name: "so", Type: kernel.Real, Dims: []int{nent * vr.WG}})
+		if p.Load {
+			k.Shared = append(k.Shared, kernel.Shared{Name: "sbo", Type: kernel.Real, Dims: []int{nb * vr.WG}})
 		}
 	}
 	el, live := v("el"), v("live")
@@ -192,12 +202,18 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 	// work-group loop (pass.HostLoops) is a loop over elements with a
 	// straight-line body, which gcc vectorises across elements (an If
 	// around the body, or a loop over k inside it, stops it).
-	straight := vr.EPT == 1 && !vr.Local
+	straight := vr.EPT == 1 && !vr.Local && !vr.Stream
+	// A streaming variant's work-items all compute, those past the batch
+	// the batch's last element again, into stages that its flush leaves
+	// out: no branch around the element (see straight).
+	guarded := !straight && !vr.Stream
 	var body []kernel.Stmt
-	body = append(body,
-		kernel.Decl{Type: kernel.Index, Name: "el", Init: add(mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(vr.WG)), lx)},
-	)
-	if !straight {
+	elInit := kernel.Expr(add(mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(vr.WG)), lx))
+	if vr.Stream {
+		elInit = kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{elInit, sub(E, ci(1))}}
+	}
+	body = append(body, kernel.Decl{Type: kernel.Index, Name: "el", Init: elInit})
+	if guarded {
 		body = append(body, kernel.Decl{Type: kernel.Index, Name: "live", Init: bin("<", el, E)})
 	}
 	if vr.Local {
@@ -205,12 +221,37 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 		for w := range nin {
 			stage = append(stage, kernel.Put("sin", inWord(w), ci(w), lx))
 		}
-		body = append(body, kernel.If{Cond: live, Then: stage}, kernel.Barrier{})
+		if guarded {
+			stage = []kernel.Stmt{kernel.If{Cond: live, Then: stage}}
+		}
+		body = append(body, stage...)
+		body = append(body, kernel.Barrier{})
 	}
-	work := in.compute(word, vr.Chain)
+	var work []kernel.Stmt
+	if vr.Wedge {
+		work = in.computeWedge(word)
+	} else {
+		work = in.compute(word, vr.Chain)
+	}
 	// Stores.
 	ent := p.entryList()
-	if p.ElemMajor && vr.Local {
+	staged := func(i, n int) kernel.Expr { // word i of n of this work-item's element, staged
+		if p.ElemMajor {
+			return add(mul(lx, ci(n)), ci(i))
+		}
+		return add(ci(i*vr.WG), lx)
+	}
+	switch {
+	case vr.Stream:
+		for i, e := range ent {
+			work = append(work, kernel.Put("so", v(p.accName(e[0], e[1])), staged(i, nent)))
+		}
+		if p.Load {
+			for a := range nb {
+				work = append(work, kernel.Put("sbo", v(fmt.Sprintf("B%d", a)), staged(a, nb)))
+			}
+		}
+	case p.ElemMajor && vr.Local:
 		for i, e := range ent {
 			work = append(work, kernel.Put("sa", v(p.accName(e[0], e[1])), lx, ci(i)))
 		}
@@ -219,7 +260,7 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 				work = append(work, kernel.Put("sb", v(fmt.Sprintf("B%d", a)), lx, ci(a)))
 			}
 		}
-	} else {
+	default:
 		for i, e := range ent {
 			work = append(work, kernel.Put("a", v(p.accName(e[0], e[1])), in.outIndex(i, nent)))
 		}
@@ -229,29 +270,37 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 			}
 		}
 	}
-	if straight {
-		body = append(body, work...)
-	} else {
+	if guarded {
 		body = append(body, kernel.If{Cond: live, Then: work})
+	} else {
+		body = append(body, work...)
 	}
-	if vr.Local && p.ElemMajor {
+	if vr.Stream || (vr.Local && p.ElemMajor) {
+		body = append(body, kernel.Barrier{},
+			kernel.Decl{Type: kernel.Index, Name: "first", Init: mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(vr.WG))},
+			kernel.Decl{Type: kernel.Index, Name: "nlive", Init: kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{ci(0),
+				kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{ci(vr.WG), sub(E, v("first"))}}}}},
+		)
+	}
+	if vr.Stream {
+		body = append(body, in.streamOut("a", "so", nent, vr.WG, "c")...)
+		if p.Load {
+			body = append(body, in.streamOut("b", "sbo", nb, vr.WG, "cb")...)
+		}
+	}
+	if vr.Local && p.ElemMajor && !vr.Stream {
 		// The block's matrices, one word per thread per step: word
 		// i·WG + lx of the chunk, bounded by the live elements' words.
 		// nlive is clamped at 0 for a chunk wholly past the batch: CUDA
 		// and OpenCL spell lx unsigned (threadIdx.x, get_local_id), so
 		// lx + c < nlive·n with nlive < 0 compares as unsigned and is
 		// true — the writes past the batch that crashed PoCL (w64/e2/local).
-		body = append(body, kernel.Barrier{},
-			kernel.Decl{Type: kernel.Index, Name: "first", Init: mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(vr.WG))},
-			kernel.Decl{Type: kernel.Index, Name: "nlive", Init: kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{ci(0),
-				kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{ci(vr.WG), sub(E, v("first"))}}}}},
-		)
 		body = append(body, flush("a", "sa", nent, vr.WG)...)
 		if p.Load {
 			body = append(body, flush("b", "sb", nb, vr.WG)...)
 		}
 	}
-	if vr.Local {
+	if vr.Local || vr.Stream {
 		body = append(body, kernel.Barrier{}) // before the next chunk overwrites the stages
 	}
 	if straight {
@@ -271,6 +320,50 @@ func (in *Instance) inputWord(w int) kernel.Expr {
 		return kernel.At("x", add(mul(ci(w), v(Elements)), v("el")))
 	}
 	return kernel.At("coef", add(mul(ci(w-nx), v(Elements)), v("el")))
+}
+
+// streamOut writes the work-group's staged outputs (n words per element,
+// staged as build lays them out) to buf with streamed stores of one cache
+// line each, spread over the work-items (chunk c of the work-group is work-
+// item c mod WG's): entry-major, n rows of nlive words, row i from
+// i·E + first; element-major, one run of nlive·n words from first·n. A
+// piece cut short by the end of the batch is stored word by word. Names
+// of its variables start with pre.
+func (in *Instance) streamOut(buf, stage string, n, wg int, pre string) []kernel.Stmt {
+	l := in.streamWidth()
+	rows, rowLen, live := n, wg, kernel.Expr(v("nlive"))
+	if in.ElemMajor {
+		rows, rowLen, live = 1, wg*n, mul(v("nlive"), ci(n))
+	}
+	perRow := (rowLen + l - 1) / l
+	chunks := rows * perRow
+	name := func(s string) string { return pre + s }
+	c, row, col := v(name("")), v(name("row")), v(name("col"))
+	dst := add(mul(v("first"), ci(n)), col)
+	if !in.ElemMajor {
+		dst = add(add(mul(row, v(Elements)), v("first")), col)
+	}
+	src := add(mul(row, ci(rowLen)), col)
+	var piece []kernel.Expr
+	for j := range l {
+		piece = append(piece, kernel.At(stage, add(src, ci(j))))
+	}
+	return []kernel.Stmt{kernel.For{Var: name("t"), From: ci(0), To: ci((chunks + wg - 1) / wg), Body: []kernel.Stmt{
+		kernel.Decl{Type: kernel.Index, Name: name(""), Init: add(lx, mul(v(name("t")), ci(wg)))},
+		kernel.If{Cond: bin("<", c, ci(chunks)), Then: []kernel.Stmt{
+			kernel.Decl{Type: kernel.Index, Name: name("row"), Init: bin("/", c, ci(perRow))},
+			kernel.Decl{Type: kernel.Index, Name: name("col"), Init: mul(bin("%", c, ci(perRow)), ci(l))},
+			kernel.If{
+				Cond: bin("<=", add(col, ci(l)), live),
+				Then: []kernel.Stmt{kernel.VecStore{Buf: buf, Index: dst, Src: piece, Stream: true}},
+				Else: []kernel.Stmt{kernel.For{Var: name("j"), From: ci(0), To: ci(l), Body: []kernel.Stmt{
+					kernel.If{Cond: bin("<", add(col, v(name("j"))), live), Then: []kernel.Stmt{
+						kernel.Put(buf, kernel.At(stage, add(src, v(name("j")))), add(dst, v(name("j")))),
+					}},
+				}}},
+			},
+		}},
+	}}}
 }
 
 // flush writes a staged element-major block of n words per element.

@@ -272,6 +272,16 @@ type Variant struct {
 	// first). Fewer operations: faster on GPUs, where the kernels are
 	// bound by issue, but slower from gcc on the CPU (measured).
 	Chain bool
+	// Stream stages the work-group's outputs in local memory and writes
+	// them out with streamed stores (kernel.VecStore.Stream), a cache
+	// line at a time: on CPUs non-temporal stores, which do not read
+	// each output line before filling it (an element matrix is two
+	// thirds of the traffic, so the reads cost half as much again).
+	Stream bool
+	// Wedge forms a prism's Laplace matrix in the factored form of the
+	// wedge (see wedge.go): about half the arithmetic of the point-by-
+	// point form, for the CPUs, where the kernel is bound by it.
+	Wedge bool
 }
 
 // Name is e.g. "w64/e2", "w64/e1/local" or "w64/e1/local/b8/chain".
@@ -292,6 +302,12 @@ func (v Variant) Name() string {
 	if v.Chain {
 		s += "/chain"
 	}
+	if v.Wedge {
+		s += "/wedge"
+	}
+	if v.Stream {
+		s += "/nt"
+	}
 	return s
 }
 
@@ -299,13 +315,13 @@ func (v Variant) ident() string {
 	return strings.ReplaceAll(v.Name(), "/", "_")
 }
 
-var variantRE = regexp.MustCompile(`^w(\d+)/e(\d+)(/local)?(/rows)?(?:/p(\d+))?(?:/b(\d+))?(/chain)?$`)
+var variantRE = regexp.MustCompile(`^w(\d+)/e(\d+)(/local)?(/rows)?(?:/p(\d+))?(?:/b(\d+))?(/chain)?(/wedge)?(/nt)?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("integrate: unknown variant %q (want wN/eM[/local][/rows][/pP][/bB][/chain])", s)
+		return Variant{}, fmt.Errorf("integrate: unknown variant %q (want wN/eM[/local][/rows][/pP][/bB][/chain][/wedge][/nt])", s)
 	}
 	wg, err1 := strconv.Atoi(m[1])
 	ept, err2 := strconv.Atoi(m[2])
@@ -323,7 +339,7 @@ func ParseVariant(s string) (Variant, error) {
 	if m[5] != "" && parts < 2 {
 		return Variant{}, fmt.Errorf("integrate: variant %q: parts /p%d (want at least 2)", s, parts)
 	}
-	return Variant{WG: wg, EPT: ept, Local: m[3] != "", Rows: m[4] != "", Parts: parts, Blocks: blocks, Chain: m[7] != ""}, nil
+	return Variant{WG: wg, EPT: ept, Local: m[3] != "", Rows: m[4] != "", Parts: parts, Blocks: blocks, Chain: m[7] != "", Wedge: m[8] != "", Stream: m[9] != ""}, nil
 }
 
 // Limits of a variant.
@@ -347,9 +363,12 @@ const (
 // staging; on a CPU (where local memory is ordinary memory and staging was
 // 20 % slower on the paper's Xeon Phi), work-groups of 4 to 64 with one
 // element per work-item (vectorised across elements), and two elements per
-// work-item and staging once each, for the record. GPU candidates chain
-// their sums (Variant.Chain), CPU ones do not; one of each kind the other
-// way stays, for the record.
+// work-item and staging once each, for the record; and on a CPU the
+// outputs streamed (Variant.Stream) and the prism's Laplace matrix in the
+// wedge's factored form (Variant.Wedge), where a kernel bound by its
+// arithmetic and by reading each output line before writing it gains
+// from both. GPU candidates chain their sums (Variant.Chain), CPU ones do
+// not; one of each kind the other way stays, for the record.
 func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	var vs []Variant
 	if t.GPU {
@@ -402,6 +421,13 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 		// Chained, for the record (gcc ran it 4–20 % slower on the
 		// prism, 2026-11-25).
 		vs = append(vs, Variant{WG: 16, EPT: 1, Chain: true})
+		// Outputs streamed past the caches (no read of each line before
+		// it is written), and the prism's Laplace matrix in the
+		// factored form, with and without.
+		for _, wg := range []int{16, 32, 64} {
+			vs = append(vs, Variant{WG: wg, EPT: 1, Stream: true}, Variant{WG: wg, EPT: 1, Stream: true, Wedge: true})
+		}
+		vs = append(vs, Variant{WG: 16, EPT: 1, Wedge: true})
 	}
 	var out []family.Candidate
 	for _, v := range vs {
@@ -442,7 +468,17 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("integrate: %s: %d parts do not divide the %d rows of a %s", v.Name(), v.Parts, in.Kind.Nodes(), in.Kind)
 	case v.Parts > 1 && (v.WG%v.Parts != 0 || v.WG/v.Parts < partWarp):
 		return fmt.Errorf("integrate: %s: a work-group with parts holds at least %d elements per part (WG a multiple of %d·parts)", v.Name(), partWarp, partWarp)
-	case (v.Local || v.Rows) && in.localBytes(v) > MaxLocalBytes:
+	case v.Wedge && (in.Kind != element.Prism || in.Op != element.Laplace):
+		return fmt.Errorf("integrate: %s: the factored form is the prism's Laplace matrix's (not %s)", v.Name(), in.Problem.Name())
+	case v.Wedge && (v.Rows || v.Parts > 1 || v.Chain):
+		return fmt.Errorf("integrate: %s: the factored form takes a whole element per work-item, its own sums (not /rows, /pP or /chain)", v.Name())
+	case v.Wedge && in.wedgeRuleMissing():
+		return fmt.Errorf("integrate: %s: the prism's rule is not a product of triangle points and levels", v.Name())
+	case v.Stream && (v.Rows || v.Parts > 1):
+		return fmt.Errorf("integrate: %s: only one element per work-item streams its outputs (not /rows or /pP)", v.Name())
+	case v.Stream && v.WG%in.streamWidth() != 0:
+		return fmt.Errorf("integrate: %s: a streaming work-group is a multiple of %d work-items (one cache line of outputs)", v.Name(), in.streamWidth())
+	case (v.Local || v.Rows || v.Stream) && in.localBytes(v) > MaxLocalBytes:
 		return fmt.Errorf("integrate: %s: stages %d B of local memory (at most %d)", v.Name(), in.localBytes(v), MaxLocalBytes)
 	}
 	return nil
@@ -458,8 +494,17 @@ func (in *Instance) localBytes(v Variant) int {
 		m := v.WG / in.Kind.Nodes()
 		return (nin + len(groups(in.Kind))*in.pointWords()) * m * in.Prec.Bytes()
 	}
-	n := nin * v.WG
-	if in.ElemMajor {
+	n := 0
+	if v.Local {
+		n = nin * v.WG
+	}
+	switch {
+	case v.Stream:
+		n += v.WG * in.entries()
+		if in.Load {
+			n += v.WG * in.Kind.Nodes()
+		}
+	case in.ElemMajor:
 		n += v.WG * (in.entries() | 1)
 		if in.Load {
 			n += v.WG * (in.Kind.Nodes() | 1)
@@ -467,6 +512,14 @@ func (in *Instance) localBytes(v Variant) int {
 	}
 	return n * in.Prec.Bytes()
 }
+
+func (in *Instance) wedgeRuleMissing() bool {
+	_, _, _, ok := wedgeRule()
+	return !ok
+}
+
+// streamWidth is the words of one streamed store: a 64-byte cache line.
+func (in *Instance) streamWidth() int { return 64 / in.Prec.Bytes() }
 
 // Build returns the kernel of a Variant.
 func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {

@@ -144,7 +144,35 @@ func TestHost(t *testing.T) {
 		testenv.Unavailable(t, "c", err)
 	}
 	defer dev.Close()
-	run(t, dev, spread(t, element.Kinds, []string{"w16/e1", "w64/e2", "w64/e1/local", "w64/e1/p2", "w64/e1/local/chain", "w16/e1/chain"}))
+	run(t, dev, spread(t, element.Kinds, []string{"w16/e1", "w64/e2", "w64/e1/local", "w64/e1/p2", "w32/e1/nt", "w64/e1/local/chain", "w16/e1/chain", "w16/e1/local/nt"}))
+	run(t, dev, wedgeCases(t, []string{"w16/e1/wedge", "w32/e1/wedge/nt"}))
+}
+
+// wedgeCases are the named variants of the prism's Laplace matrix in the
+// factored form, in both precisions, with a coefficient, in upper and
+// element-major storage, and with the load vector.
+func wedgeCases(t *testing.T, variants []string) []verify.Case {
+	t.Helper()
+	rng := testenv.Rand(t)
+	var out []verify.Case
+	for _, o := range []integrate.Options{{K: 1.5}, {Upper: true, ElemMajor: true}, {Load: true}} {
+		for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+			p, err := integrate.New(element.Prism, element.Laplace, dt, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins, err := p.Checks(batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := verify.Cases(rng, ins, family.Target{}, variants)
+			if err != nil || len(cs) != len(variants) {
+				t.Fatalf("%s: %d cases, %v", p.Label(), len(cs), err)
+			}
+			out = append(out, cs...)
+		}
+	}
+	return out
 }
 
 // On the OpenCL device BESPOKE_OPENCL_DEVICE selects (PoCL here), which
@@ -159,7 +187,8 @@ func TestOpenCL(t *testing.T) {
 		testenv.Unavailable(t, "opencl", err)
 	}
 	defer dev.Close()
-	run(t, dev, spread(t, []element.Kind{element.Prism}, []string{"w64/e1/local", "w16/e1", "w64/e2/local/chain"}))
+	run(t, dev, spread(t, []element.Kind{element.Prism}, []string{"w64/e1/local", "w16/e1", "w64/e2/local/chain", "w32/e1/nt"}))
+	run(t, dev, wedgeCases(t, []string{"w32/e1/wedge/nt"}))
 	t.Run("flush", func(t *testing.T) { flushInBatch(t, dev) })
 }
 

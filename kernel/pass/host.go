@@ -140,12 +140,55 @@ func (l *lowerer) threadIndex(uniform bool) []kernel.Expr {
 	return idx
 }
 
-// collect lifts the declarations of every level that region cuts: a body
-// holding a barrier, or the top level when there is none.
+// collect lifts the declarations of every level that region cuts (a body
+// holding a barrier) that outlive their phase: those that a statement of
+// another phase of that level names (a later run of statements, or a For
+// or If holding a barrier, whose bounds and bodies are phases of their
+// own). A variable used only in the phase that declares it stays a
+// variable of that phase's thread loop, where the compiler can keep it in
+// a register (or a vector lane) instead of a block-private array.
 func (l *lowerer) collect(ss []kernel.Stmt) {
-	for _, s := range ss {
+	phase := make([]int, len(ss))
+	p := 0
+	for i, s := range ss {
+		switch s := s.(type) {
+		case kernel.Barrier:
+			p++
+		case kernel.For:
+			if kernel.HasBarrier(s.Body) {
+				p++
+				phase[i] = p
+				p++
+				continue
+			}
+		case kernel.If:
+			if kernel.HasBarrier(s.Then) || kernel.HasBarrier(s.Else) {
+				p++
+				phase[i] = p
+				p++
+				continue
+			}
+		}
+		phase[i] = p
+	}
+	named := make([]map[string]bool, len(ss))
+	for i, s := range ss {
+		named[i] = names(s)
+	}
+	outlives := func(i int, name string) bool {
+		for j := range ss {
+			if phase[j] != phase[i] && named[j][name] {
+				return true
+			}
+		}
+		return false
+	}
+	for i, s := range ss {
 		switch s := s.(type) {
 		case kernel.Decl:
+			if !outlives(i, s.Name) {
+				continue
+			}
 			lf := lifted{typ: s.Type, dims: s.Dims}
 			if old, ok := l.lifted[s.Name]; ok {
 				if old.typ == lf.typ && slices.Equal(old.dims, lf.dims) {
@@ -167,6 +210,33 @@ func (l *lowerer) collect(ss []kernel.Stmt) {
 			}
 		}
 	}
+}
+
+// names is every variable and array s (and the statements it holds)
+// reads, writes or declares.
+func names(s kernel.Stmt) map[string]bool {
+	out := map[string]bool{}
+	for _, v := range uses(s) {
+		out[v] = true
+	}
+	kernel.WalkStmts([]kernel.Stmt{s}, func(s kernel.Stmt) bool {
+		switch s := s.(type) {
+		case kernel.Decl:
+			out[s.Name] = true
+		case kernel.Assign:
+			out[s.Name] = true
+		case kernel.AtomicFetchAdd:
+			out[s.Old] = true
+		case kernel.VecLoad:
+			for _, d := range s.Dst {
+				out[d] = true
+			}
+		case kernel.For:
+			out[s.Var] = true
+		}
+		return true
+	})
+	return out
 }
 
 // region lowers a statement list that is cut at barriers: each run of

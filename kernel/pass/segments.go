@@ -12,6 +12,10 @@ import (
 // gcc stops vectorising the loop at all.
 const splitMinStmts = 64
 
+// maxRecipe is the most statements a later piece repeats to recompute one
+// variable (see Segments).
+const maxRecipe = 8
+
 // Segments cuts a thread body (of a kernel without barriers) into pieces
 // that a CPU lowering runs as separate loops over the threads. A cut is allowed after
 // a store where every variable still needed later was set by a
@@ -73,12 +77,26 @@ func Segments(body []kernel.Stmt, params []kernel.Param) (pieces [][]kernel.Stmt
 		}
 		return false
 	}
+	// cost[v] bounds the statements that recompute v, its inputs'
+	// recipes included: a later piece repeats cheap ones (loads, index
+	// arithmetic), never a chain of arithmetic (a whole element's
+	// geometry, recomputed for each piece, cost a kernel twice its time).
+	cost := map[string]int{}
 	for i, s := range body {
 		switch s := s.(type) {
 		case kernel.Decl:
 			declared[s.Name] = i
 			if len(s.Dims) == 0 && s.Init != nil && !assigned[s.Name] && pure(s.Init) {
-				recipe[s.Name] = []kernel.Stmt{s}
+				c := 1
+				kernel.WalkExpr(s.Init, func(e kernel.Expr) {
+					if v, ok := e.(kernel.Var); ok {
+						c += cost[v.Name]
+					}
+				})
+				if c <= maxRecipe {
+					recipe[s.Name] = []kernel.Stmt{s}
+					cost[s.Name] = c
+				}
 			}
 		case kernel.VecLoad:
 			ok := readOnly[s.Buf] && pure(s.Index)

@@ -1,3 +1,11 @@
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_nontemporal_store)
+#define BESPOKE_NT 1
+#endif
+#endif
+#ifndef BESPOKE_NT
+#define BESPOKE_NT 0
+#endif
 
 /* stream_f32: sample
  * a sample of streamed stores
@@ -8,14 +16,24 @@ __kernel __attribute__((reqd_work_group_size(4, 1, 1))) void stream_f32(int n, i
     int g = ((int)get_group_id(0)) * 4 + ((int)get_local_id(0));
     int e = g * 8;
     if (e + 8 <= n) {
-        y[0 * n + e] = 1.0f * x[e + 0] + (float)0;
-        y[0 * n + e + 1] = 1.0f * x[e + 1] + (float)1;
-        y[0 * n + e + 2] = 1.0f * x[e + 2] + (float)2;
-        y[0 * n + e + 3] = 1.0f * x[e + 3] + (float)3;
-        y[0 * n + e + 4] = 1.0f * x[e + 4] + (float)4;
-        y[0 * n + e + 5] = 1.0f * x[e + 5] + (float)5;
-        y[0 * n + e + 6] = 1.0f * x[e + 6] + (float)6;
-        y[0 * n + e + 7] = 1.0f * x[e + 7] + (float)7;
+        {
+            __global float *_p = &y[0 * n + e];
+            #if BESPOKE_NT
+            if (((ulong)_p & 31) == 0) {
+                __builtin_nontemporal_store((float8)(1.0f * x[e + 0] + (float)0, 1.0f * x[e + 1] + (float)1, 1.0f * x[e + 2] + (float)2, 1.0f * x[e + 3] + (float)3, 1.0f * x[e + 4] + (float)4, 1.0f * x[e + 5] + (float)5, 1.0f * x[e + 6] + (float)6, 1.0f * x[e + 7] + (float)7), (__global float8 *)_p);
+            } else
+            #endif
+            {
+                _p[0] = 1.0f * x[e + 0] + (float)0;
+                _p[1] = 1.0f * x[e + 1] + (float)1;
+                _p[2] = 1.0f * x[e + 2] + (float)2;
+                _p[3] = 1.0f * x[e + 3] + (float)3;
+                _p[4] = 1.0f * x[e + 4] + (float)4;
+                _p[5] = 1.0f * x[e + 5] + (float)5;
+                _p[6] = 1.0f * x[e + 6] + (float)6;
+                _p[7] = 1.0f * x[e + 7] + (float)7;
+            }
+        }
     } else {
         for (int j = 0; j < 8; j++) {
             if (e + j < n) {
@@ -24,14 +42,24 @@ __kernel __attribute__((reqd_work_group_size(4, 1, 1))) void stream_f32(int n, i
         }
     }
     if (e + 8 <= n) {
-        y[1 * n + e] = 2.0f * x[e + 0] + (float)0;
-        y[1 * n + e + 1] = 2.0f * x[e + 1] + (float)1;
-        y[1 * n + e + 2] = 2.0f * x[e + 2] + (float)2;
-        y[1 * n + e + 3] = 2.0f * x[e + 3] + (float)3;
-        y[1 * n + e + 4] = 2.0f * x[e + 4] + (float)4;
-        y[1 * n + e + 5] = 2.0f * x[e + 5] + (float)5;
-        y[1 * n + e + 6] = 2.0f * x[e + 6] + (float)6;
-        y[1 * n + e + 7] = 2.0f * x[e + 7] + (float)7;
+        {
+            __global float *_p = &y[1 * n + e];
+            #if BESPOKE_NT
+            if (((ulong)_p & 31) == 0) {
+                __builtin_nontemporal_store((float8)(2.0f * x[e + 0] + (float)0, 2.0f * x[e + 1] + (float)1, 2.0f * x[e + 2] + (float)2, 2.0f * x[e + 3] + (float)3, 2.0f * x[e + 4] + (float)4, 2.0f * x[e + 5] + (float)5, 2.0f * x[e + 6] + (float)6, 2.0f * x[e + 7] + (float)7), (__global float8 *)_p);
+            } else
+            #endif
+            {
+                _p[0] = 2.0f * x[e + 0] + (float)0;
+                _p[1] = 2.0f * x[e + 1] + (float)1;
+                _p[2] = 2.0f * x[e + 2] + (float)2;
+                _p[3] = 2.0f * x[e + 3] + (float)3;
+                _p[4] = 2.0f * x[e + 4] + (float)4;
+                _p[5] = 2.0f * x[e + 5] + (float)5;
+                _p[6] = 2.0f * x[e + 6] + (float)6;
+                _p[7] = 2.0f * x[e + 7] + (float)7;
+            }
+        }
     } else {
         for (int j = 0; j < 8; j++) {
             if (e + j < n) {
@@ -40,14 +68,24 @@ __kernel __attribute__((reqd_work_group_size(4, 1, 1))) void stream_f32(int n, i
         }
     }
     if (e + 8 <= n) {
-        y[2 * n + e] = 3.0f * x[e + 0] + (float)0;
-        y[2 * n + e + 1] = 3.0f * x[e + 1] + (float)1;
-        y[2 * n + e + 2] = 3.0f * x[e + 2] + (float)2;
-        y[2 * n + e + 3] = 3.0f * x[e + 3] + (float)3;
-        y[2 * n + e + 4] = 3.0f * x[e + 4] + (float)4;
-        y[2 * n + e + 5] = 3.0f * x[e + 5] + (float)5;
-        y[2 * n + e + 6] = 3.0f * x[e + 6] + (float)6;
-        y[2 * n + e + 7] = 3.0f * x[e + 7] + (float)7;
+        {
+            __global float *_p = &y[2 * n + e];
+            #if BESPOKE_NT
+            if (((ulong)_p & 31) == 0) {
+                __builtin_nontemporal_store((float8)(3.0f * x[e + 0] + (float)0, 3.0f * x[e + 1] + (float)1, 3.0f * x[e + 2] + (float)2, 3.0f * x[e + 3] + (float)3, 3.0f * x[e + 4] + (float)4, 3.0f * x[e + 5] + (float)5, 3.0f * x[e + 6] + (float)6, 3.0f * x[e + 7] + (float)7), (__global float8 *)_p);
+            } else
+            #endif
+            {
+                _p[0] = 3.0f * x[e + 0] + (float)0;
+                _p[1] = 3.0f * x[e + 1] + (float)1;
+                _p[2] = 3.0f * x[e + 2] + (float)2;
+                _p[3] = 3.0f * x[e + 3] + (float)3;
+                _p[4] = 3.0f * x[e + 4] + (float)4;
+                _p[5] = 3.0f * x[e + 5] + (float)5;
+                _p[6] = 3.0f * x[e + 6] + (float)6;
+                _p[7] = 3.0f * x[e + 7] + (float)7;
+            }
+        }
     } else {
         for (int j = 0; j < 8; j++) {
             if (e + j < n) {
@@ -55,5 +93,10 @@ __kernel __attribute__((reqd_work_group_size(4, 1, 1))) void stream_f32(int n, i
             }
         }
     }
-    y[3 * n + g] = (float)g;
+    {
+        __global float *_p = &y[3 * n + g];
+        {
+            _p[0] = (float)g;
+        }
+    }
 }

@@ -1,0 +1,257 @@
+package integrate
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/bespoke-hpc/bespoke/element"
+	"github.com/bespoke-hpc/bespoke/kernel"
+)
+
+// The wedge's factored form (Variant.Wedge) of the prism's Laplace matrix.
+//
+// A linear prism's shape functions are N_is = λ_i(ξ, η) L_s(ζ): the
+// triangle's barycentric λ_0 = 1 − ξ − η, λ_1 = ξ, λ_2 = η, whose gradients
+// (α_i, β_i) are (−1, −1), (1, 0) and (0, 1), times L_0 = (1 − ζ)/2 or
+// L_1 = (1 + ζ)/2, whose derivatives L′_s are ∓1/2. Node is has index
+// 3s + i. The rule is a product of triangle points p and levels z. So:
+//
+//   - J's columns ∂x/∂ξ and ∂x/∂η depend on the level only
+//     (L_0 e_0 + L_1 e_1 with e_s = x_1s − x_0s, and the same with
+//     f_s = x_2s − x_0s), ∂x/∂ζ on the triangle point only
+//     (D_0 + ξ D_1 + η D_2 from the edges d_i = x_i1 − x_i0);
+//   - the matrix is A_ab = Σ_q ∇̂N_aᵀ G_q ∇̂N_b with
+//     G_q = w_q K/det J · adj(JᵀJ), six numbers a point from the metric
+//     JᵀJ (whose ξ-η block is the level's);
+//   - since ∇̂N_is = (α_i L_s, β_i L_s, λ_i L′_s), each of G's parts meets
+//     the shape functions through the level alone (the ξ-η block, weighted
+//     by L_s L_t), the point alone (G₂₂, weighted by λ_i λ_j) or one of
+//     each (G₀₂ and G₁₂): the sums over points are taken first, per level
+//     or per point, and the entries assembled from them at the end.
+//
+// Against the point-by-point form (each node's gradient formed at every
+// point, one dot product an entry and a point), this is about half the
+// arithmetic: 2-core AVX-512 CPU, f64, 783 against about 450 vector
+// operations per element, and 50 live values instead of over 100.
+
+// wedgeRule is the prism rule as a product: the triangle points (ξ, η),
+// the levels ζ, and each point's weight at [level][point]; false when
+// the rule is not such a product.
+func wedgeRule() (tri [][2]float64, levels []float64, w [][]float64, ok bool) {
+	r := element.Prism.Rule()
+	for _, p := range r.Points {
+		t := [2]float64{p[0], p[1]}
+		if !slices.Contains(tri, t) {
+			tri = append(tri, t)
+		}
+		if !slices.Contains(levels, p[2]) {
+			levels = append(levels, p[2])
+		}
+	}
+	if len(tri)*len(levels) != len(r.Points) {
+		return nil, nil, nil, false
+	}
+	w = make([][]float64, len(levels))
+	for z := range w {
+		w[z] = make([]float64, len(tri))
+	}
+	for q, p := range r.Points {
+		w[slices.Index(levels, p[2])][slices.Index(tri, [2]float64{p[0], p[1]})] = r.Weights[q]
+	}
+	return tri, levels, w, true
+}
+
+// computeWedge is compute for the prism's Laplace matrix (and load vector)
+// in the factored form: it declares the upper triangle's accumulators
+// A<a>_<b> (b ≥ a) and B<a>, as compute does for a symmetric problem.
+func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
+	p := in.Problem
+	r := func(x float64) kernel.Expr { return lit(p.Prec.Rounded(x)) }
+	tri, levels, weights, _ := wedgeRule()
+	lam := func(i, pt int) float64 { return [3]float64{1 - tri[pt][0] - tri[pt][1], tri[pt][0], tri[pt][1]}[i] }
+	ell := func(s int, z float64) float64 { return [2]float64{(1 - z) / 2, (1 + z) / 2}[s] }
+	sign := func(s int) float64 { return float64(2*s - 1) } // 2 L′_s
+	var ss []kernel.Stmt
+	d := func(name string, e kernel.Expr) { ss = append(ss, decl(name, e)) }
+	nm := func(f string, args ...any) string { return fmt.Sprintf(f, args...) }
+	dot := func(a, b func(c int) kernel.Expr) kernel.Expr {
+		return add(add(mul(a(0), b(0)), mul(a(1), b(1))), mul(a(2), b(2)))
+	}
+	comp := func(f string, args ...any) func(c int) kernel.Expr {
+		return func(c int) kernel.Expr { return v(nm(f, append(args, c)...)) }
+	}
+	for a := range 6 {
+		for c := range 3 {
+			d(xn(a, c), word(3*a+c))
+		}
+	}
+	if p.Load {
+		d("fe", kernel.At("f", v("el")))
+	}
+	node := func(i, s int) int { return 3*s + i }
+	// Per element: the edges of the two triangles and the vertical ones.
+	for c := range 3 {
+		for s := range 2 {
+			d(nm("we%d_%d", s, c), sub(v(xn(node(1, s), c)), v(xn(node(0, s), c))))
+			d(nm("wf%d_%d", s, c), sub(v(xn(node(2, s), c)), v(xn(node(0, s), c))))
+		}
+		for i := range 3 {
+			d(nm("wd%d_%d", i, c), sub(v(xn(node(i, 1), c)), v(xn(node(i, 0), c))))
+		}
+		d(nm("wD0_%d", c), mul(lit(0.5), v(nm("wd0_%d", c))))
+		d(nm("wD1_%d", c), mul(lit(0.5), sub(v(nm("wd1_%d", c)), v(nm("wd0_%d", c)))))
+		d(nm("wD2_%d", c), mul(lit(0.5), sub(v(nm("wd2_%d", c)), v(nm("wd0_%d", c)))))
+	}
+	G := func(de string, z, pt int) kernel.Expr { return v(nm("wG%s_%d_%d", de, z, pt)) }
+	for z, zeta := range levels {
+		l0, l1 := ell(0, zeta), ell(1, zeta)
+		for c := range 3 {
+			d(nm("wjx%d_%d", z, c), add(mul(r(l0), v(nm("we0_%d", c))), mul(r(l1), v(nm("we1_%d", c)))))
+			d(nm("wjy%d_%d", z, c), add(mul(r(l0), v(nm("wf0_%d", c))), mul(r(l1), v(nm("wf1_%d", c)))))
+		}
+		jx, jy := comp("wjx%d_%d", z), comp("wjy%d_%d", z)
+		// n = ∂x/∂ξ × ∂x/∂η, so that det J = n · ∂x/∂ζ.
+		for c := range 3 {
+			c1, c2 := (c+1)%3, (c+2)%3
+			d(nm("wn%d_%d", z, c), sub(mul(jx(c1), jy(c2)), mul(jx(c2), jy(c1))))
+		}
+		d(nm("wma%d", z), dot(jx, jx))
+		d(nm("wmb%d", z), dot(jx, jy))
+		d(nm("wmc%d", z), dot(jy, jy))
+		ma, mb, mc := v(nm("wma%d", z)), v(nm("wmb%d", z)), v(nm("wmc%d", z))
+		d(nm("wa22_%d", z), sub(mul(ma, mc), mul(mb, mb)))
+		for pt, t := range tri {
+			q := nm("%d_%d", z, pt)
+			for c := range 3 {
+				d(nm("wjz%s_%d", q, c), add(add(v(nm("wD0_%d", c)), mul(r(t[0]), v(nm("wD1_%d", c)))), mul(r(t[1]), v(nm("wD2_%d", c)))))
+			}
+			jz := comp("wjz"+q+"_%d")
+			d("wdet"+q, dot(comp("wn%d_%d", z), jz))
+			d("wmp"+q, dot(jx, jz))
+			d("wmq"+q, dot(jy, jz))
+			d("wmr"+q, dot(jz, jz))
+			mp, mq, mr := v("wmp"+q), v("wmq"+q), v("wmr"+q)
+			d("wsc"+q, bin("/", r(p.K*weights[z][pt]), v("wdet"+q)))
+			sc := v("wsc" + q)
+			// G = w K/det · adj(JᵀJ).
+			d("wG00_"+q, mul(sc, sub(mul(mc, mr), mul(mq, mq))))
+			d("wG11_"+q, mul(sc, sub(mul(ma, mr), mul(mp, mp))))
+			d("wG22_"+q, mul(sc, v(nm("wa22_%d", z))))
+			d("wG01_"+q, mul(sc, sub(mul(mp, mq), mul(mb, mr))))
+			d("wG02_"+q, mul(sc, sub(mul(mb, mq), mul(mc, mp))))
+			d("wG12_"+q, mul(sc, sub(mul(mb, mp), mul(ma, mq))))
+		}
+	}
+	sum := func(ts []term) kernel.Expr { return lin(ts) }
+	// The ξ-η block: X_st,de = Σ_z L_s L_t Σ_p G_de, and P_st[i][j] =
+	// (α_i, β_i) X_st (α_j, β_j)ᵀ through U = X₀₀ + X₀₁, V = X₀₁ + X₁₁.
+	for _, de := range []string{"00", "01", "11"} {
+		for z := range levels {
+			var ts []term
+			for pt := range tri {
+				ts = append(ts, term{1, G(de, z, pt)})
+			}
+			d(nm("wH%s_%d", de, z), sum(ts))
+		}
+	}
+	for s := range 2 {
+		for t := s; t < 2; t++ {
+			for _, de := range []string{"00", "01", "11"} {
+				var ts []term
+				for z, zeta := range levels {
+					ts = append(ts, term{p.Prec.Rounded(ell(s, zeta) * ell(t, zeta)), v(nm("wH%s_%d", de, z))})
+				}
+				d(nm("wX%d%d_%s", s, t, de), sum(ts))
+			}
+			d(nm("wU%d%d", s, t), add(v(nm("wX%d%d_00", s, t)), v(nm("wX%d%d_01", s, t))))
+			d(nm("wV%d%d", s, t), add(v(nm("wX%d%d_01", s, t)), v(nm("wX%d%d_11", s, t))))
+		}
+	}
+	// P_st[i][j] with its sign: +1 or −1 and the variable.
+	block := func(s, t, i, j int) (float64, kernel.Expr) {
+		i, j = min(i, j), max(i, j)
+		x := func(f string) kernel.Expr { return v(nm(f, s, t)) }
+		switch [2]int{i, j} {
+		case [2]int{0, 0}:
+			return 1, add(x("wU%d%d"), x("wV%d%d"))
+		case [2]int{0, 1}:
+			return -1, x("wU%d%d")
+		case [2]int{0, 2}:
+			return -1, x("wV%d%d")
+		case [2]int{1, 1}:
+			return 1, x("wX%d%d_00")
+		case [2]int{1, 2}:
+			return 1, x("wX%d%d_01")
+		}
+		return 1, x("wX%d%d_11")
+	}
+	// The mixed parts: Y_d,s,j = 1/2 Σ_p λ_j(p) Σ_z L_s G_d2 (d = 0, 1),
+	// and W_i,s,j = α_i Y_0,s,j + β_i Y_1,s,j.
+	for dd, de := range []string{"02", "12"} {
+		for s := range 2 {
+			for pt := range tri {
+				var ts []term
+				for z, zeta := range levels {
+					ts = append(ts, term{p.Prec.Rounded(ell(s, zeta)), G(de, z, pt)})
+				}
+				d(nm("wZ%d%d_%d", dd, s, pt), sum(ts))
+			}
+			for j := range 3 {
+				var ts []term
+				for pt := range tri {
+					ts = append(ts, term{p.Prec.Rounded(lam(j, pt) / 2), v(nm("wZ%d%d_%d", dd, s, pt))})
+				}
+				d(nm("wY%d%d_%d", dd, s, j), sum(ts))
+			}
+		}
+	}
+	for s := range 2 {
+		for j := range 3 {
+			d(nm("wW0%d_%d", s, j), kernel.Unary{Op: "-", X: add(v(nm("wY0%d_%d", s, j)), v(nm("wY1%d_%d", s, j)))})
+		}
+	}
+	mixed := func(i, s, j int) kernel.Expr {
+		return v([3]string{nm("wW0%d_%d", s, j), nm("wY0%d_%d", s, j), nm("wY1%d_%d", s, j)}[i])
+	}
+	// The vertical part: V_ij = 1/4 Σ_p λ_i λ_j Σ_z G₂₂.
+	for pt := range tri {
+		var ts []term
+		for z := range levels {
+			ts = append(ts, term{1, G("22", z, pt)})
+		}
+		d(nm("wg22_%d", pt), sum(ts))
+	}
+	for i := range 3 {
+		for j := i; j < 3; j++ {
+			var ts []term
+			for pt := range tri {
+				ts = append(ts, term{p.Prec.Rounded(lam(i, pt) * lam(j, pt) / 4), v(nm("wg22_%d", pt))})
+			}
+			d(nm("wvv%d%d", i, j), sum(ts))
+		}
+	}
+	// Entry (is, jt) = P_st[i][j] + 2L′_t W_i,s,j + 2L′_s W_j,t,i + 4L′_s L′_t V_ij.
+	for a := range 6 {
+		for b := a; b < 6; b++ {
+			s, i := a/3, a%3
+			t, j := b/3, b%3
+			sg, pb := block(s, t, i, j)
+			e := lin([]term{{sg, pb}, {sign(t), mixed(i, s, j)}, {sign(s), mixed(j, t, i)}, {sign(s) * sign(t), v(nm("wvv%d%d", min(i, j), max(i, j)))}})
+			d(acc(a, b), e)
+		}
+	}
+	if p.Load {
+		// b_is = f Σ_q w_q det_q λ_i L_s.
+		for a := range 6 {
+			s, i := a/3, a%3
+			var ts []term
+			for z, zeta := range levels {
+				for pt := range tri {
+					ts = append(ts, term{p.Prec.Rounded(weights[z][pt] * lam(i, pt) * ell(s, zeta)), v(nm("wdet%d_%d", z, pt))})
+				}
+			}
+			d(nm("B%d", a), mul(sum(ts), v("fe")))
+		}
+	}
+	return ss
+}
