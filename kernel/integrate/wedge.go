@@ -125,7 +125,7 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 			for c := range 3 {
 				d(nm("wjz%s_%d", q, c), add(add(v(nm("wD0_%d", c)), mul(r(t[0]), v(nm("wD1_%d", c)))), mul(r(t[1]), v(nm("wD2_%d", c)))))
 			}
-			jz := comp("wjz"+q+"_%d")
+			jz := comp("wjz" + q + "_%d")
 			d("wdet"+q, dot(comp("wn%d_%d", z), jz))
 			d("wmp"+q, dot(jx, jz))
 			d("wmq"+q, dot(jy, jz))
