@@ -8,7 +8,7 @@
 #
 # STEP: info tests conformance nvcc bench-f64 bench-f32 bench-opencl-f64
 # bench-contract-f64 bench-contract-f32 sigterm verify-c verify-opencl
-# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab fem pum integrate. sigterm
+# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab fem pum integrate streamed. sigterm
 # sends SIGTERM to a CUDA bench 20 s into it, while NVRTC compiles the p6
 # operators into an empty cache, and checks that it wrote its JSON (marked
 # interrupted) and exited within 5 s. The verify steps run `bespoke verify` over every
@@ -214,6 +214,13 @@ integrate)
   BESPOKE_CACHE_DIR=$cache step integrate-bench-prism-f64-warm 60 bin/bespoke integrate bench --element prism --problem laplace,cdr --backend cuda --dtype f64 -q \
     --json "$out/integrate-bench-prism-f64-warm.json"
   grep -h -E -- '^(--- FAIL|FAIL|ok|PASS)|verified' "$out"/integrate-verify-*.log; grep -h -E -- '\*w|geomean' "$out"/integrate-bench-*.log "$out"/integrate-opencl-*.log ;;
+streamed)
+  # Streamed stores and the integration family's /nt and /wedge variants
+  # on the GPU backends: the IR samples and the family's conformance part
+  # on CUDA (__stcs) and NVIDIA OpenCL (plain stores).
+  BESPOKE_REQUIRE_DEVICE=cuda step streamed-cuda 300 .gpu/conformance.test -test.v -test.run 'TestCUDA/(ir|integrate)' -test.timeout 10m
+  BESPOKE_REQUIRE_DEVICE=opencl BESPOKE_OPENCL_DEVICE=nvidia step streamed-opencl 300 .gpu/conformance.test -test.v -test.run 'TestOpenCL/(ir|integrate)' -test.timeout 10m
+  grep -h -E -- '^\s*--- (PASS|FAIL|SKIP)|verified|FAIL' "$out"/streamed-*.log ;;
 verify-c|verify-opencl)
   be=${s#verify-}
   step "$s" "${BESPOKE_VERIFY_LIMIT:-560}" nice -n 10 bin/bespoke verify "$mats" --backend "$be" --device "${BESPOKE_VERIFY_DEVICE:-}" --jobs "${BESPOKE_VERIFY_JOBS:-6}"
