@@ -214,8 +214,9 @@ func (f *problemFlags) genInstance(p family.Problem, n, ldb, ldc int) (family.In
 	}
 	if ip, ok := p.(*integrate.Problem); ok {
 		// The batch is a kernel argument; only 64-bit indexing depends
-		// on it, and one element keeps 32-bit indices.
-		in, err := ip.Instance(1)
+		// on it (it keeps 32-bit indices up to 2²⁵ elements), and
+		// streaming variants ask for one work-group's worth at least.
+		in, err := ip.Instance(1 << 20)
 		if err != nil {
 			return nil, err
 		}

@@ -203,14 +203,19 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 	// straight-line body, which gcc vectorises across elements (an If
 	// around the body, or a loop over k inside it, stops it).
 	straight := vr.EPT == 1 && !vr.Local && !vr.Stream
-	// A streaming variant's work-items all compute, those past the batch
-	// the batch's last element again, into stages that its flush leaves
-	// out: no branch around the element (see straight).
+	// A streaming work-group's work-items all compute: the last one,
+	// which the batch's end cuts short, takes the batch's last WG
+	// elements (base = E − WG < first), and its flush writes those from
+	// first on. So there is no branch around the element (see straight),
+	// and consecutive work-items read consecutive words (a clamped index
+	// made gcc gather them).
 	guarded := !straight && !vr.Stream
 	var body []kernel.Stmt
-	elInit := kernel.Expr(add(mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(vr.WG)), lx))
+	first := mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(vr.WG))
+	elInit := kernel.Expr(add(first, lx))
 	if vr.Stream {
-		elInit = kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{elInit, sub(E, ci(1))}}
+		body = append(body, kernel.Decl{Type: kernel.Index, Name: "base", Init: kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{first, sub(E, ci(vr.WG))}}})
+		elInit = add(v("base"), lx)
 	}
 	body = append(body, kernel.Decl{Type: kernel.Index, Name: "el", Init: elInit})
 	if guarded {
@@ -277,7 +282,7 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 	}
 	if vr.Stream || (vr.Local && p.ElemMajor) {
 		body = append(body, kernel.Barrier{},
-			kernel.Decl{Type: kernel.Index, Name: "first", Init: mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(vr.WG))},
+			kernel.Decl{Type: kernel.Index, Name: "first", Init: first},
 			kernel.Decl{Type: kernel.Index, Name: "nlive", Init: kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{ci(0),
 				kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{ci(vr.WG), sub(E, v("first"))}}}}},
 		)
@@ -326,9 +331,10 @@ func (in *Instance) inputWord(w int) kernel.Expr {
 // staged as build lays them out) to buf with streamed stores of one cache
 // line each, spread over the work-items (chunk c of the work-group is work-
 // item c mod WG's): entry-major, n rows of nlive words, row i from
-// i·E + first; element-major, one run of nlive·n words from first·n. A
-// piece cut short by the end of the batch is stored word by word. Names
-// of its variables start with pre.
+// i·E + first; element-major, one run of nlive·n words from first·n. The
+// stages hold elements from base on (see build). A piece cut short by the
+// end of the batch is stored word by word. Names of its variables start
+// with pre.
 func (in *Instance) streamOut(buf, stage string, n, wg int, pre string) []kernel.Stmt {
 	l := in.streamWidth()
 	rows, rowLen, live := n, wg, kernel.Expr(v("nlive"))
@@ -343,7 +349,11 @@ func (in *Instance) streamOut(buf, stage string, n, wg int, pre string) []kernel
 	if !in.ElemMajor {
 		dst = add(add(mul(row, v(Elements)), v("first")), col)
 	}
-	src := add(mul(row, ci(rowLen)), col)
+	skip := sub(v("first"), v("base")) // elements staged before first
+	src := add(add(mul(row, ci(rowLen)), skip), col)
+	if in.ElemMajor {
+		src = add(mul(skip, ci(n)), col)
+	}
 	var piece []kernel.Expr
 	for j := range l {
 		piece = append(piece, kernel.At(stage, add(src, ci(j))))
@@ -711,6 +721,9 @@ func (in *Instance) doc(vr Variant) string {
 	load := ""
 	if p.Load {
 		load = "\nb[a] = Σ_q w_q det J_q f[e] N_a(q)"
+	}
+	if vr.Stream {
+		load += fmt.Sprintf("\noutputs staged and streamed (non-temporal stores where the dialect has them); E ≥ %d", vr.WG)
 	}
 	return fmt.Sprintf("%s %s element matrices (%s), for each element e < E (%d per thread, %d threads per block%s):\n"+
 		"A[a][b] = Σ_q w_q det J_q Σ_ij c[i][j] ψ_i,a(q) ψ_j,b(q), ψ_0 = N, ψ_1..3 = ∇N = J⁻ᵀ∇̂N;\n%s;%s\n"+

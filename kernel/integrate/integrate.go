@@ -476,6 +476,8 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("integrate: %s: the prism's rule is not a product of triangle points and levels", v.Name())
 	case v.Stream && (v.Rows || v.Parts > 1):
 		return fmt.Errorf("integrate: %s: only one element per work-item streams its outputs (not /rows or /pP)", v.Name())
+	case v.Stream && in.E < v.WG:
+		return fmt.Errorf("integrate: %s: a streaming work-group takes %d elements at a time, more than the batch's %d", v.Name(), v.WG, in.E)
 	case v.Stream && v.WG%in.streamWidth() != 0:
 		return fmt.Errorf("integrate: %s: a streaming work-group is a multiple of %d work-items (one cache line of outputs)", v.Name(), in.streamWidth())
 	case (v.Local || v.Rows || v.Stream) && in.localBytes(v) > MaxLocalBytes:
