@@ -296,3 +296,25 @@ func TestUnrollBy(t *testing.T) {
 		}
 	}
 }
+
+// With 64-bit indices the GPU dialects cast the arguments of an integer
+// min or max to the index type: a literal prints as an int, and
+// min(long, int) is ambiguous to OpenCL's and CUDA's overloads (PoCL
+// refused such a kernel).
+func TestIntegerMinMaxCasts(t *testing.T) {
+	k := kerneltest.Misc(kernel.F64)
+	k.Index64 = true
+	for d, want := range map[emit.Dialect]string{
+		emit.OpenCL: "min((long)(g), (long)(n - 1))",
+		emit.CUDA:   "min((long long)(g), (long long)(n - 1))",
+		emit.C:      "bespoke_min_i64(g, n - 1)",
+	} {
+		src, err := emit.Render(d, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(src.Text, want) {
+			t.Errorf("%s: no %q in\n%s", d, want, src.Text)
+		}
+	}
+}

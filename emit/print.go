@@ -283,6 +283,14 @@ func (p *printer) writeExpr(e kernel.Expr, min int) {
 				panic(fmt.Sprintf("emit: %v", err)) // Validate accepted the kernel
 			}
 		}
+		if (e.Fn == kernel.Min || e.Fn == kernel.Max) && t.IsInt() && p.sp.name != C && p.typeName(t) != "int" {
+			// OpenCL's and CUDA's integer min and max are overloaded by
+			// type, and a literal prints as an int: min(long, int) is
+			// ambiguous. The C dialect's own functions take int64_t.
+			for i := range args {
+				args[i] = "(" + p.typeName(t) + ")(" + args[i] + ")"
+			}
+		}
 		b.WriteString(p.sp.call(e.Fn, t, p.k.DType, args))
 	default:
 		panic(fmt.Sprintf("emit: unknown expression %T", e))

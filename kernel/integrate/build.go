@@ -329,51 +329,25 @@ func (in *Instance) inputWord(w int) kernel.Expr {
 
 // streamOut writes the work-group's staged outputs (n words per element,
 // staged as build lays them out) to buf with streamed stores of one cache
-// line each, spread over the work-items (chunk c of the work-group is work-
-// item c mod WG's): entry-major, n rows of nlive words, row i from
-// i·E + first; element-major, one run of nlive·n words from first·n. The
-// stages hold elements from base on (see build). A piece cut short by the
-// end of the batch is stored word by word. Names of its variables start
-// with pre.
+// line each (kernel.StreamRows): entry-major, n rows of nlive words, row i
+// from i·E + first; element-major, one run of nlive·n words from first·n.
+// The stages hold elements from base on (see build). Names of its
+// variables start with pre.
 func (in *Instance) streamOut(buf, stage string, n, wg int, pre string) []kernel.Stmt {
-	l := in.streamWidth()
-	rows, rowLen, live := n, wg, kernel.Expr(v("nlive"))
-	if in.ElemMajor {
-		rows, rowLen, live = 1, wg*n, mul(v("nlive"), ci(n))
-	}
-	perRow := (rowLen + l - 1) / l
-	chunks := rows * perRow
-	name := func(s string) string { return pre + s }
-	c, row, col := v(name("")), v(name("row")), v(name("col"))
-	dst := add(mul(v("first"), ci(n)), col)
-	if !in.ElemMajor {
-		dst = add(add(mul(row, v(Elements)), v("first")), col)
-	}
 	skip := sub(v("first"), v("base")) // elements staged before first
-	src := add(add(mul(row, ci(rowLen)), skip), col)
+	s := kernel.StreamRows{
+		Buf: buf, Stage: stage, Rows: n, RowLen: wg, Width: in.streamWidth(), Threads: wg,
+		Dst:    func(row kernel.Expr) kernel.Expr { return add(mul(row, v(Elements)), v("first")) },
+		Src:    func(row kernel.Expr) kernel.Expr { return add(mul(row, ci(wg)), skip) },
+		Live:   v("nlive"),
+		Prefix: pre,
+	}
 	if in.ElemMajor {
-		src = add(mul(skip, ci(n)), col)
+		s.Rows, s.RowLen, s.Live = 1, wg*n, mul(v("nlive"), ci(n))
+		s.Dst = func(kernel.Expr) kernel.Expr { return mul(v("first"), ci(n)) }
+		s.Src = func(kernel.Expr) kernel.Expr { return mul(skip, ci(n)) }
 	}
-	var piece []kernel.Expr
-	for j := range l {
-		piece = append(piece, kernel.At(stage, add(src, ci(j))))
-	}
-	return []kernel.Stmt{kernel.For{Var: name("t"), From: ci(0), To: ci((chunks + wg - 1) / wg), Body: []kernel.Stmt{
-		kernel.Decl{Type: kernel.Index, Name: name(""), Init: add(lx, mul(v(name("t")), ci(wg)))},
-		kernel.If{Cond: bin("<", c, ci(chunks)), Then: []kernel.Stmt{
-			kernel.Decl{Type: kernel.Index, Name: name("row"), Init: bin("/", c, ci(perRow))},
-			kernel.Decl{Type: kernel.Index, Name: name("col"), Init: mul(bin("%", c, ci(perRow)), ci(l))},
-			kernel.If{
-				Cond: bin("<=", add(col, ci(l)), live),
-				Then: []kernel.Stmt{kernel.VecStore{Buf: buf, Index: dst, Src: piece, Stream: true}},
-				Else: []kernel.Stmt{kernel.For{Var: name("j"), From: ci(0), To: ci(l), Body: []kernel.Stmt{
-					kernel.If{Cond: bin("<", add(col, v(name("j"))), live), Then: []kernel.Stmt{
-						kernel.Put(buf, kernel.At(stage, add(src, v(name("j")))), add(dst, v(name("j")))),
-					}},
-				}}},
-			},
-		}},
-	}}}
+	return s.Statements()
 }
 
 // flush writes a staged element-major block of n words per element.

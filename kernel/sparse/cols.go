@@ -94,9 +94,12 @@ func (c *cols) storeOld(i int, vals, old []kernel.Expr) {
 			out[l] = kernel.Bin{Op: "+", L: vals[l], R: kernel.Bin{Op: "*", L: kernel.Lit{V: beta}, R: old[l]}}
 		}
 	}
-	if c.w == 1 {
+	switch {
+	case c.g.v.Stream: // staged for the block's streamed rows (streamedKernel)
+		c.emit(kernel.Store{Buf: "cstage", Index: []kernel.Expr{bin("+", lit(i*c.g.v.Block), localX)}, Value: out[0]})
+	case c.w == 1:
 		c.emit(kernel.Store{Buf: "c", Index: []kernel.Expr{off}, Value: out[0]})
-	} else {
+	default:
 		c.emit(kernel.VecStore{Buf: "c", Index: off, Src: out})
 	}
 }

@@ -188,8 +188,9 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 			vs = append(vs, BlocksAsyncCandidates(in.Problem)...)
 		}
 	}
-	if !t.GPU { // the CPU form of dense (densehost.go)
+	if !t.GPU { // the CPU form of dense (densehost.go), and C streamed
 		vs = append(vs, DenseHostCandidates(in.Problem)...)
+		vs = append(vs, slices.DeleteFunc(StreamCandidates(in.Problem), func(v Variant) bool { return in.checkStream(v) != nil })...)
 	}
 	if !t.MinBlocks {
 		vs = slices.DeleteFunc(vs, func(v Variant) bool { return v.Occupancy > 0 })
@@ -216,7 +217,19 @@ func (in *Instance) Check(c family.Candidate) error {
 	if !ok {
 		return fmt.Errorf("sparse: %T is not a sparse variant", c)
 	}
+	if err := in.checkStream(v); err != nil {
+		return err
+	}
 	return in.Problem.Check(v)
+}
+
+// checkStream: a streaming block computes a whole block of columns (the
+// last one the panel's last Block), so the panel holds one at least.
+func (in *Instance) checkStream(v Variant) error {
+	if v.Stream && in.N < v.Block {
+		return fmt.Errorf("sparse: variant %s takes %d columns at a time, more than n = %d", v.Name(), v.Block, in.N)
+	}
+	return nil
 }
 
 // Build returns the kernel of a Variant.
@@ -226,6 +239,9 @@ func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {
 		return nil, fmt.Errorf("sparse: %T is not a sparse variant", c)
 	}
 	if err := in.checkShape(); err != nil {
+		return nil, err
+	}
+	if err := in.checkStream(v); err != nil {
 		return nil, err
 	}
 	return Build(in.Problem, v)

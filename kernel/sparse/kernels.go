@@ -25,6 +25,10 @@ func (g *gen) threadX() kernel.Expr {
 // streamKernel builds cstream and bstream: no shared memory, no barriers.
 // With width 2 the last thread of an odd n takes a scalar path.
 func (g *gen) streamKernel() {
+	if g.v.Stream {
+		g.streamedKernel()
+		return
+	}
 	k, w := g.kern, g.v.Width
 	jInit := g.threadX()
 	if w > 1 {
@@ -52,6 +56,36 @@ func (g *gen) streamKernel() {
 			})
 		}
 	}
+}
+
+// streamedKernel is cstream or bstream with C streamed (Variant.Stream):
+// every thread of a block computes its column into the shared stage cstage
+// (row i at i·Block), a block cut short by the panel's end taking the
+// panel's last Block columns instead (so that no thread branches around
+// its column), and the block then writes its rows of C from column first
+// on a cache line at a time (kernel.StreamRows).
+func (g *gen) streamedKernel() {
+	k, bx := g.kern, g.v.Block
+	first := bin("*", groupX, lit(bx))
+	n := g.nExpr()
+	k.Shared = append(k.Shared, kernel.Shared{Name: "cstage", Type: kernel.Real, Dims: []int{g.m * bx}})
+	k.Body = []kernel.Stmt{
+		kernel.Decl{Type: kernel.Index, Name: "base", Init: kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{first, bin("-", n, lit(bx))}}},
+		kernel.Decl{Type: kernel.Index, Name: "j", Init: bin("+", kernel.Var{Name: "base"}, localX)},
+	}
+	k.Body = append(k.Body, g.streamBody(1, kernel.Var{Name: "j"})...)
+	skip := bin("-", kernel.Var{Name: "first"}, kernel.Var{Name: "base"})
+	k.Body = append(k.Body, kernel.Barrier{},
+		kernel.Decl{Type: kernel.Index, Name: "first", Init: first},
+		kernel.Decl{Type: kernel.Index, Name: "nlive", Init: kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{lit(bx), bin("-", n, kernel.Var{Name: "first"})}}},
+	)
+	k.Body = append(k.Body, kernel.StreamRows{
+		Buf: "c", Stage: "cstage", Rows: g.m, RowLen: bx, Width: g.pb.streamWidth(), Threads: bx,
+		Dst:    func(row kernel.Expr) kernel.Expr { return bin("+", bin("*", row, g.ldcExpr()), kernel.Var{Name: "first"}) },
+		Src:    func(row kernel.Expr) kernel.Expr { return bin("+", bin("*", row, lit(bx)), skip) },
+		Live:   kernel.Var{Name: "nlive"},
+		Prefix: "s",
+	}.Statements()...)
 }
 
 func (g *gen) streamBody(w int, j kernel.Expr) []kernel.Stmt {

@@ -112,6 +112,12 @@ type Variant struct {
 	// chunk only for its own threads (kernel.Barrier.Threads), not for
 	// the block's.
 	Apart bool `json:"apart,omitempty"`
+	// Stream (cstream and bstream, -nt) stages the block's rows of C in
+	// shared memory and writes them out a cache line at a time with
+	// streamed stores (kernel.VecStore.Stream): on CPUs non-temporal
+	// stores, which do not read C's lines before writing them. β = 0
+	// only (C is not read).
+	Stream bool `json:"stream,omitempty"`
 }
 
 // Name is the variant's stable name, e.g. "bstream-msplit/x64-y4-c16".
@@ -142,12 +148,15 @@ func (v Variant) Name() string {
 	if v.Occupancy > 0 {
 		s += fmt.Sprintf("-b%d", v.Occupancy)
 	}
+	if v.Stream {
+		s += "-nt"
+	}
 	return s
 }
 
 func (v Variant) String() string { return v.Name() }
 
-var variantRE = regexp.MustCompile(`^(cstream|bstream|bstream-msplit|cstream-ksplit|cstream-msplit)(?:/x(\d+)(?:-y(\d+)(?:-c(\d+))?)?(-g)?(?:-w(\d+))?(?:-b(\d+))?)?$`)
+var variantRE = regexp.MustCompile(`^(cstream|bstream|bstream-msplit|cstream-ksplit|cstream-msplit)(?:/x(\d+)(?:-y(\d+)(?:-c(\d+))?)?(-g)?(?:-w(\d+))?(?:-b(\d+))?(-nt)?)?$`)
 
 // ParseVariant reads a name as printed by Name. A bare family name takes
 // its defaults.
@@ -180,6 +189,7 @@ func ParseVariant(s string) (Variant, error) {
 	v.Grouped = m[5] != ""
 	num(m[6], &v.Width)
 	num(m[7], &v.Occupancy)
+	v.Stream = m[8] != ""
 	if !v.Family.splits() && v.Split != 0 {
 		return Variant{}, fmt.Errorf("variant %q: %s takes no -y/-c", s, v.Family)
 	}
@@ -255,6 +265,8 @@ func (v Variant) valid() error {
 		return fmt.Errorf("variant %s: split must be ≥ 2 and no chunk", v.Name())
 	case v.Grouped && v.Family != CStreamMSplit:
 		return fmt.Errorf("variant %s: only cstream-msplit groups rows (-g)", v.Name())
+	case v.Stream && ((v.Family != CStream && v.Family != BStream) || v.Width != 1):
+		return fmt.Errorf("variant %s: only cstream and bstream of one column a thread stream C (-nt)", v.Name())
 	case !v.Family.splits() && (v.Split != 0 || v.Chunk != 0):
 		return fmt.Errorf("variant %s: %s takes no split or chunk", v.Name(), v.Family)
 	case v.Occupancy < 0 || v.Occupancy > 32:
