@@ -81,7 +81,9 @@ func (g *gen) streamedKernel() {
 	)
 	k.Body = append(k.Body, kernel.StreamRows{
 		Buf: "c", Stage: "cstage", Rows: g.m, RowLen: bx, Width: g.pb.streamWidth(), Threads: bx,
-		Dst:    func(row kernel.Expr) kernel.Expr { return bin("+", bin("*", row, g.ldcExpr()), kernel.Var{Name: "first"}) },
+		Dst: func(row kernel.Expr) kernel.Expr {
+			return bin("+", bin("*", row, g.ldcExpr()), kernel.Var{Name: "first"})
+		},
 		Src:    func(row kernel.Expr) kernel.Expr { return bin("+", bin("*", row, lit(bx)), skip) },
 		Live:   kernel.Var{Name: "nlive"},
 		Prefix: "s",
