@@ -13,7 +13,6 @@ import (
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
-	"github.com/bespoke-hpc/bespoke/kernel/pass"
 	"github.com/bespoke-hpc/bespoke/operator"
 	"github.com/bespoke-hpc/bespoke/verify"
 )
@@ -101,20 +100,7 @@ func TestBlocksInterpret(t *testing.T) {
 					if strings.Contains(c.Kernel.Meta["blocks"].(string), "pipelined true") {
 						pipelined++
 					}
-					for _, lowered := range []bool{false, true} {
-						if lowered {
-							h, err := pass.HostLoops(c.Kernel)
-							if err != nil {
-								t.Fatal(err)
-							}
-							c.Kernel = h
-						}
-						res, err := verify.Interpret(c)
-						if err != nil || !res.OK() {
-							t.Fatalf("%s %s %s β=%g (lowered %v): %+v, %v", c.Label, c.Kernel.Variant, dt, beta, lowered, res, err)
-						}
-						total++
-					}
+					total += interpretBoth(t, c, nil)
 				}
 			}
 		}

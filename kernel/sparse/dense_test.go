@@ -10,7 +10,6 @@ import (
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
-	"github.com/bespoke-hpc/bespoke/kernel/pass"
 	"github.com/bespoke-hpc/bespoke/operator"
 	"github.com/bespoke-hpc/bespoke/operator/load"
 	"github.com/bespoke-hpc/bespoke/verify"
@@ -119,20 +118,7 @@ func TestDenseInterpret(t *testing.T) {
 				}
 				for _, c := range cs {
 					seen[c.Kernel.Meta["a_whole"].(bool)]++
-					for _, lowered := range []bool{false, true} {
-						if lowered {
-							h, err := pass.HostLoops(c.Kernel)
-							if err != nil {
-								t.Fatal(err)
-							}
-							c.Kernel = h
-						}
-						res, err := verify.Interpret(c)
-						if err != nil || !res.OK() {
-							t.Fatalf("%s %s (lowered %v): %+v, %v", c.Label, c.Kernel.Variant, lowered, res, err)
-						}
-						total++
-					}
+					total += interpretBoth(t, c, nil)
 				}
 			}
 		}

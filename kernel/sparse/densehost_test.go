@@ -8,7 +8,6 @@ import (
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
-	"github.com/bespoke-hpc/bespoke/kernel/pass"
 	"github.com/bespoke-hpc/bespoke/operator"
 	"github.com/bespoke-hpc/bespoke/verify"
 )
@@ -61,23 +60,11 @@ func TestDenseHostInterpret(t *testing.T) {
 						if c.Kernel.Launch.SharedBytes != 0 || len(c.Kernel.Shared) != 0 || !c.Kernel.Hints.WideVectors {
 							t.Errorf("%s: shared %d bytes %v, wide vectors %v", c.Kernel.Variant, c.Kernel.Launch.SharedBytes, c.Kernel.Shared, c.Kernel.Hints.WideVectors)
 						}
-						for _, lowered := range []bool{false, true} {
-							if lowered {
-								h, err := pass.HostLoops(c.Kernel)
-								if err != nil {
-									t.Fatal(err)
-								}
-								if len(h.Shared) != 0 {
-									t.Errorf("%s lowered keeps %d arrays per thread (want none)", c.Kernel.Variant, len(h.Shared))
-								}
-								c.Kernel = h
+						total += interpretBoth(t, c, func(h *kernel.Kernel) {
+							if len(h.Shared) != 0 {
+								t.Errorf("%s lowered keeps %d arrays per thread (want none)", c.Kernel.Variant, len(h.Shared))
 							}
-							res, err := verify.Interpret(c)
-							if err != nil || !res.OK() {
-								t.Fatalf("%s %s (lowered %v): %+v, %v", c.Label, c.Kernel.Variant, lowered, res, err)
-							}
-							total++
-						}
+						})
 					}
 				}
 			}

@@ -30,20 +30,7 @@ func TestStreamInterpret(t *testing.T) {
 				t.Fatalf("%s %s: no cases", op.Name, dt)
 			}
 			for _, c := range cs {
-				for _, lowered := range []bool{false, true} {
-					if lowered {
-						h, err := pass.HostLoops(c.Kernel)
-						if err != nil {
-							t.Fatal(err)
-						}
-						c.Kernel = h
-					}
-					res, err := verify.Interpret(c)
-					if err != nil || !res.OK() {
-						t.Fatalf("%s %s (lowered %v): %+v, %v", c.Label, c.Kernel.Variant, lowered, res, err)
-					}
-					total++
-				}
+				total += interpretBoth(t, c, nil)
 			}
 		}
 	}
@@ -103,4 +90,29 @@ func TestStreamCandidates(t *testing.T) {
 			t.Errorf("%s at n = %d: %v, want %q", c.v.Name(), c.in.N, err, c.want)
 		}
 	}
+}
+
+// interpretBoth runs c in the interpreter as written and as lowered for
+// the host (pass.HostLoops), failing the test where either misses the
+// float64 reference; lowered, when set, also inspects the lowered kernel.
+// It returns the kernels run: 2.
+func interpretBoth(t *testing.T, c verify.Case, lowered func(h *kernel.Kernel)) int {
+	t.Helper()
+	for _, low := range []bool{false, true} {
+		if low {
+			h, err := pass.HostLoops(c.Kernel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lowered != nil {
+				lowered(h)
+			}
+			c.Kernel = h
+		}
+		res, err := verify.Interpret(c)
+		if err != nil || !res.OK() {
+			t.Fatalf("%s %s (lowered %v): %+v, %v", c.Label, c.Kernel.Variant, low, res, err)
+		}
+	}
+	return 2
 }
