@@ -47,6 +47,16 @@ func RunPUM(t *testing.T, dev device.Device) {
 			pc{3, kpum.Spec{Dim: 2, Degree: 5, Periodic: true, Coeff: kpum.Coefficients{Name: kpum.CoeffConst, K: 1, R: 0}, DType: dt, Threads: threads, Layout: kpum.Interleaved}},
 			pc{2, kpum.Spec{Dim: 3, Degree: 1, Coeff: kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1, R: 1}, DType: dt, Threads: threads}},
 			pc{2, kpum.Spec{Dim: 3, Degree: 2, Periodic: true, Coeff: kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1, R: 1}, DType: dt, Threads: threads, Layout: kpum.Interleaved}})
+		if dev.Info().Backend == "cuda" {
+			// The Gram product on tensor cores (CUDA's mma.sync): blocks
+			// of 16 and 32, with and without blocks above the diagonal
+			// to spare, with and without the mass term.
+			probs = append(probs,
+				pc{3, kpum.Spec{Dim: 2, Degree: 3, Coeff: kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1.5, R: 2}, DType: dt, Threads: 128, MMA: 16}},
+				pc{3, kpum.Spec{Dim: 2, Degree: 5, Periodic: true, Coeff: kpum.Coefficients{Name: kpum.CoeffConst, K: 1, R: 0}, DType: dt, Threads: 128, Layout: kpum.Interleaved, MMA: 32}},
+				pc{2, kpum.Spec{Dim: 3, Degree: 1, Coeff: kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1, R: 1}, DType: dt, Threads: 128, MMA: 16}},
+				pc{2, kpum.Spec{Dim: 3, Degree: 2, Periodic: true, Coeff: kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1, R: 1}, DType: dt, Threads: 256, MMA: 32}})
+		}
 	}
 	var cases []verify.Case
 	for _, pr := range probs {

@@ -8,7 +8,7 @@
 #
 # STEP: info tests conformance nvcc bench-f64 bench-f32 bench-opencl-f64
 # bench-contract-f64 bench-contract-f32 sigterm verify-c verify-opencl
-# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab fem pum integrate streamed. sigterm
+# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab fem pum pum-sweep integrate streamed. sigterm
 # sends SIGTERM to a CUDA bench 20 s into it, while NVRTC compiles the p6
 # operators into an empty cache, and checks that it wrote its JSON (marked
 # interrupted) and exited within 5 s. The verify steps run `bespoke verify` over every
@@ -194,6 +194,28 @@ pum)
     done
   done
   cat "$out"/pum-*.log | grep -E '^ +cuda' ;;
+pum-sweep)
+  # Group-kernel shapes against each other, fused, integration and total
+  # ms: BESPOKE_PUM_CASES ("dim level degree dtype", ';'-separated) times
+  # BESPOKE_PUM_VARIANTS (extra pum bench flags, ';'-separated; "-" for
+  # the defaults), e.g. "--mma 16 --shared 96".
+  mkdir -p "$out/sweep"
+  IFS=';' read -ra cases <<< "${BESPOKE_PUM_CASES:-2 9 5 f64;2 9 5 f32;3 6 2 f64;3 6 2 f32}"
+  IFS=';' read -ra variants <<< "${BESPOKE_PUM_VARIANTS:--;--mma 16;--mma 32}"
+  n=0
+  for c in "${cases[@]}"; do
+    read -r dim lvl deg dt <<< "$c"
+    for vflags in "${variants[@]}"; do
+      n=$((n + 1))
+      [ "$vflags" = - ] && vflags=
+      log="$out/sweep/$n.log"
+      # shellcheck disable=SC2086
+      timeout 120 bin/bespoke pum bench --dim "$dim" --level "$lvl" --degree "$deg" --backend cuda --dtype "$dt" --strategy fused \
+        --reps "${BESPOKE_PUM_REPS:-3}" $vflags --json "$out/sweep/$n.json" > "$log" 2>&1 || { status=1; echo "failed: $c $vflags: $(tail -1 "$log")"; continue; }
+      printf '%s %sd l%s p%s [%s]: ' "$dt" "$dim" "$lvl" "$deg" "${vflags:-defaults}"
+      grep -E '^ +cuda' "$log" | awk '{print "integr", $12, "total", $15}'
+    done
+  done ;;
 integrate)
   # Element-matrix integration (issue 15): the family's conformance part
   # on CUDA and NVIDIA OpenCL, then integrate bench (2^22 elements, full

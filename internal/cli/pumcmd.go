@@ -49,6 +49,7 @@ type pumFlags struct {
 	levelSpec, degreeSpec string
 	threads, tiles, side  int
 	vec                   int
+	mma                   int
 }
 
 func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, strategy string) {
@@ -61,6 +62,7 @@ func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, 
 	f.IntVar(&o.side, "side", 0, fmt.Sprintf("group kernel: side R of a thread's R×R tiles of the element block (0: on a GPU 2 for p = 0, 3 for 2-D p = 1, 5 for 2-D p = 2 and 3-D p = 1, 6 for 2-D p ≥ 4, else 4, as measured on the H100; 2 on a CPU; up to %d) — 2R staged loads per R² multiply-adds", kpum.MaxSide))
 	f.IntVar(&o.tiles, "tiles", 0, fmt.Sprintf("group kernel: tiles of the element block per thread (0: on a GPU 2 with 2×2 tiles (p = 0), else 1, as measured on the H100; 1 on a CPU; up to %d) — fewer threads per cell, more cells per block", kpum.MaxTiles))
 	f.IntVar(&o.vec, "vec", 0, "group kernel: staged values a tile reads in one load from shared memory, 1 or 2 (0: 2 in f32 with an even tile side, else 1, as measured on the H100)")
+	f.IntVar(&o.mma, "mma", -1, fmt.Sprintf("group kernel on CUDA: side W of the W×W blocks of the element block whose Gram product runs on tensor cores (f64 mma m8n8k4, a multiple of 8; f32 3×TF32 m16n8k8, a multiple of 16; up to %d), 0 for the SIMT tiles of --side (-1: as measured on the H100, 16 for 3-D p = 1 on sm_80 or later without --side or --tiles, else 0)", kpum.MaxMMA))
 	f.BoolVar(&o.periodic, "periodic", false, "periodic domain (every patch inner)")
 	f.StringVar(&o.coeff, "coeff", coeff, "coefficients: const (κ = K, r = R, f = 1), smooth (κ = K(1+0.3|x|²+0.2x₀(1−x₀)), r = R(1+x₀x₁), f = 1+x₀²x₁−x_d³) or wave (κ = K, r = R, f = (4π²dK+R)·Π sin 2πx_k: with --periodic the solution is Π sin 2πx_k)")
 	f.Float64Var(&o.kappa, "kappa", 1, "κ scale K (> 0)")
@@ -148,12 +150,15 @@ func intList(flag, s string, lo, hi int) ([]int, error) {
 // config checks the flags (usage errors) and returns the run's config.
 func (o *pumFlags) config() (pumConfig, error) {
 	cfg := pumConfig{dim: o.dim, level: o.level, degree: o.degree, periodic: o.periodic,
-		coeff: kpum.Coefficients{Name: o.coeff, K: o.kappa, R: o.r}, threads: o.threads, tiles: o.tiles, side: o.side, vec: o.vec}
+		coeff: kpum.Coefficients{Name: o.coeff, K: o.kappa, R: o.r}, threads: o.threads, tiles: o.tiles, side: o.side, vec: o.vec, mma: o.mma}
 	if o.threads < 0 || o.threads > kernel.MaxThreads {
 		return cfg, usagef("--threads %d: want 0…%d", o.threads, kernel.MaxThreads)
 	}
 	if o.tiles < 0 || o.tiles > kpum.MaxTiles {
 		return cfg, usagef("--tiles %d: want 0…%d", o.tiles, kpum.MaxTiles)
+	}
+	if o.mma < -1 || o.mma > kpum.MaxMMA {
+		return cfg, usagef("--mma %d: want -1, 0 or a block side up to %d", o.mma, kpum.MaxMMA)
 	}
 	if o.side < 0 || o.side > kpum.MaxSide {
 		return cfg, usagef("--side %d: want 0…%d", o.side, kpum.MaxSide)

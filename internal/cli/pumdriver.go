@@ -12,6 +12,7 @@ import (
 	kpum "github.com/bespoke-hpc/bespoke/kernel/pum"
 	"github.com/bespoke-hpc/bespoke/pum"
 	"github.com/bespoke-hpc/bespoke/solve"
+	"github.com/bespoke-hpc/bespoke/tune"
 )
 
 // Assembly strategies of the device pipeline.
@@ -40,6 +41,7 @@ type pumConfig struct {
 	tiles              int    // group kernel: tiles per thread (kpum.Spec.Tiles)
 	side               int    // group kernel: tile side (kpum.Spec.Side)
 	vec                int    // group kernel: staged values a load (kpum.Spec.Vec)
+	mma                int    // group kernel: tensor-core block side (kpum.Spec.MMA; 0 the SIMT tiles, -1 the default)
 	budget             int64  // element-buffer entries per batch; 0: pumBudget
 	decompose          string // pumDecompDevice or pumDecompHost; "": device
 	// perCell keeps the fused strategy's device decomposition in
@@ -300,6 +302,7 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 			cfg.threads = 1
 		}
 	}
+	defaultShape := cfg.tiles == 0 && cfg.side == 0 // before the defaults below
 	if gpu && cfg.integrator == pumGroup && cfg.tiles == 0 && cfg.side == 0 {
 		// Measured on the H100 (fused, 2-D level 9, 3-D level 6, total
 		// ms, f64; f32 agrees): R×R tiles, one per thread, as large as
@@ -320,6 +323,21 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 			cfg.side, cfg.tiles = 5, 1
 		default:
 			cfg.side, cfg.tiles = 4, 1
+		}
+	}
+	cuda := dev.Info().Backend == "cuda" && tune.CUDAArch(dev.Info().Arch) >= 80
+	switch {
+	case cfg.mma > 0 && (!cuda || cfg.integrator != pumGroup):
+		return nil, fmt.Errorf("pum: --mma %d needs the group kernel on a CUDA device with tensor cores (sm_80 or later)", cfg.mma)
+	case cfg.mma < 0:
+		// Measured on the H100 (fused, integration ms, SIMT tiles against
+		// W = 16, interleaved runs): 3-D l6 p = 1 f64 27.4 against 26.0,
+		// f32 17.5–17.7 against 16.6; everywhere else the SIMT tiles won
+		// (2-D l9 p = 5 f64 143 against 148, f32 89 against 130; 3-D l6
+		// p = 2 f64 282 against 291, f32 161 against 183).
+		cfg.mma = 0
+		if cuda && cfg.integrator == pumGroup && cfg.dim == 3 && cfg.degree == 1 && defaultShape {
+			cfg.mma = 16
 		}
 	}
 	if cfg.budget == 0 {
@@ -430,7 +448,7 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	// Kernels: the decomposition's, one integration and one assembly
 	// kernel per bin and the zeroing kernel, in one program (one
 	// compiler call; cached by source).
-	spec := kpum.Spec{Dim: cfg.dim, Degree: cfg.degree, Periodic: cfg.periodic, Coeff: cfg.coeff, DType: cfg.dt, Threads: cfg.threads, Layout: cfg.layout, Tiles: cfg.tiles, Side: cfg.side, Vec: cfg.vec}
+	spec := kpum.Spec{Dim: cfg.dim, Degree: cfg.degree, Periodic: cfg.periodic, Coeff: cfg.coeff, DType: cfg.dt, Threads: cfg.threads, Layout: cfg.layout, Tiles: cfg.tiles, Side: cfg.side, Vec: cfg.vec, MMA: cfg.mma}
 	var ks []*kernel.Kernel
 	var dk pumDecompKernels
 	if onDevice {

@@ -21,6 +21,11 @@ type GroupShape struct {
 	R                                   int // side of a tile: R×R entries
 	RP                                  int // staged values of a tile row: R rounded up to a multiple of Spec.Vec
 	Geo                                 int // staged geometry reals per cell
+	Row                                 int // staged values a point: RP·H, or with MMA NB·W padded against bank conflicts
+	// With Spec.MMA: W×W blocks, NB = ⌈n_f/W⌉ a side, one warp each
+	// of the NB diagonal blocks and of KO of the NB(NB−1)/2 above;
+	// points in k-steps of KStep (PC a multiple of it).
+	W, NB, KO, KStep int
 }
 
 // Group returns the spec's group-kernel shape (Threads is the most
@@ -43,19 +48,25 @@ func (s Spec) Group() GroupShape {
 	g.K = (g.Tiles + g.TC - 1) / g.TC
 	g.KF = (nf + g.TC - 1) / g.TC
 	g.Geo = 2*d + 2*a*d
+	g.Row = g.RP * g.H
+	g.KStep = 1
+	if s.MMA > 0 {
+		g.mma(s)
+	}
 	nqd := pow(s.points(), d)
-	per := (d+1)*g.RP*g.H + 3 + (d+1)*a // staged reals per point: u, ∇u (padded to RP·H), 3 weights, the slots' W, ∇W
+	per := (d+1)*g.Row + 3 + (d+1)*a // staged reals per point: u, ∇u (padded to Row), 3 weights, the slots' W, ∇W
 	reals := MaxGroupShared / s.DType.Bytes()
 	for {
-		g.PC = (reals/g.CB - g.Geo - a*a) / per
+		g.PC = (reals/g.CB - g.Geo - a*a) / per / g.KStep * g.KStep
 		if g.PC >= 1 || g.CB == 1 {
 			break
 		}
 		g.CB /= 2
 	}
-	g.PC = max(1, min(g.PC, nqd))
+	g.PC = max(g.KStep, min(g.PC, (nqd+g.KStep-1)/g.KStep*g.KStep))
 	g.Chunks = (nqd + g.PC - 1) / g.PC
 	g.PC = (nqd + g.Chunks - 1) / g.Chunks // even chunks
+	g.PC = (g.PC + g.KStep - 1) / g.KStep * g.KStep
 	return g
 }
 
@@ -112,7 +123,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	// threads of a warp (consecutive J) read consecutive pairs, with no
 	// bank conflicts. The arrays are one-dimensional (vector loads read
 	// only those).
-	row := RP * h
+	row := g.Row
 	cs, lt := v("cs"), v("lt")
 	pos := func(c kernel.Expr) kernel.Expr {
 		if vw == 1 {
@@ -140,7 +151,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		Launch:  kernel.Launch{Block: [3]int{CB * TC, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(Cells, CB*M)}},
 		Doc: nm("for each cell t < cells of a bin with %d active patches (n_f = %d), %d threads per cell, %d cells per block: E_t = Σ_q w_q [κ ∇u·∇uᵀ + r u uᵀ], F_t = Σ_q w_q f u, u = φ_a ψ_a^n (%s)",
 			a, nf, TC, CB, how),
-		Meta: map[string]any{"dim": d, "degree": p, "active": a, "nf": nf, "points": nq, "tc": TC, "cb": CB, "pc": PC, "fused": fused, "merge": M},
+		Meta: map[string]any{"dim": d, "degree": p, "active": a, "nf": nf, "points": nq, "tc": TC, "cb": CB, "pc": PC, "fused": fused, "merge": M, "mma": s.MMA},
 	}
 	k.Params = []kernel.Param{
 		size(Cells, "cells of this launch"),
@@ -242,7 +253,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	// With pairs, zero the staged values once: the slots of functions
 	// past n_f and the pads of odd sides are read (into accumulators
 	// never written out) but never set.
-	if vw > 1 {
+	if vw > 1 || s.MMA > 0 {
 		for _, arr := range []struct {
 			name string
 			n    int
@@ -285,6 +296,10 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 				body = append(body, decl(nm("acc%d_%d%d", kk, u, w), lit(0)))
 			}
 		}
+	}
+	sh, typ := s.mmaShape(), s.mmaType()
+	if s.MMA > 0 {
+		body = append(body, mmaBlocks(g, sh)...)
 	}
 	for kf := range g.KF {
 		fi := v(nm("fi%d", kf))
@@ -336,7 +351,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	// only: su holds √(w r)·u (u where r ≡ 0) and sdu √(w κ)·∇u (κ > 0
 	// and r ≥ 0 by Coefficients.Check, w > 0), and the load weight is
 	// w f/√(w r) against the folded u.
-	fold := nf >= foldMinNF
+	fold := nf >= foldMinNF || s.MMA > 0 // the mma takes G alone
 	kap, rr, ff := s.Coeff.exprs(xsA)
 	wk, wr, wf := mul(v("w"), kap), kernel.Expr(nil), mul(v("w"), ff)
 	if mass {
@@ -441,14 +456,28 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 			pt = append(pt, kernel.Put("sdu", gw(add(mul(v(ps), v(nm("dph%d", kk))), mul(v("ph"), gg))), sduAt(kk, v("pq"), colx)))
 		}
 	}
-	items := func(pt []kernel.Stmt) kernel.Stmt {
+	// With tensor cores the k-steps run past the chunk's last point:
+	// points past the rule stage zeros there.
+	var pad []kernel.Stmt
+	if s.MMA > 0 {
+		pad = append(pad, idecl("cb", ibin("*", v("sl"), ci(B))))
+		for n := range B {
+			pad = append(pad, kernel.Put("su", lit(0), suAt(v("pq"), ibin("+", v("cb"), ci(n)))))
+			for kk := range d {
+				pad = append(pad, kernel.Put("sdu", lit(0), sduAt(kk, v("pq"), ibin("+", v("cb"), ci(n)))))
+			}
+		}
+	}
+	// items runs pt over the chunk's (point, slot) items, and pad for
+	// points past the rule.
+	items := func(pt []kernel.Stmt, pad []kernel.Stmt) kernel.Stmt {
 		return loop("zz", ci(0), ci((PC*a+TC-1)/TC),
 			idecl("it", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
 			kernel.If{Cond: ibin("<", v("it"), ci(PC*a)), Then: []kernel.Stmt{
 				idecl("pq", ibin("/", v("it"), ci(a))),
 				idecl("sl", ibin("%", v("it"), ci(a))),
 				idecl("q", ibin("+", ibin("*", v("ch"), ci(PC)), v("pq"))),
-				kernel.If{Cond: ibin("<", v("q"), ci(nqd)), Then: pt},
+				kernel.If{Cond: ibin("<", v("q"), ci(nqd)), Then: pt, Else: pad},
 			}})
 	}
 	// The Gram update of the chunk's points.
@@ -516,13 +545,24 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		gr = append(gr, kernel.Assign{Name: an, Value: add(v(an), mul(v("wf"), at("su", suAt(v("r"), v(nm("fp%d", kf))))))})
 	}
 	npts := imin(ci(PC), ibin("-", ci(nqd), ibin("*", v("ch"), ci(PC))))
-	chunks := loop("ch", ci(0), ci(g.Chunks),
-		items(ptA),
+	inChunk := []kernel.Stmt{
+		items(ptA, nil),
 		kernel.Barrier{},
-		items(pt),
+		items(pt, pad),
 		kernel.Barrier{},
 		loop("r", ci(0), npts, gr...),
-		kernel.Barrier{})
+	}
+	if s.MMA > 0 {
+		var step []kernel.Stmt
+		if mass {
+			step = append(step, mmaStep(g, sh, typ, 0, func(pq, p kernel.Expr) kernel.Expr { return at("su", suAt(pq, p)) })...)
+		}
+		for kk := range d {
+			step = append(step, mmaStep(g, sh, typ, 1+kk, func(pq, p kernel.Expr) kernel.Expr { return at("sdu", sduAt(kk, pq, p)) })...)
+		}
+		inChunk = append(inChunk, loop("ks", ci(0), ci(PC/g.KStep), step...))
+	}
+	chunks := loop("ch", ci(0), ci(g.Chunks), append(inChunk, kernel.Barrier{})...)
 	if M == 1 {
 		body = append(body, chunks)
 	} else {
@@ -583,6 +623,9 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		}
 		out = append(out, kernel.If{Cond: ibin("<", ibin("+", lt, ci(kk*TC)), ci(g.Tiles)), Then: ws})
 	}
+	if s.MMA > 0 {
+		out = append(out, mmaOut(g, sh, nf, put)...)
+	}
 	for kf := range g.KF {
 		i := ibin("+", lt, ci(kf*TC))
 		var st kernel.Stmt
@@ -596,6 +639,9 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	}
 	body = append(body, kernel.If{Cond: v("live"), Then: out})
 	k.Body = body
+	if s.MMA > 0 {
+		k.Hints.MinArch = typ.Arch(sh)
+	}
 	return k, kernel.Validate(k)
 }
 

@@ -74,11 +74,23 @@ type Spec struct {
 	// sides (rows padded) 2-D p1 1.22 against 1.45 and p2 3.85 against
 	// 4.19; f64 p5 143 against 155 and 3-D p2 281 against 296.
 	Vec int
+	// MMA, where not 0, is the side W of the square blocks of the
+	// element block in which the group kernel forms the Gram product on
+	// tensor cores (CUDA's mma.sync: m8n8k4 in f64, 3×TF32 m16n8k8 in
+	// f32) instead of Side's SIMT tiles: one warp a diagonal block and
+	// its share of the blocks above (kernel/pum/mma.go). A multiple of
+	// 8 in f64 and of 16 in f32, up to MaxMMA; only CUDA prints it.
+	MMA int
 }
+
+// MaxMMA bounds Spec.MMA.
+const MaxMMA = 64
 
 // vec is Spec.Vec with its default.
 func (s Spec) vec() int {
 	switch {
+	case s.MMA > 0:
+		return 1 // fragments read single values
 	case s.Vec != 0:
 		return s.Vec
 	case s.DType == kernel.F32 && s.side()%2 == 0:
@@ -157,6 +169,12 @@ func (s Spec) Check() error {
 		return fmt.Errorf("kernel/pum: tile side %d outside 0…MaxSide = %d", s.Side, MaxSide)
 	case s.Vec < 0 || s.Vec > 2:
 		return fmt.Errorf("kernel/pum: staged loads of %d values (want 0, 1 or 2)", s.Vec)
+	case s.MMA < 0 || s.MMA > MaxMMA || s.MMA%s.mmaShape().M != 0:
+		return fmt.Errorf("kernel/pum: tensor-core blocks of side %d: want 0 or a multiple of %d up to MaxMMA = %d in %s", s.MMA, s.mmaShape().M, MaxMMA, s.DType)
+	case s.MMA > 0 && s.Vec > 1:
+		return fmt.Errorf("kernel/pum: tensor-core blocks (MMA = %d) read single staged values, not %d", s.MMA, s.Vec)
+	case s.MMA > 0 && (s.NF()+s.MMA-1)/s.MMA*32 > kernel.MaxThreads:
+		return fmt.Errorf("kernel/pum: tensor-core blocks of side %d need %d warps a cell for n_f = %d, more than a block holds", s.MMA, (s.NF()+s.MMA-1)/s.MMA, s.NF())
 	case s.Merge < 0 || s.Merge > MaxMerge:
 		return fmt.Errorf("kernel/pum: %d merged cells outside 0…MaxMerge = %d", s.Merge, MaxMerge)
 	case s.Layout != Blocked && s.Layout != Interleaved:
@@ -182,6 +200,9 @@ func (s Spec) suffix() string {
 	}
 	if s.vec() > 1 {
 		tiles += fmt.Sprintf("_v%d", s.vec())
+	}
+	if s.MMA > 0 {
+		tiles += fmt.Sprintf("_mma%d", s.MMA)
 	}
 	return fmt.Sprintf("d%d_p%d_a%d_q%d%s_%s_%s_t%d%s_%s", s.Dim, s.Degree, s.Active, s.points(), per,
 		s.Coeff.Name, s.DType, s.Threads, tiles, s.Layout)
