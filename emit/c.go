@@ -49,6 +49,10 @@ var cSpelling = spelling{
 	// Streamed stores through the prelude's bespoke_stream_<dtype>:
 	// non-temporal where the address is aligned (the block function ends
 	// with a store fence, see cKernel).
+	// gcc's and clang's builtin, kept in all cache levels.
+	prefetch: func(p *printer, ref string, write bool) {
+		p.text("__builtin_prefetch(&", ref, ", ", map[bool]string{true: "1", false: "0"}[write], ", 3);")
+	},
 	streamStore: func(p *printer, ref string, vals []string) {
 		p.text("{")
 		p.depth++

@@ -61,6 +61,10 @@ var cudaSpelling = spelling{
 	copyAsync: cudaCopyAsync,
 
 	atomicFetchAdd: func(ref, v string) string { return "atomicAdd(&" + ref + ", " + v + ")" },
+	// PTX's prefetch into L2 (the generic address of a global buffer).
+	prefetch: func(p *printer, ref string, write bool) {
+		p.text("asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(&", ref, "));")
+	},
 	// Streamed stores with the evict-first cache hint (st.global.cs).
 	streamStore: func(p *printer, ref string, vals []string) {
 		if len(vals) == 1 {

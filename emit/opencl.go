@@ -53,6 +53,8 @@ var openclSpelling = spelling{
 	// OpenCL 1.1's 32-bit integer atomics on global memory (core).
 	atomicFetchAdd: func(ref, v string) string { return "atomic_add(&" + ref + ", " + v + ")" },
 	streamStore:    openclStreamStore,
+	// OpenCL C's prefetch of one element of a global buffer.
+	prefetch: func(p *printer, ref string, write bool) { p.text("prefetch(&", ref, ", 1);") },
 }
 
 // openclStreamStore writes a streamed store as one vector store with

@@ -445,6 +445,10 @@ func (p *printer) stmt(s kernel.Stmt) {
 		p.vecLoad(s)
 	case kernel.VecStore:
 		p.vecStore(s)
+	case kernel.Prefetch:
+		if p.sp.prefetch != nil {
+			p.sp.prefetch(p, p.ref(s.Buf, []kernel.Expr{s.Index}), s.Write)
+		}
 	case kernel.If:
 		p.indent()
 		b.WriteString("if (")

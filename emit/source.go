@@ -102,6 +102,9 @@ type spelling struct {
 	// streamStore writes a streamed VecStore (kernel.VecStore.Stream) of
 	// the values vals from the element ref on; nil: element by element.
 	streamStore func(p *printer, ref string, vals []string)
+	// prefetch writes a prefetch (kernel.Prefetch) of the element ref;
+	// nil: none is written (it is a hint).
+	prefetch func(p *printer, ref string, write bool)
 }
 
 // vecSpelling spells aligned vector loads and stores.

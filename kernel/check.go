@@ -448,6 +448,11 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 			}
 		}
 		return nil
+	case Prefetch:
+		if sym, ok := env.Lookup(s.Buf); !ok || !sym.Buf || sym.Type != Real {
+			return fmt.Errorf("prefetch of %q, which is not a real buffer parameter", s.Buf)
+		}
+		return c.vector(s.Buf, s.Index, 1, false)
 	case VecStore:
 		w := len(s.Src)
 		if s.Stream {

@@ -308,6 +308,18 @@ type AsyncCommit struct{}
 // of CopyAsync are still in flight, the newest ones.
 type AsyncWait struct{ Pending int }
 
+// Prefetch asks for the element Index of the real buffer parameter Buf to
+// be brought into the cache ahead of its use, for writing if Write: a
+// hint with no effect on results (C's __builtin_prefetch, OpenCL's
+// prefetch, PTX's prefetch.global.L2). The index must lie in the buffer,
+// as a load's must. On a CPU it lets a kernel fetch lines whose accesses
+// the hardware prefetchers cannot follow (rows of a matrix far apart).
+type Prefetch struct {
+	Buf   string
+	Index Expr
+	Write bool
+}
+
 // Comment is printed as a one-line comment.
 type Comment struct{ Text string }
 
@@ -459,6 +471,7 @@ func (If) isStmt()             {}
 func (For) isStmt()            {}
 func (Barrier) isStmt()        {}
 func (Comment) isStmt()        {}
+func (Prefetch) isStmt()       {}
 func (MMA) isStmt()            {}
 func (CopyAsync) isStmt()      {}
 func (AsyncCommit) isStmt()    {}

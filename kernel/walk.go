@@ -64,6 +64,8 @@ func StmtExprs(s Stmt, f func(Expr)) {
 		f(s.Value)
 	case VecLoad:
 		f(s.Index)
+	case Prefetch:
+		f(s.Index)
 	case VecStore:
 		f(s.Index)
 		for _, v := range s.Src {
@@ -219,6 +221,9 @@ func MapExprs(s Stmt, f func(Expr) Expr) Stmt {
 		x.Index, x.Value = ms(x.Index), m(x.Value)
 		return x
 	case VecLoad:
+		x.Index = m(x.Index)
+		return x
+	case Prefetch:
 		x.Index = m(x.Index)
 		return x
 	case VecStore:

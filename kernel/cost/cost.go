@@ -134,6 +134,8 @@ func (c *counter) stmt(s kernel.Stmt, mult float64) {
 			c.env.Declare(d, kernel.Symbol{Type: kernel.Real})
 		}
 		c.access(s.Buf, len(s.Dst), true, mult)
+	case kernel.Prefetch:
+		c.expr(s.Index, mult)
 	case kernel.VecStore:
 		c.expr(s.Index, mult)
 		for _, e := range s.Src {

@@ -517,6 +517,10 @@ func (c *compiler) stmt(s kernel.Stmt) func(*frame) {
 			c.fit(kernel.Int32, old+x, buf)
 			set(f, old)
 		}
+	case kernel.Prefetch:
+		// A hint: nothing to do, but its index must lie in the buffer.
+		at := c.spanAt(s.Buf, s.Index, 1)
+		return func(f *frame) { at(f) }
 	case kernel.VecLoad:
 		at := c.vecAt(s.Buf, s.Index, len(s.Dst))
 		dst := make([]int, len(s.Dst))

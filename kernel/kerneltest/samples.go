@@ -113,7 +113,9 @@ const (
 // r < StreamRows and j < w = StreamWidth, the pieces one streamed store
 // each (the rows start n apart, so most are not aligned to the width
 // unless n is a multiple of it) and, past n, one by one; then y[rows·n + g]
-// = g as a streamed store of one element. y holds rows·n + m values.
+// = g as a streamed store of one element. y holds rows·n + m values. A
+// thread whose first element lies below n prefetches it in x (to read)
+// and in y (to write) first.
 func Stream(dt kernel.DType) *kernel.Kernel {
 	const w, rows = StreamWidth, StreamRows
 	val := func(r int, at kernel.Expr, j kernel.Expr) kernel.Expr {
@@ -122,6 +124,10 @@ func Stream(dt kernel.DType) *kernel.Kernel {
 	body := []kernel.Stmt{
 		kernel.Decl{Type: kernel.Index, Name: "g", Init: bin("+", bin("*", gx, i(4)), lx)},
 		kernel.Decl{Type: kernel.Index, Name: "e", Init: bin("*", v("g"), i(w))},
+		kernel.If{Cond: bin("<", v("e"), v("n")), Then: []kernel.Stmt{
+			kernel.Prefetch{Buf: "x", Index: v("e")},
+			kernel.Prefetch{Buf: "y", Index: v("e"), Write: true},
+		}},
 	}
 	for r := range rows {
 		row := bin("*", i(r), v("n"))

@@ -93,19 +93,24 @@ func (v Variant) denseY(m int) int { return (m + v.Rows - 1) / max(v.Rows, 1) }
 
 func (v Variant) denseName() string {
 	if v.Chunk == 0 { // the CPU form: no staging
-		return fmt.Sprintf("%s/x%d-r%d-w%d", v.Family, v.Block, v.Rows, v.Width)
+		s := fmt.Sprintf("%s/x%d-r%d-w%d", v.Family, v.Block, v.Rows, v.Width)
+		if v.Prefetch {
+			s += "-pf"
+		}
+		return s
 	}
 	return fmt.Sprintf("%s/x%d-r%d-w%d-c%d", v.Family, v.Block, v.Rows, v.Width, v.Chunk)
 }
 
-var denseRE = regexp.MustCompile(`^dense(?:/x(\d+)-r(\d+)-w(\d+)(?:-c(\d+))?)?$`)
+var denseRE = regexp.MustCompile(`^dense(?:/x(\d+)-r(\d+)-w(\d+)(?:-c(\d+)|(-pf))?)?$`)
 
 // parseDense reads "dense" (the defaults), "dense/xX-rR-wW-cC", or
-// "dense/xX-rR-wW" (no chunk: the CPU form, see denseHost).
+// "dense/xX-rR-wW[-pf]" (no chunk: the CPU form, see denseHost; -pf
+// with prefetches).
 func parseDense(s string) (Variant, error) {
 	m := denseRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. dense/x8-r8-w4-c8: threads along x, rows and columns per thread, k-chunk; without -c the CPU form)", s)
+		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. dense/x8-r8-w4-c8: threads along x, rows and columns per thread, k-chunk; without -c the CPU form, -pf with prefetches)", s)
 	}
 	v := Defaults(Dense)
 	if m[1] != "" {
@@ -122,6 +127,7 @@ func parseDense(s string) (Variant, error) {
 			}
 			*dst = n
 		}
+		v.Prefetch = m[5] != ""
 	}
 	return v, v.valid()
 }

@@ -56,6 +56,11 @@ func (v Variant) denseHost() bool { return v.Family == Dense && v.Chunk == 0 }
 // peak (2026-11-24); 6×4 spills two sums (gcc loads the six broadcasts
 // first), yet led on some operators at full size, where the loads of B
 // and stores of C from and to memory, not the FMAs, bound the kernels.
+// Every candidate prefetches (-pf): interleaved with the plain forms on
+// the Xeon VM (f64, n = 262,144, mean of 4 medians of 9), p6/tet/m3 (β =
+// 1) ran in 66.4 ms against 85.8 (x8-r5-w4) and 74.8 against 89.5
+// (x8-r6-w4), OpenBLAS 67.1; p6/tet/m0 (β = 0) 68.5 against 81.9 and
+// 71.9 against 87.8, OpenBLAS 81.5 (2026-11-28).
 func DenseHostCandidates(pb Problem) []Variant {
 	st := operator.Analyze(pb.Op)
 	if st.Density < denseMinDensity || pb.Op.Rows*pb.Op.Cols < denseMinEntries {
@@ -66,7 +71,7 @@ func DenseHostCandidates(pb Problem) []Variant {
 	for _, t := range []struct{ x, r, w int }{
 		{1, 5, 4}, {1, 4, 5}, {1, 6, 4}, {1, 7, 3}, {1, 10, 2}, {2, 5, 2},
 	} {
-		v := Variant{Family: Dense, Block: t.x * lanes, Rows: t.r, Width: t.w}
+		v := Variant{Family: Dense, Block: t.x * lanes, Rows: t.r, Width: t.w, Prefetch: true}
 		if pb.Check(v) == nil {
 			out = append(out, v)
 		}
@@ -145,6 +150,16 @@ func (g *gen) denseHostKernel() {
 		}
 		return always(body)
 	}
+	// With Prefetch each tile is preceded by its prefetches, thread 0's
+	// alone, behind a barrier of their own (lowered for the host, a loop
+	// of their own outside the vectorised one).
+	tileP := func(rows int, r0 kernel.Expr, guarded bool, cols [2]int) []kernel.Stmt {
+		t := tile(rows, r0, guarded, cols)
+		if !v.Prefetch {
+			return []kernel.Stmt{t}
+		}
+		return []kernel.Stmt{kernel.If{Cond: bin("==", localX, lit(0)), Then: g.denseHostPrefetch(r0)}, kernel.Barrier{}, t}
+	}
 	full := m / v.Rows * v.Rows
 	spans, skip := g.denseHostSpans(v.Rows)
 	all := [2]int{0, kk}
@@ -159,7 +174,7 @@ func (g *gen) denseHostKernel() {
 			for i := 0; i < len(spans); {
 				r0 := i * v.Rows
 				if r0+v.Rows > m { // the last tile, short
-					out = append(out, tile(m-r0, lit(r0), guarded, spans[i]), kernel.Barrier{})
+					out = append(append(out, tileP(m-r0, lit(r0), guarded, spans[i])...), kernel.Barrier{})
 					break
 				}
 				j := i + 1
@@ -167,10 +182,10 @@ func (g *gen) denseHostKernel() {
 					j++
 				}
 				if j == i+1 {
-					out = append(out, tile(v.Rows, lit(r0), guarded, spans[i]), kernel.Barrier{})
+					out = append(append(out, tileP(v.Rows, lit(r0), guarded, spans[i])...), kernel.Barrier{})
 				} else {
 					out = append(out, kernel.For{Var: "t", From: lit(r0), To: lit(j * v.Rows), Step: int64(v.Rows),
-						Body: []kernel.Stmt{tile(v.Rows, ref("t"), guarded, spans[i]), kernel.Barrier{}}})
+						Body: append(tileP(v.Rows, ref("t"), guarded, spans[i]), kernel.Barrier{})})
 				}
 				i = j
 			}
@@ -178,13 +193,13 @@ func (g *gen) denseHostKernel() {
 		}
 		switch {
 		case full == v.Rows:
-			out = append(out, tile(v.Rows, lit(0), guarded, all), kernel.Barrier{})
+			out = append(append(out, tileP(v.Rows, lit(0), guarded, all)...), kernel.Barrier{})
 		case full > 0:
 			out = append(out, kernel.For{Var: "t", From: lit(0), To: lit(full), Step: int64(v.Rows),
-				Body: []kernel.Stmt{tile(v.Rows, ref("t"), guarded, all), kernel.Barrier{}}})
+				Body: append(tileP(v.Rows, ref("t"), guarded, all), kernel.Barrier{})})
 		}
 		if m > full {
-			out = append(out, tile(m-full, lit(full), guarded, all), kernel.Barrier{})
+			out = append(append(out, tileP(m-full, lit(full), guarded, all)...), kernel.Barrier{})
 		}
 		return out
 	}
@@ -196,6 +211,47 @@ func (g *gen) denseHostKernel() {
 	}
 	k.Meta["tile"] = fmt.Sprintf("%d×%d", v.Rows, v.Width)
 	k.Meta["order"] = "host"
+}
+
+// denseHostPrefetch is what the tile at row r0 prefetches (Prefetch):
+// its share of the next block's rows of B (the k rows dealt evenly over
+// the tiles, a block's columns of each) and the next tile's rows of C
+// (past the last tile, the next block's first), every cache line of the
+// block's columns, clamped into the matrices. B's and C's rows lie n
+// apart, one stream each: too many for a CPU's hardware prefetchers,
+// which left the dense form waiting on memory with the FMA units half
+// idle (p6/tet/m3, f64, Xeon VM, 2026-11-28: 77–92 ms, with the
+// prefetches 71–73, OpenBLAS 69–73).
+func (g *gen) denseHostPrefetch(r0 kernel.Expr) []kernel.Stmt {
+	v, m, kk := g.v, g.m, g.k
+	ref := kernel.Ref
+	nb := v.Block * v.Width
+	line := max(1, 64/g.pb.DType.Bytes()) // elements a cache line
+	n, ldb, ldc := g.nExpr(), g.ldbExpr(), g.ldcExpr()
+	imin := func(x, y kernel.Expr) kernel.Expr {
+		return kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{x, y}}
+	}
+	col := func(base kernel.Expr, l int) kernel.Expr { return imin(plus(l*line, base), bin("-", n, lit(1))) }
+	tiles := (m + v.Rows - 1) / v.Rows
+	share := (kk + tiles - 1) / tiles
+	next := bin("*", bin("+", groupX, lit(1)), lit(nb))
+	var bRow []kernel.Stmt
+	for l := 0; l*line < nb; l++ {
+		bRow = append(bRow, kernel.Prefetch{Buf: "b", Index: bin("+", bin("*", ref("pq"), ldb), col(next, l))})
+	}
+	first := bin("*", bin("/", r0, lit(v.Rows)), lit(share))
+	out := []kernel.Stmt{kernel.For{Var: "pq", From: first, To: imin(bin("+", first, lit(share)), lit(kk)), Body: bRow}}
+	// The next tile: rows r0 + Rows … of this block, or past the last
+	// tile rows 0 … of the next.
+	wrap := bin(">=", plus(v.Rows, r0), lit(m))
+	base := kernel.Select{Cond: wrap, Then: next, Else: bin("*", groupX, lit(nb))}
+	for r := range v.Rows {
+		row := kernel.Select{Cond: wrap, Then: lit(min(r, m-1)), Else: imin(plus(v.Rows+r, r0), lit(m-1))}
+		for l := 0; l*line < nb; l++ {
+			out = append(out, kernel.Prefetch{Buf: "c", Index: bin("+", bin("*", row, ldc), col(base, l)), Write: true})
+		}
+	}
+	return out
 }
 
 // maxSpanTiles bounds the tiles whose columns of α·A are looked at one by

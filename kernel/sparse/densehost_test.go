@@ -2,6 +2,7 @@ package sparse
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/device/host"
@@ -16,6 +17,10 @@ import (
 // the block's columns, one tile taller than m (only the remainder tile),
 // and one tile of exactly the rows of a 37-row operator.
 var hostEdgeVariants = []string{"dense/x4-r3-w3", "dense/x3-r5-w2", "dense/x2-r40-w1", "dense/x8-r37-w1"}
+
+// hostPrefetchVariants prefetch (-pf): tiles that divide neither m nor
+// the block's columns, a tile taller than m, one tile of all the rows.
+var hostPrefetchVariants = []string{"dense/x4-r3-w3-pf", "dense/x3-r5-w2-pf", "dense/x2-r40-w1-pf", "dense/x8-r37-w1-pf"}
 
 // denseHostCases builds the CPU dense variants offered for each instance
 // of op's Checks at n columns, and those named, with data drawn once per
@@ -44,9 +49,9 @@ func TestDenseHostInterpret(t *testing.T) {
 	}{
 		{"p5/tet/m460", pyfrOp(t, "p5/tet/m460"), nil, []kernel.DType{kernel.F64}, []float64{0, 1}, 45},
 		{"p4/tet/m6", pyfrOp(t, "p4/tet/m6"), nil, []kernel.DType{kernel.F32}, []float64{0.5}, 45},
-		{"random37x29", randomDense(t, rng, 37, 29, nil), hostEdgeVariants, []kernel.DType{kernel.F64, kernel.F32}, []float64{0, 1}, 45},
-		{"banded", banded, hostEdgeVariants[:2], []kernel.DType{kernel.F64}, []float64{0, 0.5}, 33},
-		{"one_block", randomDense(t, rng, 20, 10, nil), []string{"dense/x8-r6-w4", "dense/x4-r4-w2"}, []kernel.DType{kernel.F64}, []float64{1}, 8},
+		{"random37x29", randomDense(t, rng, 37, 29, nil), append(slices.Clone(hostEdgeVariants), hostPrefetchVariants...), []kernel.DType{kernel.F64, kernel.F32}, []float64{0, 1}, 45},
+		{"banded", banded, append(slices.Clone(hostEdgeVariants[:2]), hostPrefetchVariants[:2]...), []kernel.DType{kernel.F64}, []float64{0, 0.5}, 33},
+		{"one_block", randomDense(t, rng, 20, 10, nil), []string{"dense/x8-r6-w4", "dense/x4-r4-w2", "dense/x8-r6-w4-pf"}, []kernel.DType{kernel.F64}, []float64{1}, 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			total := 0
@@ -86,7 +91,7 @@ func TestDenseHostC(t *testing.T) {
 	for _, beta := range []float64{0, 1} {
 		all := denseHostCases(t, rng, pyfrOp(t, "p5/tet/m460"), kernel.F64, beta, 45, nil)
 		cs = append(cs, all[0], all[len(all)-1]) // baked, run time
-		cs = append(cs, denseHostCases(t, rng, randomDense(t, rng, 37, 29, nil), kernel.F32, beta, 45, hostEdgeVariants[:1])...)
+		cs = append(cs, denseHostCases(t, rng, randomDense(t, rng, 37, 29, nil), kernel.F32, beta, 45, []string{hostEdgeVariants[0], hostPrefetchVariants[0]})...)
 	}
 	for i, o := range verify.RunBatch(dev, cs) {
 		if o.Err != nil || !o.Result.OK() {
@@ -112,8 +117,8 @@ func TestDenseHostCandidates(t *testing.T) {
 			}
 			lanes := 64 / dt.Bytes()
 			for _, v := range vs {
-				if !v.denseHost() || v.Block%lanes != 0 || v.Rows*v.Width > 26 {
-					t.Errorf("%s %s: %s: want no chunk, blocks of whole %d-lane vectors, at most 26 sums", name, dt, v, lanes)
+				if !v.denseHost() || !v.Prefetch || v.Block%lanes != 0 || v.Rows*v.Width > 26 {
+					t.Errorf("%s %s: %s: want no chunk, prefetches, blocks of whole %d-lane vectors, at most 26 sums", name, dt, v, lanes)
 				}
 				if p, err := ParseVariant(v.Name()); err != nil || p != v {
 					t.Errorf("%s: parses as %v, %v", v.Name(), p, err)
@@ -147,8 +152,10 @@ func TestDenseHostParse(t *testing.T) {
 		{"dense/x8-r6-w4", "dense/x8-r6-w4", 0},
 		{"dense/x16-r4-w6", "dense/x16-r4-w6", 0},
 		{"dense/x8-r6-w4-c8", "dense/x8-r6-w4-c8", 8},
-		{"dense/x8-r6-w4-c0", "", 0}, // the CPU form is named without -c, not -c0
-		{"dense/x8-r16-w8", "", 0},   // 128 sums a thread
+		{"dense/x8-r6-w4-pf", "dense/x8-r6-w4-pf", 0},
+		{"dense/x8-r6-w4-c8-pf", "", 0}, // the staged GPU form does not prefetch
+		{"dense/x8-r6-w4-c0", "", 0},    // the CPU form is named without -c, not -c0
+		{"dense/x8-r16-w8", "", 0},      // 128 sums a thread
 		{"dense/x8-r6", "", 0},
 	} {
 		v, err := ParseVariant(tc.in)

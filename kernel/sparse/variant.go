@@ -118,6 +118,11 @@ type Variant struct {
 	// stores, which do not read C's lines before writing them. β = 0
 	// only (C is not read).
 	Stream bool `json:"stream,omitempty"`
+	// Prefetch (dense CPU form only, -pf) has each tile prefetch the
+	// next tile's rows of C and its share of the next block's rows of
+	// B (kernel.Prefetch): those rows lie n apart, too many streams for
+	// a CPU's hardware prefetchers (see denseHostPrefetch).
+	Prefetch bool `json:"prefetch,omitempty"`
 }
 
 // Name is the variant's stable name, e.g. "bstream-msplit/x64-y4-c16".
@@ -236,6 +241,9 @@ func Defaults(f Family) Variant {
 const maxChunk = 1 << 16
 
 func (v Variant) valid() error {
+	if v.Prefetch && !v.denseHost() {
+		return fmt.Errorf("variant %s: only the dense CPU form (dense/xX-rR-wW) prefetches (-pf)", v.Name())
+	}
 	switch v.Family {
 	case Dense:
 		return v.validDense()

@@ -46,6 +46,10 @@ static void stream_f32_block(int64_t _g, int64_t n, int64_t m, const float* rest
     for (int64_t _lx = 0; _lx < _lim; _lx++) {
         int64_t g = _g * 4 + _lx;
         int64_t e = g * 8;
+        if (e < n) {
+            __builtin_prefetch(&x[e], 0, 3);
+            __builtin_prefetch(&y[e], 1, 3);
+        }
         if (e + 8 <= n) {
             {
                 const float _s[8] = {1.0f * x[e + 0] + (float)0, 1.0f * x[e + 1] + (float)1, 1.0f * x[e + 2] + (float)2, 1.0f * x[e + 3] + (float)3, 1.0f * x[e + 4] + (float)4, 1.0f * x[e + 5] + (float)5, 1.0f * x[e + 6] + (float)6, 1.0f * x[e + 7] + (float)7};

@@ -15,6 +15,10 @@ __kernel __attribute__((reqd_work_group_size(4, 1, 1))) void stream_f32(int n, i
     if (((int)get_group_id(0)) * ((int)get_local_size(0)) + ((int)get_local_id(0)) >= m) return;
     int g = ((int)get_group_id(0)) * 4 + ((int)get_local_id(0));
     int e = g * 8;
+    if (e < n) {
+        prefetch(&x[e], 1);
+        prefetch(&y[e], 1);
+    }
     if (e + 8 <= n) {
         {
             __global float *_p = &y[0 * n + e];

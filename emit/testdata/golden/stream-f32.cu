@@ -7,6 +7,10 @@ extern "C" __global__ void __launch_bounds__(4) stream_f32(int n, int m, const f
     if (((int)blockIdx.x) * ((int)blockDim.x) + ((int)threadIdx.x) >= m) return;
     int g = ((int)blockIdx.x) * 4 + ((int)threadIdx.x);
     int e = g * 8;
+    if (e < n) {
+        asm volatile("prefetch.global.L2 [%0];" :: "l"(&x[e]));
+        asm volatile("prefetch.global.L2 [%0];" :: "l"(&y[e]));
+    }
     if (e + 8 <= n) {
         {
             float *_p = &y[0 * n + e];
