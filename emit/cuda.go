@@ -61,10 +61,9 @@ var cudaSpelling = spelling{
 	copyAsync: cudaCopyAsync,
 
 	atomicFetchAdd: func(ref, v string) string { return "atomicAdd(&" + ref + ", " + v + ")" },
-	// PTX's prefetch into L2 (the generic address of a global buffer).
-	prefetch: func(p *printer, ref string, write bool) {
-		p.text("asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(&", ref, "));")
-	},
+	// prefetch is left nil: a hint, and no CUDA kernel asks for one yet
+	// (the CPU dense form is not offered to GPUs); PTX's
+	// prefetch.global.L2 would spell it.
 	// Streamed stores with the evict-first cache hint (st.global.cs).
 	streamStore: func(p *printer, ref string, vals []string) {
 		if len(vals) == 1 {

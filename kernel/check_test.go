@@ -87,6 +87,9 @@ func TestValidate(t *testing.T) {
 		{"vector load from a 2-D shared array", []Stmt{Decl{Type: Real, Name: "a"}, Decl{Type: Real, Name: "b"},
 			VecLoad{Dst: []string{"a", "b"}, Buf: "s", Index: Int{}}}, "of 2 dimensions"},
 		{"vector store into a shared array", []Stmt{VecStore{Src: []Expr{Lit{V: 1}, Lit{V: 2}}, Buf: "s", Index: Int{}}}, "not a real buffer parameter"},
+		{"prefetch of a shared array", []Stmt{Prefetch{Buf: "s", Index: Int{}}}, "not a real buffer parameter"},
+		{"prefetch of an int buffer", []Stmt{Prefetch{Buf: "cnt", Index: Int{}}}, "not a real buffer parameter"},
+		{"prefetch at a real index", []Stmt{Prefetch{Buf: "x", Index: Lit{V: 1}}}, "index of"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Validate(counted(tc.body...))

@@ -311,7 +311,7 @@ type AsyncWait struct{ Pending int }
 // Prefetch asks for the element Index of the real buffer parameter Buf to
 // be brought into the cache ahead of its use, for writing if Write: a
 // hint with no effect on results (C's __builtin_prefetch, OpenCL's
-// prefetch, PTX's prefetch.global.L2). The index must lie in the buffer,
+// prefetch; CUDA prints none). The index must lie in the buffer,
 // as a load's must. On a CPU it lets a kernel fetch lines whose accesses
 // the hardware prefetchers cannot follow (rows of a matrix far apart).
 type Prefetch struct {

@@ -8,8 +8,6 @@ extern "C" __global__ void __launch_bounds__(4) stream_f32(int n, int m, const f
     int g = ((int)blockIdx.x) * 4 + ((int)threadIdx.x);
     int e = g * 8;
     if (e < n) {
-        asm volatile("prefetch.global.L2 [%0];" :: "l"(&x[e]));
-        asm volatile("prefetch.global.L2 [%0];" :: "l"(&y[e]));
     }
     if (e + 8 <= n) {
         {
