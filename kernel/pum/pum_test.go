@@ -1,10 +1,12 @@
 package pum
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/interp"
 	"github.com/bespoke-hpc/bespoke/kernel/pass"
 	"github.com/bespoke-hpc/bespoke/pum"
@@ -276,6 +278,134 @@ func TestWaveSin(t *testing.T) {
 		want := (4*math.Pi*math.Pi*float64(len(x))*1.5 + 2) * u
 		if got := co.F(x); math.Abs(got-want) > 1e-13*math.Abs(want) {
 			t.Errorf("f(%v) = %v, want %v", x, got, want)
+		}
+	}
+}
+
+// mergedCase is the fused group kernel of bin bi with Merge = M over the
+// bin's cells regrouped into units of M cells with one active set (in one
+// order), as SetOrder lays a uniform cover's bins out, and its float64
+// reference: those cells' blocks and loads scattered into the matrix.
+func mergedCase(t *testing.T, pr *Problem, bi, M int) (Case, bool) {
+	t.Helper()
+	b := pr.Plan.Bins[bi]
+	s := pr.Spec
+	s.Active, s.Merge = b.Active, M
+	a, d, nf := b.Active, s.Dim, s.NF()
+	c := pr.Sys.Cover
+	B := pr.Sys.Space.B
+	groups := map[string][]int{}
+	var keys []string
+	for u := range b.Cells {
+		key := fmt.Sprint(b.Act[u*a : (u+1)*a])
+		if _, ok := groups[key]; !ok {
+			keys = append(keys, key)
+		}
+		groups[key] = append(groups[key], u)
+	}
+	var order []int
+	for _, key := range keys {
+		for g := groups[key]; len(g) >= M; g = g[M:] {
+			order = append(order, g[:M]...)
+		}
+	}
+	if len(order) == 0 {
+		return Case{}, false
+	}
+	rd := func(x []float64) []float64 {
+		out := make([]float64, len(x))
+		for i, v := range x {
+			out[i] = s.DType.Rounded(v)
+		}
+		return out
+	}
+	var lo, hi, act []float64
+	val := make([]float64, len(c.Nbr)*B*B)
+	load := make([]float64, c.N*B)
+	bsr := pum.BSR{N: c.N, B: B, RowPtr: c.NbrPtr, Col: c.Nbr, Val: val}
+	for _, u := range order {
+		lo = append(lo, b.Lo[u*d:(u+1)*d]...)
+		hi = append(hi, b.Hi[u*d:(u+1)*d]...)
+		act = append(act, ints(b.Act[u*a:(u+1)*a])...)
+		cell := b.Cells[u]
+		E := pr.Elems.E[pr.Elems.EPtr[cell]:pr.Elems.EPtr[cell+1]]
+		F := pr.Elems.F[pr.Elems.FPtr[cell]:pr.Elems.FPtr[cell+1]]
+		for sa, I := range b.Act[u*a : (u+1)*a] {
+			for m := range B {
+				load[int(I)*B+m] += F[sa*B+m]
+			}
+			for sb, J := range b.Act[u*a : (u+1)*a] {
+				blk := bsr.Block(int(I), int(J))
+				if blk < 0 {
+					t.Fatalf("cell couples %d and %d outside the neighbour graph", I, J)
+				}
+				for m := range B {
+					for n := range B {
+						val[blk*B*B+m*B+n] += E[(sa*B+m)*nf+sb*B+n]
+					}
+				}
+			}
+		}
+	}
+	k, err := IntegrateGroup(s, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Case{Kernel: k, Label: fmt.Sprintf("pum %dd p%d merged %d", d, s.Degree, M), Data: &family.Data{
+		Arrays: map[string]*family.Array{
+			"lo":     {Type: kernel.Real, Init: rd(lo)},
+			"hi":     {Type: kernel.Real, Init: rd(hi)},
+			"act":    {Type: kernel.Int32, Init: act},
+			"centre": {Type: kernel.Real, Init: rd(c.Centre)},
+			"sup":    {Type: kernel.Real, Init: rd(Support(c))},
+			"qx":     {Type: kernel.Real, Init: rd(pr.Sys.Rule.X)},
+			"qw":     {Type: kernel.Real, Init: rd(pr.Sys.Rule.W)},
+			"rowptr": {Type: kernel.Int32, Init: ints(c.NbrPtr)},
+			"col":    {Type: kernel.Int32, Init: ints(c.Nbr)},
+			"val":    {Type: kernel.Real, Init: make([]float64, len(val)), Want: val},
+			"f":      {Type: kernel.Real, Init: make([]float64, len(load)), Want: load},
+		},
+		Values: map[string]int64{Cells: int64(len(order)), C0: 0},
+		Tol:    Tol(s.DType),
+	}}, true
+}
+
+// The fused group kernel with merged cells (Spec.Merge, the CLI's default
+// on uniform covers where it pays) in the interpreter: M cells of one
+// active set into the same accumulators, SIMT tiles and tensor-core
+// blocks (CUDA's default for 3-D p = 1), against the cells' float64
+// blocks scattered.
+func TestGroupKernelsMerged(t *testing.T) {
+	for _, tc := range []struct {
+		level, merge int
+		s            Spec
+	}{
+		{2, 4, Spec{Dim: 2, Degree: 2, Coeff: Coefficients{CoeffSmooth, 1.5, 2}, DType: kernel.F64, Threads: 64, Side: 3}},
+		{2, 4, Spec{Dim: 2, Degree: 2, Coeff: Coefficients{CoeffSmooth, 1.5, 2}, DType: kernel.F64, Threads: 64, MMA: 8}},
+		{2, 8, Spec{Dim: 3, Degree: 1, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F64, Threads: 128, MMA: 16}},
+		{2, 8, Spec{Dim: 3, Degree: 1, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F32, Threads: 256, MMA: 16}},
+	} {
+		pr, err := NewProblem(tc.level, tc.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for bi, b := range pr.Plan.Bins {
+			if b.Active < 2 {
+				continue
+			}
+			c, ok := mergedCase(t, pr, bi, tc.merge)
+			if !ok {
+				continue
+			}
+			n++
+			interpret(t, c, false)
+			if tc.s.MMA == 0 {
+				interpret(t, c, true)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%+v: no bin with %d cells of one active set", tc.s, tc.merge)
 		}
 	}
 }
