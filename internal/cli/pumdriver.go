@@ -336,7 +336,7 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		// (2-D l9 p = 5 f64 143 against 148, f32 89 against 130; 3-D l6
 		// p = 2 f64 282 against 291, f32 161 against 183).
 		cfg.mma = 0
-		if cuda && cfg.integrator == pumGroup && cfg.dim == 3 && cfg.degree == 1 && defaultShape {
+		if cuda && fused && cfg.integrator == pumGroup && cfg.dim == 3 && cfg.degree == 1 && defaultShape {
 			cfg.mma = 16
 		}
 	}

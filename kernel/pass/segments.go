@@ -208,8 +208,10 @@ func uses(s kernel.Stmt) []string {
 			vs = append(vs, s.Buf)
 		case kernel.AtomicFetchAdd:
 			vs = append(vs, s.Buf)
-		case kernel.VecLoad, kernel.Prefetch:
-			vs = append(vs, bufOf(s))
+		case kernel.VecLoad:
+			vs = append(vs, s.Buf)
+		case kernel.Prefetch:
+			vs = append(vs, s.Buf)
 		}
 		kernel.StmtExprs(s, func(e kernel.Expr) {
 			kernel.WalkExpr(e, func(e kernel.Expr) {
@@ -229,15 +231,4 @@ func isStore(s kernel.Stmt) bool {
 		return true
 	}
 	return false
-}
-
-// bufOf is the buffer a vector load or a prefetch names.
-func bufOf(s kernel.Stmt) string {
-	switch s := s.(type) {
-	case kernel.VecLoad:
-		return s.Buf
-	case kernel.Prefetch:
-		return s.Buf
-	}
-	return ""
 }
