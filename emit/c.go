@@ -212,9 +212,6 @@ func (p *printer) cKernel() {
 	p.line("{")
 	p.depth++
 	p.stmts(k.Body)
-	if streamsStores(k) {
-		p.text("bespoke_stream_fence();")
-	}
 	p.depth--
 	p.line("}")
 	p.line("")
@@ -222,16 +219,33 @@ func (p *printer) cKernel() {
 	p.line("{")
 	p.depth++
 	call := k.Name + "_block(" + strings.TrimSuffix(joinNonEmpty("_g, "+ctxArg+strings.Join(args, ", ")), ", ") + ");"
-	if ctx {
+	// A kernel with streamed stores fences them once a thread, after its
+	// blocks and before the region's closing barrier: a fence at the end
+	// of each block held the next block's stores to its stage until the
+	// last block's lines had drained (prism Laplace f64, w64/e1/wedge/nt,
+	// Xeon VM, 2026-11-28: 28.7–30.9 ns/element against 31.4–33.4).
+	stream := streamsStores(k)
+	if ctx || stream {
 		p.line("#pragma omp parallel")
 		p.line("{")
 		p.depth++
-		p.line("struct %s_ctx *_c = malloc(sizeof *_c);", k.Name)
-		p.line("if (!_c) abort();")
-		p.line("#pragma omp for schedule(static)")
+		if ctx {
+			p.line("struct %s_ctx *_c = malloc(sizeof *_c);", k.Name)
+			p.line("if (!_c) abort();")
+		}
+		if stream {
+			p.line("#pragma omp for schedule(static) nowait")
+		} else {
+			p.line("#pragma omp for schedule(static)")
+		}
 		p.line("for (int64_t _g = 0; _g < grid_x; _g++)")
 		p.line("    %s", call)
-		p.line("free(_c);")
+		if stream {
+			p.line("bespoke_stream_fence();")
+		}
+		if ctx {
+			p.line("free(_c);")
+		}
 		p.depth--
 		p.line("}")
 	} else {

@@ -91,12 +91,15 @@ static void stream_f32_block(int64_t _g, int64_t n, int64_t m, const float* rest
             bespoke_stream_f32(&y[3 * n + g], _s, 1);
         }
     }
-    bespoke_stream_fence();
 }
 
 void stream_f32(int64_t grid_x, int64_t n, int64_t m, const float* restrict x, float* restrict y)
 {
-    #pragma omp parallel for schedule(static)
-    for (int64_t _g = 0; _g < grid_x; _g++)
-        stream_f32_block(_g, n, m, x, y);
+    #pragma omp parallel
+    {
+        #pragma omp for schedule(static) nowait
+        for (int64_t _g = 0; _g < grid_x; _g++)
+            stream_f32_block(_g, n, m, x, y);
+        bespoke_stream_fence();
+    }
 }
