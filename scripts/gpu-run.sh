@@ -198,10 +198,12 @@ pum-sweep)
   # Group-kernel shapes against each other, fused, integration and total
   # ms: BESPOKE_PUM_CASES ("dim level degree dtype", ';'-separated) times
   # BESPOKE_PUM_VARIANTS (extra pum bench flags, ';'-separated; "-" for
-  # the defaults), e.g. "--mma 16 --shared 96".
+  # the defaults), e.g. "--mma 16 --threads 256". Each run builds its
+  # kernels: on the H100 (2026-11-28) 5–12 s a run, so 42 runs overran a
+  # 480 s call; print as it goes (the results pack comes at the end).
   mkdir -p "$out/sweep"
   IFS=';' read -ra cases <<< "${BESPOKE_PUM_CASES:-2 9 5 f64;2 9 5 f32;3 6 2 f64;3 6 2 f32}"
-  IFS=';' read -ra variants <<< "${BESPOKE_PUM_VARIANTS:--;--mma 16;--mma 32}"
+  IFS=';' read -ra variants <<< "${BESPOKE_PUM_VARIANTS:---mma 0;--mma 16;--mma 32}"
   n=0
   for c in "${cases[@]}"; do
     read -r dim lvl deg dt <<< "$c"
