@@ -81,7 +81,7 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	f.StringVar(&o.backend, "backend", "auto", "auto (CUDA, then OpenCL, then C), cuda, opencl or c")
 	f.StringVar(&o.device, "device", "", "device within the backend (CUDA ordinal; OpenCL P:D or name)")
 	f.StringVar(&o.variants, "variant", "", "variants to time, comma-separated (default: every candidate for the device)")
-	f.IntVar(&o.n, "n", 0, "size (sparse: columns; default 262144 on CPUs; on GPUs 1048576, raised per problem until a launch moves 1 GiB, at most 8388608)")
+	f.IntVar(&o.n, "n", 0, "size (sparse: columns; default 262144 on CPUs; on GPUs 1048576, raised per problem until a launch moves 1 GiB, at most 33554432)")
 	f.IntVar(&o.reps, "reps", 30, "timed launches per candidate (the median is reported)")
 	f.IntVar(&o.warmup, "warmup", 5, "untimed launches before timing")
 	f.StringVar(&o.workingSetFlag, "working-set", "", "bytes each timed launch should touch, rotating copies of the arrays, e.g. 256M (default: 1G on GPUs, 512M on CPUs, or 8 (GPU) and 3 (CPU) times the last-level cache when that is more)")

@@ -403,9 +403,12 @@ func (f *problemFlags) benchSizes(gpu bool) (units int, minBytes int64, maxUnits
 	case f.family == familyIntegrate:
 		return integrateCPUElements, 0, 0
 	case gpu:
-		// Small operators get more columns, up to 2²³ (PyFR runs
-		// 10⁵–10⁷), so that launch latency does not dominate.
-		return 1 << 20, 1 << 30, 1 << 23
+		// Small operators get more columns, until a launch moves 1 GiB
+		// as the roof's does, up to 2²⁵: PyFR runs 10⁵–10⁷ columns, and
+		// an H100 filled with a p1 mesh about 3·10⁷. At 2²³ the smallest
+		// fp32 operators (p1 tri, 36 B a column) moved 0.3 GiB a launch
+		// and lost 3–7 points of the roof to the launch's ramp and tail.
+		return 1 << 20, 1 << 30, 1 << 25
 	}
 	return 262144, 0, 0
 }
