@@ -61,7 +61,7 @@ func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, 
 	f.IntVar(&o.threads, "threads", 0, "threads per block of the device kernels (0: for the group kernel on a GPU 256 for 2-D p = 1, 64 for p = 0 and 3, else 128 (3-D p = 1 in f32: 256), as measured on the H100; 64 for the thread kernel; 16 and 1 on a CPU)")
 	f.IntVar(&o.side, "side", 0, fmt.Sprintf("group kernel: side R of a thread's R×R tiles of the element block (0: on a GPU 2 for p = 0, 3 for 2-D p = 1, 5 for 2-D p = 2 and 3-D p = 1, 6 for 2-D p ≥ 4, else 4, as measured on the H100; 2 on a CPU; up to %d) — 2R staged loads per R² multiply-adds", kpum.MaxSide))
 	f.IntVar(&o.tiles, "tiles", 0, fmt.Sprintf("group kernel: tiles of the element block per thread (0: on a GPU 2 with 2×2 tiles (p = 0), else 1, as measured on the H100; 1 on a CPU; up to %d) — fewer threads per cell, more cells per block", kpum.MaxTiles))
-	f.IntVar(&o.vec, "vec", 0, "group kernel: staged values a tile reads in one load from shared memory, 1 or 2 (0: 2 in f32 with an even tile side, else 1, as measured on the H100)")
+	f.IntVar(&o.vec, "vec", 0, "group kernel: staged values a tile reads in one load from shared memory, 1, 2 or 4 (0: 2 in f32 with an even tile side, else 1, as measured on the H100)")
 	f.IntVar(&o.mma, "mma", -1, fmt.Sprintf("group kernel on CUDA: side W of the W×W blocks of the element block whose Gram product runs on tensor cores (f64 mma m8n8k4, a multiple of 8; f32 3×TF32 m16n8k8, a multiple of 16; up to %d), 0 for the SIMT tiles of --side (-1: as measured on the H100, 16 for 3-D p = 1 fused on sm_80 or later without --side or --tiles, else 0)", kpum.MaxMMA))
 	f.BoolVar(&o.periodic, "periodic", false, "periodic domain (every patch inner)")
 	f.StringVar(&o.coeff, "coeff", coeff, "coefficients: const (κ = K, r = R, f = 1), smooth (κ = K(1+0.3|x|²+0.2x₀(1−x₀)), r = R(1+x₀x₁), f = 1+x₀²x₁−x_d³) or wave (κ = K, r = R, f = (4π²dK+R)·Π sin 2πx_k: with --periodic the solution is Π sin 2πx_k)")
@@ -163,8 +163,8 @@ func (o *pumFlags) config() (pumConfig, error) {
 	if o.side < 0 || o.side > kpum.MaxSide {
 		return cfg, usagef("--side %d: want 0…%d", o.side, kpum.MaxSide)
 	}
-	if o.vec < 0 || o.vec > 2 {
-		return cfg, usagef("--vec %d: want 0, 1 or 2", o.vec)
+	if o.vec < 0 || o.vec > 4 || o.vec == 3 {
+		return cfg, usagef("--vec %d: want 0, 1, 2 or 4", o.vec)
 	}
 	if err := cfg.coeff.Check(); err != nil {
 		return cfg, usagef("%v", err)

@@ -378,6 +378,7 @@ func TestPUMBadFlags(t *testing.T) {
 		{[]string{"bench", "--tiles", "17"}, "--tiles"},
 		{[]string{"bench", "--side", "7"}, "--side"},
 		{[]string{"bench", "--vec", "3"}, "--vec"},
+		{[]string{"bench", "--vec", "4", "--level", "2", "--backend", "c"}, "widest load"},
 		{[]string{"bench", "--mma", "65"}, "--mma"},
 		{[]string{"bench", "--mma", "16", "--level", "2", "--backend", "c"}, "tensor cores"},
 		{[]string{"bench", "--dim", "3", "--level", "1,6", "--degree", "3", "--backend", "c"}, "MaxMatrixEntries"},

@@ -434,16 +434,16 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		ps := nm("ps%d", n)
 		colx := ibin("+", v("cb"), ci(n)) // pos with vw = 1
 		if vw > 1 {
-			// pos(cb + n) without a division a function (vw = 2): with cb =
-			// q0·H + r0, cb + n is row u = q0 + ⌊n/H⌋ + carry, column
-			// J = r0 + n mod H − carry·H.
+			// pos(cb + n) without a division a function (vw = 2 or 4,
+			// shifted by vw/2): with cb = q0·H + r0, cb + n is row u =
+			// q0 + ⌊n/H⌋ + carry, column J = r0 + n mod H − carry·H.
 			jn, cy, u := nm("pj%d", n), nm("pc%d", n), nm("pu%d", n)
 			pt = append(pt,
 				idecl(jn, ibin("+", v("r0"), ci(n%h))),
 				idecl(cy, kernel.Select{Cond: ibin(">=", v(jn), ci(h)), Then: ci(1), Else: ci(0)}),
 				idecl(u, ibin("+", v("q0"), ibin("+", ci(n/h), v(cy)))))
-			colx = ibin("+", ibin("+", ibin("*", ibin(">>", v(u), ci(1)), ci(2*h)),
-				ibin("*", ibin("-", v(jn), ibin("*", v(cy), ci(h))), ci(2))), ibin("&", v(u), ci(1)))
+			colx = ibin("+", ibin("+", ibin("*", ibin(">>", v(u), ci(vw/2)), ci(vw*h)),
+				ibin("*", ibin("-", v(jn), ibin("*", v(cy), ci(h))), ci(vw))), ibin("&", v(u), ci(vw-1)))
 		}
 		pt = append(pt, decl(ps, psi), kernel.Put("su", uw(mul(v("ph"), v(ps))), suAt(v("pq"), colx)))
 		for kk := range d {

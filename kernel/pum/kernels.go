@@ -65,9 +65,9 @@ type Spec struct {
 	// launch's cells and first cell must be multiples of it.
 	Merge int
 	// Vec is how many staged values the group kernel's tiles read in
-	// one load from shared memory: 1, or 2 with the values of rows u and
-	// u+1 of a tile side by side (0 means 2 in f32 with an even tile
-	// side, else 1). Measured on the H100 (integration, ms, vec 1
+	// one load from shared memory: 1, or 2 (4) with the values of rows u
+	// … u+1 (u+3) of a tile side by side (0 means 2 in f32 with an even
+	// tile side, else 1). Measured on the H100 (integration, ms, vec 1
 	// against 2): f32 2-D l9 p3 12.1 against 9.7, p5 94.2 against 89.0,
 	// p4 38.9 against 38.6, 3-D l6 p2 186 against 161 (fewer load
 	// instructions where fp32 is bound by issuing them), but with odd
@@ -167,8 +167,10 @@ func (s Spec) Check() error {
 		return fmt.Errorf("kernel/pum: %d tiles per thread outside 0…MaxTiles = %d", s.Tiles, MaxTiles)
 	case s.Side < 0 || s.Side > MaxSide:
 		return fmt.Errorf("kernel/pum: tile side %d outside 0…MaxSide = %d", s.Side, MaxSide)
-	case s.Vec < 0 || s.Vec > 2:
-		return fmt.Errorf("kernel/pum: staged loads of %d values (want 0, 1 or 2)", s.Vec)
+	case s.Vec < 0 || s.Vec > 4 || s.Vec == 3:
+		return fmt.Errorf("kernel/pum: staged loads of %d values (want 0, 1, 2 or 4)", s.Vec)
+	case s.Vec*s.DType.Bytes() > 16:
+		return fmt.Errorf("kernel/pum: staged loads of %d values: %d bytes, more than the widest load (16 bytes) in %s", s.Vec, s.Vec*s.DType.Bytes(), s.DType)
 	case s.MMA < 0 || s.MMA > MaxMMA || s.MMA%s.mmaShape().M != 0:
 		return fmt.Errorf("kernel/pum: tensor-core blocks of side %d: want 0 or a multiple of %d up to MaxMMA = %d in %s", s.MMA, s.mmaShape().M, MaxMMA, s.DType)
 	case s.MMA > 0 && s.Vec > 1:

@@ -148,18 +148,19 @@ func TestColourGroups(t *testing.T) {
 func TestBadSpecs(t *testing.T) {
 	good := Spec{Dim: 2, Degree: 1, Active: 2, Coeff: Coefficients{CoeffConst, 1, 0}, Threads: 1}
 	for name, mod := range map[string]func(*Spec){
-		"dim 4":       func(s *Spec) { s.Dim = 4 },
-		"degree 6":    func(s *Spec) { s.Degree = 6 },
-		"3d degree 4": func(s *Spec) { s.Dim, s.Degree = 3, 4 },
-		"active 0":    func(s *Spec) { s.Active = 0 },
-		"threads":     func(s *Spec) { s.Threads = 0 },
-		"coeff":       func(s *Spec) { s.Coeff.Name = "sin" },
-		"kappa":       func(s *Spec) { s.Coeff.K = 0 },
-		"r nan":       func(s *Spec) { s.Coeff.R = math.NaN() },
-		"points":      func(s *Spec) { s.Points = 13 },
-		"tiles":       func(s *Spec) { s.Tiles = MaxTiles + 1 },
-		"side":        func(s *Spec) { s.Side = MaxSide + 1 },
-		"vec":         func(s *Spec) { s.Vec = 3 },
+		"dim 4":        func(s *Spec) { s.Dim = 4 },
+		"degree 6":     func(s *Spec) { s.Degree = 6 },
+		"3d degree 4":  func(s *Spec) { s.Dim, s.Degree = 3, 4 },
+		"active 0":     func(s *Spec) { s.Active = 0 },
+		"threads":      func(s *Spec) { s.Threads = 0 },
+		"coeff":        func(s *Spec) { s.Coeff.Name = "sin" },
+		"kappa":        func(s *Spec) { s.Coeff.K = 0 },
+		"r nan":        func(s *Spec) { s.Coeff.R = math.NaN() },
+		"points":       func(s *Spec) { s.Points = 13 },
+		"tiles":        func(s *Spec) { s.Tiles = MaxTiles + 1 },
+		"side":         func(s *Spec) { s.Side = MaxSide + 1 },
+		"vec":          func(s *Spec) { s.Vec = 3 },
+		"vec 4 in f64": func(s *Spec) { s.Vec, s.DType = 4, kernel.F64 },
 	} {
 		s := good
 		mod(&s)
@@ -208,6 +209,12 @@ func TestGroupKernels(t *testing.T) {
 		// at a time in f32, the defaults' other way round.
 		{2, Spec{Dim: 2, Degree: 2, Coeff: Coefficients{CoeffSmooth, 2, 3}, DType: kernel.F64, Threads: 32, Side: 3, Vec: 2}},
 		{1, Spec{Dim: 3, Degree: 1, Coeff: Coefficients{CoeffConst, 1, 0}, DType: kernel.F32, Threads: 16, Vec: 1}},
+		// Staged loads of four (f32): a side of 4, an odd side (rows
+		// padded to 8, with and without the fold) and a side of 6.
+		{2, Spec{Dim: 2, Degree: 3, Coeff: Coefficients{CoeffSmooth, 1, 2}, DType: kernel.F32, Threads: 64, Side: 4, Vec: 4}},
+		{1, Spec{Dim: 3, Degree: 1, Coeff: Coefficients{CoeffSmooth, 1, 1}, DType: kernel.F32, Threads: 32, Side: 5, Vec: 4}},
+		{2, Spec{Dim: 2, Degree: 4, Coeff: Coefficients{CoeffConst, 1, 0}, DType: kernel.F32, Threads: 64, Side: 5, Vec: 4}},
+		{2, Spec{Dim: 2, Degree: 2, Coeff: Coefficients{CoeffSmooth, 2, 3}, DType: kernel.F32, Threads: 32, Side: 6, Vec: 4}},
 		// Weights folded into the staged values (n_f ≥ foldMinNF) without
 		// the mass term, and in f64 with pairs.
 		{2, Spec{Dim: 2, Degree: 3, Coeff: Coefficients{CoeffConst, 1, 0}, DType: kernel.F32, Threads: 64, Side: 4}},
