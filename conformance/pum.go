@@ -36,6 +36,13 @@ func RunPUM(t *testing.T, dev device.Device) {
 			side := map[bool]int{true: 4}[p == 3]
 			probs = append(probs, pc{3, kpum.Spec{Dim: 2, Degree: p, Coeff: kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1.5, R: 2}, DType: dt, Threads: threads, Layout: kpum.Layout(p % 2), Side: side}})
 		}
+		if dt == kernel.F32 {
+			// Staged values read four at a time (16-byte loads).
+			probs = append(probs, pc{3, kpum.Spec{Dim: 2, Degree: 3, Coeff: kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1.5, R: 2}, DType: dt, Threads: threads, Side: 4, Vec: 4}})
+			if dev.Info().GPU {
+				probs = append(probs, pc{2, kpum.Spec{Dim: 3, Degree: 2, Coeff: kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1, R: 1}, DType: dt, Threads: threads, Side: 4, Vec: 4}})
+			}
+		}
 		if !dev.Info().GPU {
 			// The p = 5 and 3-D p = 2 kernels (fully unrolled work-group
 			// kernels of several MB of C) take gcc minutes each: CPU
