@@ -72,7 +72,9 @@ type Spec struct {
 	// p4 38.9 against 38.6, 3-D l6 p2 186 against 161 (fewer load
 	// instructions where fp32 is bound by issuing them), but with odd
 	// sides (rows padded) 2-D p1 1.22 against 1.45 and p2 3.85 against
-	// 4.19; f64 p5 143 against 155 and 3-D p2 281 against 296.
+	// 4.19; f64 p5 143 against 155 and 3-D p2 281 against 296. Four
+	// (f32 only) did not pay (2026-11-28): p3 9.88 against 9.74, p5 96.4
+	// against 89.1, 3-D p2 162.2 against 160.5.
 	Vec int
 	// MMA, where not 0, is the side W of the square blocks of the
 	// element block in which the group kernel forms the Gram product on
