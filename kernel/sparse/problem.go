@@ -287,25 +287,33 @@ func GPUCandidates(pb Problem) []Variant {
 			out = append(out, v)
 		}
 	}
-	for _, y := range exactSplits(pb.Op.Rows) {
-		// Splits the fixed list has (8, 12, 16) are not offered twice.
-		if slices.ContainsFunc(out, func(w Variant) bool { return w.Family == CStreamMSplit && !w.Grouped && w.Split == y }) {
-			continue
-		}
-		for _, bx := range []int{32, 64} {
-			if v := (Variant{Family: CStreamMSplit, Block: bx, Width: 1, Split: y}); pb.Check(v) == nil {
-				out = append(out, v)
+	// Sparse operators only: the nearly dense ones have the dense
+	// families, and their unrolled row splits are NVRTC's slowest builds.
+	st := operator.Analyze(pb.Op)
+	if st.Density < denseMinDensity {
+		for _, y := range exactSplits(pb.Op.Rows) {
+			if slices.ContainsFunc(out, func(w Variant) bool { return w.Family == CStreamMSplit && !w.Grouped && w.Split == y }) {
+				continue // the fixed list has it (8, 12, 16)
+			}
+			for _, bx := range []int{32, 64} {
+				if v := (Variant{Family: CStreamMSplit, Block: bx, Width: 1, Split: y}); pb.Check(v) == nil {
+					out = append(out, v)
+				}
 			}
 		}
 	}
-	if nnz := operator.Analyze(pb.Op).NNZ; nnz > smallOperatorNNZ && (pb.DType != kernel.F32 || nnz > 2*pb.Op.Rows) {
+	if nnz := st.NNZ; nnz > smallOperatorNNZ && (pb.DType != kernel.F32 || nnz > 2*pb.Op.Rows) {
 		out = slices.DeleteFunc(out, Variant.wide)
 	}
 	return append(out, BlocksCandidates(pb)...)
 }
 
+// exactSplitMinRows is the fewest rows a group of an exact split holds:
+// smaller operators are left to the one-thread-a-column families.
+const exactSplitMinRows = 16
+
 // exactSplits lists the row splits from 5 to 16 that cut m rows into
-// equal groups: for a hexahedron's (p+1)³ solution points, whole planes
+// equal groups of at least exactSplitMinRows rows: for a hexahedron's (p+1)³ solution points, whole planes
 // of points a y thread, so that every thread reads as many rows of B as
 // the next. The fixed splits of GPUCandidates miss p + 1 = 7 and 9: on
 // the H100 (2026-11-28) the p8 lifting (p8/hex/m3, 729×486, β = 1) ran
@@ -315,7 +323,7 @@ func GPUCandidates(pb Problem) []Variant {
 // with x64-y7.
 func exactSplits(m int) []int {
 	var out []int
-	for y := 5; y <= 16 && y < m; y++ {
+	for y := 5; y <= 16 && y*exactSplitMinRows <= m; y++ {
 		if m%y == 0 {
 			out = append(out, y)
 		}

@@ -269,6 +269,11 @@ func TestGPUCandidates(t *testing.T) {
 			if wide := slices.ContainsFunc(GPUCandidates(pb32), Variant.wide); wide != small {
 				t.Errorf("fp32: wide variants offered: %v, want %v", wide, small)
 			}
+			// p4/tet/m460 (105 rows, nearly dense): no split into 5 groups
+			// of 21, which a sparse operator of 105 rows would get.
+			if name == "p4/tet/m460" && slices.ContainsFunc(gpu, func(v Variant) bool { return v.Family == CStreamMSplit && v.Split == 5 }) {
+				t.Error("exact row split offered to a nearly dense operator")
+			}
 			seenGPUOnly := false
 			for i, v := range gpu {
 				gpuOnly := v.Occupancy != 0 || v.rowSplit() || v.Family == Blocks
@@ -308,8 +313,9 @@ func TestExactSplits(t *testing.T) {
 		{343, []int{7}},           // p6 hex
 		{216, []int{6, 8, 9, 12}}, // p5 hex
 		{486, []int{6, 9}},        // p8 hex faces, 6·81
-		{7, nil},                  // fewer rows than a split of 7
-		{10, []int{5}},            // 5 is the smallest
+		{125, []int{5}},           // p4 hex: 5 planes of 25
+		{24, nil},                 // p1 hex faces: groups of 4 are too small
+		{80, []int{5}},            // 5 is the smallest, 16 rows the fewest a group
 		{1024, []int{8, 16}},
 	} {
 		if got := exactSplits(c.m); !slices.Equal(got, c.want) {
