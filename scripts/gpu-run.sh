@@ -8,7 +8,8 @@
 #
 # STEP: info tests conformance nvcc bench-f64 bench-f32 bench-opencl-f64
 # bench-contract-f64 bench-contract-f32 sigterm verify-c verify-opencl
-# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab fem pum pum-sweep integrate streamed. sigterm
+# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab fem pum pum-sweep integrate streamed
+# write-mix profile. sigterm
 # sends SIGTERM to a CUDA bench 20 s into it, while NVRTC compiles the p6
 # operators into an empty cache, and checks that it wrote its JSON (marked
 # interrupted) and exited within 5 s. The verify steps run `bespoke verify` over every
@@ -245,6 +246,44 @@ streamed)
   BESPOKE_REQUIRE_DEVICE=cuda step streamed-cuda 300 .gpu/conformance.test -test.v -test.run 'TestCUDA/(ir|integrate)' -test.timeout 10m
   BESPOKE_REQUIRE_DEVICE=opencl BESPOKE_OPENCL_DEVICE=nvidia step streamed-opencl 300 .gpu/conformance.test -test.v -test.run 'TestOpenCL/(ir|integrate)' -test.timeout 10m
   grep -h -E -- '^\s*--- (PASS|FAIL|SKIP)|verified|FAIL' "$out"/streamed-*.log ;;
+write-mix)
+  # How far a kernel that mostly writes can come against the roof (a copy
+  # or an in-place update): synthetic β = 0 operators from almost only
+  # reads (1×32) to almost only writes (32×1), both precisions. On the
+  # H100 (2026-11-28) 32×1 reached 93.8 % (f32) and 94.8 % (f64).
+  mix=$(mktemp -d)
+  awk 'BEGIN {
+    h = "%%MatrixMarket matrix coordinate real general"
+    f = "'"$mix"'/w32x1-sp.mtx"; print h > f; print "32 1 32" > f; for (i = 1; i <= 32; i++) print i, 1, 0.5 + i / 64 > f
+    f = "'"$mix"'/w24x8-sp.mtx"; print h > f; print "24 8 24" > f; for (i = 1; i <= 24; i++) print i, (i - 1) % 8 + 1, 0.5 + i / 64 > f
+    f = "'"$mix"'/e8x8-sp.mtx"; print h > f; print "8 8 8" > f; for (i = 1; i <= 8; i++) print i, i, 0.5 + i / 64 > f
+    f = "'"$mix"'/r1x32-sp.mtx"; print h > f; print "1 32 32" > f; for (j = 1; j <= 32; j++) print 1, j, 0.5 + j / 64 > f
+  }'
+  for dt in f32 f64; do
+    step "write-mix-$dt" 300 bin/bespoke bench "$mix" --backend cuda --dtype "$dt" --beta 0 --no-store -q --no-baselines \
+      --markdown "$out/write-mix-$dt.md"
+    grep -E '^\| [a-z][0-9]' "$out/write-mix-$dt.md" | cut -d'|' -f2,4,7,10
+  done
+  rm -rf "$mix" ;;
+profile)
+  # Nsight Compute on chosen kernels: BESPOKE_PROFILE is "operator dtype
+  # variant" triples, ';'-separated (operator relative to the PyFR
+  # matrices, e.g. "p6/tet/m460 f64 dmma/m16n8k4-r2-w4-x2-c28-t32-a3-g").
+  # --set full, every metric as raw CSV (smsp__average_warps_issue_stalled_*,
+  # sm__pipe_tensor_op_*_cycles_active …), one launch after the
+  # verification launches.
+  ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  IFS=';' read -ra profs <<< "${BESPOKE_PROFILE:-p6/tet/m460 f64 dmma/m16n8k4-r2-w4-x2-c28-t32-a3-g}"
+  n=0
+  for pr in "${profs[@]}"; do
+    read -r op dt variant <<< "$pr"
+    n=$((n + 1))
+    fam=${variant%%/*}
+    timeout 120 "$ncu" --clock-control none --set full --csv --page raw -k "regex:bespoke_${fam//-/_}" --launch-skip 2 --launch-count 1 \
+      bin/bespoke bench "$mats/$op-sp.mtx" --backend cuda --dtype "$dt" --variant "$variant" --no-store -q --no-baselines --reps 3 --warmup 2 \
+      > "$out/profile-$n.csv" 2> "$out/profile-$n.err" || status=1
+    echo "profile $n: $op $dt $variant: $(wc -c < "$out/profile-$n.csv") bytes"
+  done ;;
 verify-c|verify-opencl)
   be=${s#verify-}
   step "$s" "${BESPOKE_VERIFY_LIMIT:-560}" nice -n 10 bin/bespoke verify "$mats" --backend "$be" --device "${BESPOKE_VERIFY_DEVICE:-}" --jobs "${BESPOKE_VERIFY_JOBS:-6}"
