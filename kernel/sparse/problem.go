@@ -313,9 +313,9 @@ func GPUCandidates(pb Problem) []Variant {
 const exactSplitMinRows = 16
 
 // exactSplits lists the row splits from 5 to 16 that cut m rows into
-// equal groups of at least exactSplitMinRows rows: for a hexahedron's (p+1)³ solution points, whole planes
-// of points a y thread, so that every thread reads as many rows of B as
-// the next. The fixed splits of GPUCandidates miss p + 1 = 7 and 9: on
+// equal groups of at least exactSplitMinRows rows: for a hexahedron's
+// (p+1)³ solution points, whole planes of points a y thread, so that
+// every thread reads as many rows of B as the next. The fixed splits of GPUCandidates miss p + 1 = 7 and 9: on
 // the H100 (2026-11-28) the p8 lifting (p8/hex/m3, 729×486, β = 1) ran
 // at 77.1 % of the roof in fp32 with cstream-msplit/x32-y12, the best of
 // the default search, and at 92.8 % with x64-y9; in fp64 80.0 % against
