@@ -8,7 +8,7 @@
 #
 # STEP: info tests conformance nvcc bench-f64 bench-f32 bench-opencl-f64
 # bench-contract-f64 bench-contract-f32 sigterm verify-c verify-opencl
-# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab fem pum pum-sweep integrate streamed
+# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab sweep fem pum pum-sweep integrate streamed
 # write-mix profile. sigterm
 # sends SIGTERM to a CUDA bench 20 s into it, while NVRTC compiles the p6
 # operators into an empty cache, and checks that it wrote its JSON (marked
@@ -182,6 +182,21 @@ ab)
       --json "$out/ab/$i.json" > "$out/ab/$i.log" 2>&1 || status=1
   done < .gpu/ab.txt
   echo "ab: $i pairs" ;;
+sweep)
+  # Named variants of PyFR operators timed side by side, no pruning, one
+  # bench per line of .gpu/sweep.txt ("DTYPE OPERATOR VARIANT,VARIANT,…",
+  # operator relative to the PyFR matrices, e.g. "f64 p6/tet/m460
+  # dmma/…,dmma/…"); each bench's CSV holds every candidate, and the
+  # five fastest of each are printed (% of the roof, registers, spills).
+  mkdir -p "$out/sweep"; i=0
+  while read -r dt op vs; do
+    [ -n "$vs" ] || continue
+    i=$((i+1))
+    timeout "${BESPOKE_SWEEP_LIMIT:-150}" bin/bespoke bench "$mats/$op-sp.mtx" --backend cuda --dtype "$dt" --variant "$vs" --prune 0 --no-store --no-baselines -q \
+      --csv "$out/sweep/$i.csv" > "$out/sweep/$i.log" 2>&1 || { status=1; echo "sweep $i ($dt $op): $(tail -1 "$out/sweep/$i.log")"; }
+    echo "== $dt $op: $(($(wc -l < "$out/sweep/$i.csv" 2>/dev/null || echo 1) - 1)) candidates"
+    tail -n +2 "$out/sweep/$i.csv" 2>/dev/null | awk -F, '$19 == "true" {printf "%6.1f %s regs %s spill %s\n", 100 * $17, $12, $20, $21}' | sort -rn | head -6
+  done < .gpu/sweep.txt ;;
 pum)
   # PUM integration + assembly on the device (issue 16): the thesis's 2-D
   # level 9 at p = 1…5 and 3-D level 6 at p = 1, 2, fp64 and fp32, both
