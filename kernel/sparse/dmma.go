@@ -465,11 +465,6 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 									first([]Variant{g})
 								}
 							}
-							if fam == DMMA && groups == 0 && wn > 1 {
-								if v, ok := dmmaTwoBlocks(pb, arch, sh, mt, f.Width, wn); ok {
-									first([]Variant{v})
-								}
-							}
 						} else {
 							for _, kc := range dmmaChunks(pb.Op.Cols, sh.K) {
 								vs = append(vs, Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, StageB: f.StageB, Split: wn, Chunk: kc})
@@ -506,44 +501,6 @@ func dmmaRowGroups(pb Problem, arch int, fam Family, sh kernel.MMAShape, mt int,
 		}
 	}
 	return 0
-}
-
-// dmmaTwoBlocks is the resident asynchronous variant with the rows split
-// over two blocks (-y2), column groups apart, whose shared memory lets
-// two blocks share a multiprocessor, where α·A alone takes more than
-// half of the device's shared memory and halving the rows pads them by
-// at most 5 %: the deepest chunk (of the async ones, then 16 and 8) and
-// buffers (6 down to 3) that fit. On the H100 (fp64, 2026-11-28)
-// p6/tet/m460 (252×84, α·A 169 KB, one block a multiprocessor) went from
-// 71.4 % of the roof (m16n8k4-…-c28-t32-a3) to 74.2 with
-// m16n8k8-r2-w4-x2-c8-t32-a5-y2-g; on p5/tet/m460 (α·A 75 KB) and the
-// wide operators (m132: 84 rows halve badly) the splits lost.
-func dmmaTwoBlocks(pb Problem, arch int, sh kernel.MMAShape, mt, width, wn int) (Variant, bool) {
-	whole := Variant{Family: DMMA, MMA: sh.String(), Rows: mt, Width: width, Split: wn, Chunk: sh.K, Block: 2 * dmmaTiles, Stages: 3}
-	l := whole.dmmaLayout(pb)
-	limit := dmmaSharedLimit(arch)
-	if 2*l.aLen*l.bytes <= limit {
-		return Variant{}, false
-	}
-	half := whole
-	half.RowGroups = 2
-	if hl := half.dmmaLayout(pb); 2*hl.mp*100 > 105*pb.Op.Rows {
-		return Variant{}, false
-	}
-	chunks := append(dmmaAsyncChunks(pb.Op.Cols, sh.K), 16, 8)
-	for _, kc := range chunks {
-		if kc%sh.K != 0 {
-			continue
-		}
-		for st := dmmaMaxStages; st >= 3; st-- {
-			v := half
-			v.Chunk, v.Stages, v.Apart = kc, st, true
-			if pb.Check(v) == nil && 2*(v.dmmaShared(pb)+1024) <= limit+1024 {
-				return v, true
-			}
-		}
-	}
-	return Variant{}, false
 }
 
 // dmmaAsync are the buffers of B and tiles a block the asynchronous
