@@ -233,9 +233,12 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 		body = append(body, kernel.Barrier{})
 	}
 	var work []kernel.Stmt
-	if vr.Wedge {
+	switch {
+	case vr.Wedge && p.Op == element.CDR:
+		work = in.computeWedgeCDR(word)
+	case vr.Wedge:
 		work = in.computeWedge(word)
-	} else {
+	default:
 		work = in.compute(word, vr.Chain)
 	}
 	// Stores.

@@ -278,9 +278,9 @@ type Variant struct {
 	// each output line before filling it (an element matrix is two
 	// thirds of the traffic, so the reads cost half as much again).
 	Stream bool
-	// Wedge forms a prism's Laplace matrix in the factored form of the
-	// wedge (see wedge.go): about half the arithmetic of the point-by-
-	// point form, for the CPUs, where the kernel is bound by it.
+	// Wedge forms a prism's Laplace or CDR matrix in the factored form
+	// of the wedge (see wedge.go, wedgecdr.go): about half the arithmetic
+	// of the point-by-point form and fewer live values.
 	Wedge bool
 }
 
@@ -360,7 +360,7 @@ const (
 
 // Candidates: on a GPU, work-groups of 64, 128 and 256 (the paper's 64 and
 // two wider), one or two elements per work-item, with and without local
-// staging; on a CPU (where local memory is ordinary memory and staging was
+// staging, and the prism's matrices in the wedge's factored form; on a CPU (where local memory is ordinary memory and staging was
 // 20 % slower on the paper's Xeon Phi), work-groups of 4 to 64 with one
 // element per work-item (vectorised across elements), and two elements per
 // work-item and staging once each, for the record; and on a CPU the
@@ -409,6 +409,17 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 		// Unchained, for the record: the report shows what chaining
 		// gains where the kernels were fastest on the H100.
 		vs = append(vs, Variant{WG: 64, EPT: 1, Local: true}, Variant{WG: 64, EPT: 1, Local: true, Blocks: 8})
+		// The prism's matrices in the wedge's factored form: fewer
+		// live values and less arithmetic than the point-by-point
+		// form, for the compilers that cannot be told to cap registers
+		// (NVIDIA's OpenCL, whose f32 CDR kernel stayed at 80–84 % of
+		// the roof).
+		for _, local := range []bool{false, true} {
+			for _, blocks := range []int{0, 8} {
+				vs = append(vs, Variant{WG: 64, EPT: 1, Local: local, Blocks: blocks, Wedge: true})
+			}
+		}
+		vs = append(vs, Variant{WG: 128, EPT: 1, Wedge: true})
 	} else {
 		// One element per work-item: the host's work-group loop is then
 		// the vector loop over elements (see build). More elements per
@@ -468,8 +479,8 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("integrate: %s: %d parts do not divide the %d rows of a %s", v.Name(), v.Parts, in.Kind.Nodes(), in.Kind)
 	case v.Parts > 1 && (v.WG%v.Parts != 0 || v.WG/v.Parts < partWarp):
 		return fmt.Errorf("integrate: %s: a work-group with parts holds at least %d elements per part (WG a multiple of %d·parts)", v.Name(), partWarp, partWarp)
-	case v.Wedge && (in.Kind != element.Prism || in.Op != element.Laplace):
-		return fmt.Errorf("integrate: %s: the factored form is the prism's Laplace matrix's (not %s)", v.Name(), in.Problem.Name())
+	case v.Wedge && (in.Kind != element.Prism || in.Op == element.Mass):
+		return fmt.Errorf("integrate: %s: the factored form is the prism's Laplace and CDR matrices' (not %s)", v.Name(), in.Problem.Name())
 	case v.Wedge && (v.Rows || v.Parts > 1 || v.Chain):
 		return fmt.Errorf("integrate: %s: the factored form takes a whole element per work-item, its own sums (not /rows, /pP or /chain)", v.Name())
 	case v.Wedge && in.wedgeRuleMissing():
