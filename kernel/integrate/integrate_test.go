@@ -148,16 +148,24 @@ func TestHost(t *testing.T) {
 	run(t, dev, wedgeCases(t, []string{"w16/e1/wedge", "w32/e1/wedge/nt"}))
 }
 
-// wedgeCases are the named variants of the prism's Laplace matrix in the
-// factored form, in both precisions, with a coefficient, in upper and
-// element-major storage, and with the load vector.
+// wedgeCases are the named variants of the prism's Laplace and CDR
+// matrices in the factored form, in both precisions: Laplace with a
+// coefficient, in upper and element-major storage, and with the load
+// vector; CDR with the load vector, and symmetric in upper element-major
+// storage.
 func wedgeCases(t *testing.T, variants []string) []verify.Case {
 	t.Helper()
 	rng := testenv.Rand(t)
 	var out []verify.Case
-	for _, o := range []integrate.Options{{K: 1.5}, {Upper: true, ElemMajor: true}, {Load: true}} {
+	for _, s := range []setup{
+		{element.Laplace, integrate.Options{K: 1.5}},
+		{element.Laplace, integrate.Options{Upper: true, ElemMajor: true}},
+		{element.Laplace, integrate.Options{Load: true}},
+		{element.CDR, integrate.Options{Load: true}},
+		{element.CDR, integrate.Options{Symmetric: true, Upper: true, ElemMajor: true}},
+	} {
 		for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
-			p, err := integrate.New(element.Prism, element.Laplace, dt, o)
+			p, err := integrate.New(element.Prism, s.op, dt, s.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
