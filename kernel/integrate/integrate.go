@@ -364,7 +364,7 @@ const (
 // 20 % slower on the paper's Xeon Phi), work-groups of 4 to 64 with one
 // element per work-item (vectorised across elements), and two elements per
 // work-item and staging once each, for the record; and on a CPU the
-// outputs streamed (Variant.Stream) and the prism's Laplace matrix in the
+// outputs streamed (Variant.Stream) and the prism's matrices in the
 // wedge's factored form (Variant.Wedge), where a kernel bound by its
 // arithmetic and by reading each output line before writing it gains
 // from both. GPU candidates chain their sums (Variant.Chain), CPU ones do
@@ -433,7 +433,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 		// prism, 2026-11-25).
 		vs = append(vs, Variant{WG: 16, EPT: 1, Chain: true})
 		// Outputs streamed past the caches (no read of each line before
-		// it is written), and the prism's Laplace matrix in the
+		// it is written), and the prism's matrices in the
 		// factored form, with and without.
 		for _, wg := range []int{16, 32, 64} {
 			vs = append(vs, Variant{WG: wg, EPT: 1, Stream: true}, Variant{WG: wg, EPT: 1, Stream: true, Wedge: true})

@@ -8,7 +8,8 @@ import (
 	"github.com/bespoke-hpc/bespoke/kernel"
 )
 
-// The wedge's factored form (Variant.Wedge) of the prism's Laplace matrix.
+// The wedge's factored form (Variant.Wedge) of the prism's Laplace matrix
+// (the CDR matrix's is in wedgecdr.go).
 //
 // A linear prism's shape functions are N_is = λ_i(ξ, η) L_s(ζ): the
 // triangle's barycentric λ_0 = 1 − ξ − η, λ_1 = ξ, λ_2 = η, whose gradients

@@ -99,7 +99,7 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 			jz := comp("wjz" + q + "_%d")
 			cross("wr0_"+q, jy, jz)
 			cross("wr1_"+q, jz, jx)
-			rows := [3]func(c int) kernel.Expr{comp("wr0_"+q+"_%d"), comp("wr1_"+q+"_%d"), r2}
+			rows := [3]func(c int) kernel.Expr{comp("wr0_" + q + "_%d"), comp("wr1_" + q + "_%d"), r2}
 			d("wdet"+q, dot(r2, jz))
 			d("wsc"+q, bin("/", r(weights[z][pt]), v("wdet"+q)))
 			for e := range 2 {
