@@ -89,27 +89,10 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 	if p.Load {
 		d("fe", kernel.At("f", v("el")))
 	}
-	node := func(i, s int) int { return 3*s + i }
-	// Per element: the edges of the two triangles and the vertical ones.
-	for c := range 3 {
-		for s := range 2 {
-			d(nm("we%d_%d", s, c), sub(v(xn(node(1, s), c)), v(xn(node(0, s), c))))
-			d(nm("wf%d_%d", s, c), sub(v(xn(node(2, s), c)), v(xn(node(0, s), c))))
-		}
-		for i := range 3 {
-			d(nm("wd%d_%d", i, c), sub(v(xn(node(i, 1), c)), v(xn(node(i, 0), c))))
-		}
-		d(nm("wD0_%d", c), mul(lit(0.5), v(nm("wd0_%d", c))))
-		d(nm("wD1_%d", c), mul(lit(0.5), sub(v(nm("wd1_%d", c)), v(nm("wd0_%d", c)))))
-		d(nm("wD2_%d", c), mul(lit(0.5), sub(v(nm("wd2_%d", c)), v(nm("wd0_%d", c)))))
-	}
+	wedgeEdges(d)
 	G := func(de string, z, pt int) kernel.Expr { return v(nm("wG%s_%d_%d", de, z, pt)) }
 	for z, zeta := range levels {
-		l0, l1 := ell(0, zeta), ell(1, zeta)
-		for c := range 3 {
-			d(nm("wjx%d_%d", z, c), add(mul(r(l0), v(nm("we0_%d", c))), mul(r(l1), v(nm("we1_%d", c)))))
-			d(nm("wjy%d_%d", z, c), add(mul(r(l0), v(nm("wf0_%d", c))), mul(r(l1), v(nm("wf1_%d", c)))))
-		}
+		wedgeLevel(d, r, z, zeta)
 		jx, jy := comp("wjx%d_%d", z), comp("wjy%d_%d", z)
 		// n = ∂x/∂ξ × ∂x/∂η, so that det J = n · ∂x/∂ζ.
 		for c := range 3 {
@@ -123,9 +106,7 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 		d(nm("wa22_%d", z), sub(mul(ma, mc), mul(mb, mb)))
 		for pt, t := range tri {
 			q := nm("%d_%d", z, pt)
-			for c := range 3 {
-				d(nm("wjz%s_%d", q, c), add(add(v(nm("wD0_%d", c)), mul(r(t[0]), v(nm("wD1_%d", c)))), mul(r(t[1]), v(nm("wD2_%d", c)))))
-			}
+			wedgePoint(d, r, q, t)
 			jz := comp("wjz" + q + "_%d")
 			d("wdet"+q, dot(comp("wn%d_%d", z), jz))
 			d("wmp"+q, dot(jx, jz))
@@ -255,4 +236,43 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 		}
 	}
 	return ss
+}
+
+// wedgeEdges declares, through d, what both factored forms form first per
+// element: the edges of the two triangles (we<s>_<c>, wf<s>_<c>), the
+// vertical ones (wd<i>_<c>), and from them ∂x/∂ζ's parts (wD<k>_<c>:
+// ∂x/∂ζ = D₀ + ξ D₁ + η D₂).
+func wedgeEdges(d func(string, kernel.Expr)) {
+	nm := fmt.Sprintf
+	node := func(i, s int) int { return 3*s + i }
+	for c := range 3 {
+		for s := range 2 {
+			d(nm("we%d_%d", s, c), sub(v(xn(node(1, s), c)), v(xn(node(0, s), c))))
+			d(nm("wf%d_%d", s, c), sub(v(xn(node(2, s), c)), v(xn(node(0, s), c))))
+		}
+		for i := range 3 {
+			d(nm("wd%d_%d", i, c), sub(v(xn(node(i, 1), c)), v(xn(node(i, 0), c))))
+		}
+		d(nm("wD0_%d", c), mul(lit(0.5), v(nm("wd0_%d", c))))
+		d(nm("wD1_%d", c), mul(lit(0.5), sub(v(nm("wd1_%d", c)), v(nm("wd0_%d", c)))))
+		d(nm("wD2_%d", c), mul(lit(0.5), sub(v(nm("wd2_%d", c)), v(nm("wd0_%d", c)))))
+	}
+}
+
+// wedgeLevel declares level z's columns ∂x/∂ξ (wjx<z>_<c>) and ∂x/∂η
+// (wjy<z>_<c>): the triangles' edges weighted by L_0 and L_1 at ζ.
+func wedgeLevel(d func(string, kernel.Expr), r func(float64) kernel.Expr, z int, zeta float64) {
+	nm := fmt.Sprintf
+	l0, l1 := (1-zeta)/2, (1+zeta)/2
+	for c := range 3 {
+		d(nm("wjx%d_%d", z, c), add(mul(r(l0), v(nm("we0_%d", c))), mul(r(l1), v(nm("we1_%d", c)))))
+		d(nm("wjy%d_%d", z, c), add(mul(r(l0), v(nm("wf0_%d", c))), mul(r(l1), v(nm("wf1_%d", c)))))
+	}
+}
+
+// wedgePoint declares the column ∂x/∂ζ (wjz<q>_<c>) at triangle point t.
+func wedgePoint(d func(string, kernel.Expr), r func(float64) kernel.Expr, q string, t [2]float64) {
+	for c := range 3 {
+		d(fmt.Sprintf("wjz%s_%d", q, c), add(add(v(fmt.Sprintf("wD0_%d", c)), mul(r(t[0]), v(fmt.Sprintf("wD1_%d", c)))), mul(r(t[1]), v(fmt.Sprintf("wD2_%d", c)))))
+	}
 }

@@ -60,29 +60,13 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 	if p.Load {
 		d("fe", kernel.At("f", v("el")))
 	}
-	node := func(i, s int) int { return 3*s + i }
-	for c := range 3 {
-		for s := range 2 {
-			d(nm("we%d_%d", s, c), sub(v(xn(node(1, s), c)), v(xn(node(0, s), c))))
-			d(nm("wf%d_%d", s, c), sub(v(xn(node(2, s), c)), v(xn(node(0, s), c))))
-		}
-		for i := range 3 {
-			d(nm("wd%d_%d", i, c), sub(v(xn(node(i, 1), c)), v(xn(node(i, 0), c))))
-		}
-		d(nm("wD0_%d", c), mul(lit(0.5), v(nm("wd0_%d", c))))
-		d(nm("wD1_%d", c), mul(lit(0.5), sub(v(nm("wd1_%d", c)), v(nm("wd0_%d", c)))))
-		d(nm("wD2_%d", c), mul(lit(0.5), sub(v(nm("wd2_%d", c)), v(nm("wd0_%d", c)))))
-	}
+	wedgeEdges(d)
 	kRow := func(k int) func(c int) kernel.Expr { return func(c int) kernel.Expr { return v(cn(k+1, c+1)) } }
 	c0 := func(c int) kernel.Expr { return v(cn(0, c+1)) }
 	cc0 := func(c int) kernel.Expr { return v(cn(c+1, 0)) }
 	// Per point: G (nine numbers), μ, ν (three each) and ρ.
 	for z, zeta := range levels {
-		l0, l1 := ell(0, zeta), ell(1, zeta)
-		for c := range 3 {
-			d(nm("wjx%d_%d", z, c), add(mul(r(l0), v(nm("we0_%d", c))), mul(r(l1), v(nm("we1_%d", c)))))
-			d(nm("wjy%d_%d", z, c), add(mul(r(l0), v(nm("wf0_%d", c))), mul(r(l1), v(nm("wf1_%d", c)))))
-		}
+		wedgeLevel(d, r, z, zeta)
 		jx, jy := comp("wjx%d_%d", z), comp("wjy%d_%d", z)
 		cross(nm("wr2_%d", z), jx, jy) // r_2 = ∂x/∂ξ × ∂x/∂η: the level's
 		r2 := comp("wr2_%d_%d", z)
@@ -93,9 +77,7 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 		d(nm("wn2_%d", z), dot(cc0, r2))
 		for pt, t := range tri {
 			q := nm("%d_%d", z, pt)
-			for c := range 3 {
-				d(nm("wjz%s_%d", q, c), add(add(v(nm("wD0_%d", c)), mul(r(t[0]), v(nm("wD1_%d", c)))), mul(r(t[1]), v(nm("wD2_%d", c)))))
-			}
+			wedgePoint(d, r, q, t)
 			jz := comp("wjz" + q + "_%d")
 			cross("wr0_"+q, jy, jz)
 			cross("wr1_"+q, jz, jx)
