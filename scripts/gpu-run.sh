@@ -187,7 +187,7 @@ sweep)
   # bench per line of .gpu/sweep.txt ("DTYPE OPERATOR VARIANT,VARIANT,…",
   # operator relative to the PyFR matrices, e.g. "f64 p6/tet/m460
   # dmma/…,dmma/…"); each bench's CSV holds every candidate, and the
-  # five fastest of each are printed (% of the roof, registers, spills).
+  # six fastest of each are printed (% of the roof, registers, spills).
   mkdir -p "$out/sweep"; i=0
   while read -r dt op vs; do
     [ -n "$vs" ] || continue

@@ -360,8 +360,9 @@ const (
 
 // Candidates: on a GPU, work-groups of 64, 128 and 256 (the paper's 64 and
 // two wider), one or two elements per work-item, with and without local
-// staging, and the prism's matrices in the wedge's factored form; on a CPU (where local memory is ordinary memory and staging was
-// 20 % slower on the paper's Xeon Phi), work-groups of 4 to 64 with one
+// staging, and the prism's matrices in the wedge's factored form; on a CPU
+// (where local memory is ordinary memory and staging was 20 % slower on
+// the paper's Xeon Phi), work-groups of 4 to 64 with one
 // element per work-item (vectorised across elements), and two elements per
 // work-item and staging once each, for the record; and on a CPU the
 // outputs streamed (Variant.Stream) and the prism's matrices in the
@@ -411,12 +412,19 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 		vs = append(vs, Variant{WG: 64, EPT: 1, Local: true}, Variant{WG: 64, EPT: 1, Local: true, Blocks: 8})
 		// The prism's matrices in the wedge's factored form: fewer
 		// live values and less arithmetic than the point-by-point
-		// form, for the compilers that cannot be told to cap registers
-		// (NVIDIA's OpenCL, whose f32 CDR kernel stayed at 80–84 % of
-		// the roof).
+		// form. On the H100 (2026-11-28, 2²² elements) it took the
+		// prism CDR matrix from 81 to 92 % of the roof on NVIDIA's
+		// OpenCL in f32 (whose compiler cannot be told to cap
+		// registers), and from 85 to 97 % on CUDA in f64. Capped at
+		// 128 registers (/b8) in f32 only: the f64 kernels want about
+		// 250 and ran at 24–27 % capped.
+		blocks := []int{0}
+		if in.Prec == kernel.F32 {
+			blocks = append(blocks, 8)
+		}
 		for _, local := range []bool{false, true} {
-			for _, blocks := range []int{0, 8} {
-				vs = append(vs, Variant{WG: 64, EPT: 1, Local: local, Blocks: blocks, Wedge: true})
+			for _, b := range blocks {
+				vs = append(vs, Variant{WG: 64, EPT: 1, Local: local, Blocks: b, Wedge: true})
 			}
 		}
 		vs = append(vs, Variant{WG: 128, EPT: 1, Wedge: true})
