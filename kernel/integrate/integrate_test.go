@@ -411,6 +411,16 @@ func TestErrors(t *testing.T) {
 			}
 			return in.Check(v)
 		}},
+		{"factored mass matrix", "the prism's Laplace and CDR matrices'", func() error {
+			p, _ := integrate.New(element.Prism, element.Mass, kernel.F64, integrate.Options{})
+			in, _ := p.Timed(10)
+			return in.Check(integrate.Variant{WG: 64, EPT: 1, Wedge: true})
+		}},
+		{"factored tetrahedron", "the prism's Laplace and CDR matrices'", func() error {
+			p, _ := integrate.New(element.Tet, element.CDR, kernel.F64, integrate.Options{})
+			in, _ := p.Timed(10)
+			return in.Check(integrate.Variant{WG: 64, EPT: 1, Wedge: true})
+		}},
 		{"one part", "want at least 2", func() error {
 			_, err := integrate.ParseVariant("w64/e1/p1")
 			return err
@@ -437,6 +447,46 @@ func TestErrors(t *testing.T) {
 		err := c.err()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// The factored form is offered on GPUs for the prism's Laplace and CDR
+// matrices, capped at 128 registers in f32 only (capped, the f64 kernels
+// spilled), and never for the mass matrix or the other elements.
+func TestWedgeCandidates(t *testing.T) {
+	for _, tc := range []struct {
+		kind          element.Kind
+		op            element.Problem
+		dt            kernel.DType
+		wedge, capped int
+	}{
+		{element.Prism, element.CDR, kernel.F32, 5, 2}, // w64 plain, staged, capped and both; w128
+		{element.Prism, element.CDR, kernel.F64, 3, 0},
+		{element.Prism, element.Laplace, kernel.F64, 3, 0},
+		{element.Prism, element.Mass, kernel.F32, 0, 0},
+		{element.Hex, element.CDR, kernel.F32, 0, 0},
+		{element.Tet, element.Laplace, kernel.F64, 0, 0},
+	} {
+		p, err := integrate.New(tc.kind, tc.op, tc.dt, integrate.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := p.Instance(1 << 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wedge, capped := 0, 0
+		for _, c := range in.Candidates(family.Target{GPU: true}) {
+			if v := c.(integrate.Variant); v.Wedge {
+				wedge++
+				if v.Blocks > 0 {
+					capped++
+				}
+			}
+		}
+		if wedge != tc.wedge || capped != tc.capped {
+			t.Errorf("%s %s %s: %d factored GPU candidates (%d capped), want %d (%d)", tc.kind, tc.op, tc.dt, wedge, capped, tc.wedge, tc.capped)
 		}
 	}
 }
