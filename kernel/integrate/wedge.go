@@ -223,17 +223,7 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 		}
 	}
 	if p.Load {
-		// b_is = f Σ_q w_q det_q λ_i L_s.
-		for a := range 6 {
-			s, i := a/3, a%3
-			var ts []term
-			for z, zeta := range levels {
-				for pt := range tri {
-					ts = append(ts, term{p.Prec.Rounded(weights[z][pt] * lam(i, pt) * ell(s, zeta)), v(nm("wdet%d_%d", z, pt))})
-				}
-			}
-			d(nm("B%d", a), mul(sum(ts), v("fe")))
-		}
+		wedgeLoad(d, p.Prec.Rounded)
 	}
 	return ss
 }
@@ -274,5 +264,23 @@ func wedgeLevel(d func(string, kernel.Expr), r func(float64) kernel.Expr, z int,
 func wedgePoint(d func(string, kernel.Expr), r func(float64) kernel.Expr, q string, t [2]float64) {
 	for c := range 3 {
 		d(fmt.Sprintf("wjz%s_%d", q, c), add(add(v(fmt.Sprintf("wD0_%d", c)), mul(r(t[0]), v(fmt.Sprintf("wD1_%d", c)))), mul(r(t[1]), v(fmt.Sprintf("wD2_%d", c)))))
+	}
+}
+
+// wedgeLoad declares the load vector's entries B<a> = f Σ_q w_q det_q λ_i
+// L_s (node a = 3s + i) from the points' determinants wdet<z>_<pt>.
+func wedgeLoad(d func(string, kernel.Expr), rd func(float64) float64) {
+	tri, levels, weights, _ := wedgeRule()
+	for a := range 6 {
+		s, i := a/3, a%3
+		var ts []term
+		for z, zeta := range levels {
+			for pt, t := range tri {
+				lam := [3]float64{1 - t[0] - t[1], t[0], t[1]}[i]
+				ell := [2]float64{(1 - zeta) / 2, (1 + zeta) / 2}[s]
+				ts = append(ts, term{rd(weights[z][pt] * lam * ell), v(fmt.Sprintf("wdet%d_%d", z, pt))})
+			}
+		}
+		d(fmt.Sprintf("B%d", a), mul(lin(ts), v("fe")))
 	}
 }

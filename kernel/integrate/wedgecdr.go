@@ -277,16 +277,7 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 		d(acc(a, b), sum)
 	}
 	if p.Load {
-		for a := range 6 {
-			s, i := a/3, a%3
-			var ts []term
-			for z, zeta := range levels {
-				for pt := range tri {
-					ts = append(ts, term{rd(weights[z][pt] * lam(i, pt) * ell(s, zeta)), at("wdet%d_%d", z, pt)})
-				}
-			}
-			d(nm("B%d", a), mul(lin(ts), v("fe")))
-		}
+		wedgeLoad(d, rd)
 	}
 	return ss
 }
