@@ -69,8 +69,8 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 	p := in.Problem
 	r := func(x float64) kernel.Expr { return lit(p.Prec.Rounded(x)) }
 	tri, levels, weights, _ := wedgeRule()
-	lam := func(i, pt int) float64 { return [3]float64{1 - tri[pt][0] - tri[pt][1], tri[pt][0], tri[pt][1]}[i] }
-	ell := func(s int, z float64) float64 { return [2]float64{(1 - z) / 2, (1 + z) / 2}[s] }
+	lam := func(i, pt int) float64 { return wedgeLambda(i, tri[pt]) }
+	ell := wedgeL
 	sign := func(s int) float64 { return float64(2*s - 1) } // 2 L′_s
 	var ss []kernel.Stmt
 	d := func(name string, e kernel.Expr) { ss = append(ss, decl(name, e)) }
@@ -253,7 +253,7 @@ func wedgeEdges(d func(string, kernel.Expr)) {
 // (wjy<z>_<c>): the triangles' edges weighted by L_0 and L_1 at ζ.
 func wedgeLevel(d func(string, kernel.Expr), r func(float64) kernel.Expr, z int, zeta float64) {
 	nm := fmt.Sprintf
-	l0, l1 := (1-zeta)/2, (1+zeta)/2
+	l0, l1 := wedgeL(0, zeta), wedgeL(1, zeta)
 	for c := range 3 {
 		d(nm("wjx%d_%d", z, c), add(mul(r(l0), v(nm("we0_%d", c))), mul(r(l1), v(nm("we1_%d", c)))))
 		d(nm("wjy%d_%d", z, c), add(mul(r(l0), v(nm("wf0_%d", c))), mul(r(l1), v(nm("wf1_%d", c)))))
@@ -276,11 +276,15 @@ func wedgeLoad(d func(string, kernel.Expr), rd func(float64) float64) {
 		var ts []term
 		for z, zeta := range levels {
 			for pt, t := range tri {
-				lam := [3]float64{1 - t[0] - t[1], t[0], t[1]}[i]
-				ell := [2]float64{(1 - zeta) / 2, (1 + zeta) / 2}[s]
-				ts = append(ts, term{rd(weights[z][pt] * lam * ell), v(fmt.Sprintf("wdet%d_%d", z, pt))})
+				ts = append(ts, term{rd(weights[z][pt] * wedgeLambda(i, t) * wedgeL(s, zeta)), v(fmt.Sprintf("wdet%d_%d", z, pt))})
 			}
 		}
 		d(fmt.Sprintf("B%d", a), mul(lin(ts), v("fe")))
 	}
 }
+
+// wedgeLambda is the barycentric λ_i (1 − ξ − η, ξ, η) at triangle point t.
+func wedgeLambda(i int, t [2]float64) float64 { return [3]float64{1 - t[0] - t[1], t[0], t[1]}[i] }
+
+// wedgeL is the linear L_s ((1 − ζ)/2, (1 + ζ)/2) at level ζ.
+func wedgeL(s int, zeta float64) float64 { return [2]float64{(1 - zeta) / 2, (1 + zeta) / 2}[s] }

@@ -14,7 +14,7 @@ import (
 //
 //	ĝ_aᵀ G ĝ_b + N_a (μ·ĝ_b) + N_b (ν·ĝ_a) + ρ N_a N_b,
 //	G = w/det · R K Rᵀ (nine numbers: K need not be symmetric),
-//	μ = w R c₀, ν = w R c·₀, ρ = w det,
+//	μ = w R c₀, ν = w R c·₀, ρ = w det c₀₀ (c₀₀ applied after the sums),
 //
 // and, as for the Laplace matrix, each product of shape-function factors
 // meets the point through its level (L_s L_t), its triangle point
@@ -28,8 +28,8 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 	r := func(x float64) kernel.Expr { return lit(p.Prec.Rounded(x)) }
 	rd := p.Prec.Rounded
 	tri, levels, weights, _ := wedgeRule()
-	lam := func(i, pt int) float64 { return [3]float64{1 - tri[pt][0] - tri[pt][1], tri[pt][0], tri[pt][1]}[i] }
-	ell := func(s int, z float64) float64 { return [2]float64{(1 - z) / 2, (1 + z) / 2}[s] }
+	lam := func(i, pt int) float64 { return wedgeLambda(i, tri[pt]) }
+	ell := wedgeL
 	sign := func(s int) float64 { return float64(2*s - 1) } // 2 L′_s
 	alpha, beta := [3]float64{-1, 1, 0}, [3]float64{-1, 0, 1}
 	var ss []kernel.Stmt
