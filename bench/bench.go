@@ -225,13 +225,19 @@ func (r *Runner) time(sets int, launch func(set int) error) (Timing, error) {
 	if err := r.dev.Sync(); err != nil {
 		return Timing{}, err
 	}
-	ds := make([]time.Duration, r.cfg.Reps)
-	for i := range ds {
-		d, err := r.dev.Elapsed(func() error { return launch(i % sets) })
-		if err != nil {
-			return Timing{}, err
+	// The last warm-up's set leads in; the timed launches rotate from set 0.
+	last := max(r.cfg.Warmup-1, 0) % sets
+	ds, err := device.ElapsedSeries(r.dev, r.cfg.Reps, func(i int) error {
+		if i == 0 {
+			return launch(last)
 		}
-		ds[i] = d
+		return launch((i - 1) % sets)
+	})
+	if err != nil {
+		return Timing{}, err
+	}
+	if len(ds) == 0 {
+		return Timing{}, errors.New("bench: no launches timed (reps must be at least 1)")
 	}
 	slices.Sort(ds)
 	med := ds[len(ds)/2]

@@ -7,6 +7,7 @@
 package device
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/emit"
@@ -122,6 +123,47 @@ type Device interface {
 	// Sync waits for all enqueued work.
 	Sync() error
 	Close() error
+}
+
+// SeriesTimer is implemented by devices that can time launches enqueued
+// back to back.
+type SeriesTimer interface {
+	// ElapsedSeries calls f(0), f(1), …, f(n) without waiting between them
+	// and returns the device time of each of f(1) … f(n), measured between
+	// events enqueued around each. f(0) is a lead-in and is not timed.
+	ElapsedSeries(n int, f func(i int) error) ([]time.Duration, error)
+}
+
+// ElapsedSeries times f(1) … f(n) after an untimed lead-in f(0).
+//
+// Timing one launch between two events lets host time count as kernel
+// time: on an idle device the start event completes at once, and the
+// clock runs while the host binds arguments and enqueues the launch (a
+// few microseconds, far more when the host is busy compiling other
+// candidates). Enqueued behind the lead-in, each timed launch is already
+// waiting when the device reaches its start event, so only device time
+// is counted as long as the host enqueues faster than the device runs.
+// Devices without SeriesTimer (the host, whose launches are synchronous)
+// time each call on its own.
+func ElapsedSeries(d Device, n int, f func(i int) error) ([]time.Duration, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("device: %d timed launches", n)
+	}
+	if st, ok := d.(SeriesTimer); ok {
+		return st.ElapsedSeries(n, f)
+	}
+	if err := f(0); err != nil {
+		return nil, err
+	}
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		dt, err := d.Elapsed(func() error { return f(i + 1) })
+		if err != nil {
+			return nil, err
+		}
+		ds[i] = dt
+	}
+	return ds, nil
 }
 
 // Bind resolves a kernel's launch against named sizes and orders its

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -232,6 +233,54 @@ func TestDevice(t *testing.T) {
 			if math.Abs(float64(got[i])-want) > 1e-6*math.Max(1, math.Abs(want)) {
 				t.Fatalf("y[%d] = %v, want %v", i, got[i], want)
 			}
+		}
+	})
+	t.Run("series", func(t *testing.T) {
+		// y ← 1.0·x + 1.0·y five times: a lead-in and four timed launches,
+		// enqueued in order with no wait between them.
+		x, y := make([]float64, n), make([]float64, n)
+		for i := range x {
+			x[i], y[i] = rng.NormFloat64(), rng.NormFloat64()
+		}
+		bx, _ := d.Alloc(8 * n)
+		by, _ := d.Alloc(8 * n)
+		defer bx.Free()
+		defer by.Free()
+		must(t, bx.Upload(bytesOf(x)))
+		must(t, by.Upload(bytesOf(y)))
+		k, _ := prog.Kernel("axpby_f64")
+		l := device.Launch{Grid: [3]int{(n + 255) / 256}, Block: [3]int{256}}
+		var calls []int
+		ds, err := d.ElapsedSeries(4, func(i int) error {
+			calls = append(calls, i)
+			return k.Launch(l, bx, by, 1.0, 1.0, int64(n))
+		})
+		must(t, err)
+		if !slices.Equal(calls, []int{0, 1, 2, 3, 4}) || len(ds) != 4 {
+			t.Fatalf("calls %v, %d times", calls, len(ds))
+		}
+		for i, dt := range ds {
+			if dt <= 0 {
+				t.Errorf("launch %d: %v", i+1, dt)
+			}
+		}
+		t.Logf("series: %v", ds)
+		got := make([]float64, n)
+		must(t, by.Download(bytesOf(got)))
+		for i := range got {
+			if want := y[i] + 5*x[i]; math.Abs(got[i]-want) > 1e-14*(math.Abs(y[i])+5*math.Abs(x[i])) {
+				t.Fatalf("y[%d] = %v, want %v", i, got[i], want)
+			}
+		}
+		// An error from f ends the series and is returned.
+		boom := errors.New("boom")
+		if _, err := d.ElapsedSeries(3, func(i int) error {
+			if i == 2 {
+				return boom
+			}
+			return nil
+		}); !errors.Is(err, boom) {
+			t.Errorf("error from f: %v", err)
 		}
 	})
 	t.Run("shared", func(t *testing.T) {

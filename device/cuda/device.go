@@ -221,6 +221,58 @@ func (d *Device) Elapsed(f func() error) (time.Duration, error) {
 	return time.Duration(float64(ms) * 1e6), nil
 }
 
+// ElapsedSeries calls f(0) … f(n) back to back on the default stream with
+// an event recorded after each, and returns the time between consecutive
+// events from f(1) on (device.SeriesTimer).
+func (d *Device) ElapsedSeries(n int, f func(i int) error) ([]time.Duration, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("cuda: %d timed launches", n)
+	}
+	events := make([]uintptr, 0, n+1)
+	defer func() {
+		_ = d.Do(func() error {
+			for _, ev := range events {
+				drv.cuEventDestroy(ev)
+			}
+			return nil
+		})
+	}()
+	ds := make([]time.Duration, n)
+	err := d.Do(func() error {
+		// Created before the first launch, so that the loop only enqueues.
+		for range n + 1 {
+			var ev uintptr
+			if err := check("cuEventCreate", drv.cuEventCreate(&ev, 0)); err != nil {
+				return err
+			}
+			events = append(events, ev)
+		}
+		for i, ev := range events {
+			if err := f(i); err != nil {
+				return err
+			}
+			if err := check("cuEventRecord", drv.cuEventRecord(ev, 0)); err != nil {
+				return err
+			}
+		}
+		if err := check("cuEventSynchronize", drv.cuEventSynchronize(events[n])); err != nil {
+			return err
+		}
+		for i := range ds {
+			var ms float32
+			if err := check("cuEventElapsedTime", drv.cuEventElapsedTime(&ms, events[i], events[i+1])); err != nil {
+				return err
+			}
+			ds[i] = time.Duration(float64(ms) * 1e6)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ds, nil
+}
+
 // Close releases the primary context. Buffers and programs of the device must
 // be freed first. Close is idempotent.
 func (d *Device) Close() error {

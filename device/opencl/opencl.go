@@ -471,6 +471,76 @@ func (d *Device) Elapsed(f func() error) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
+// ElapsedSeries calls f(0) … f(n) back to back with a marker enqueued
+// after each, and returns the time between the ends of consecutive
+// markers from f(1) on (device.SeriesTimer). Where marker profiling is
+// unavailable it times each call with Elapsed.
+func (d *Device) ElapsedSeries(n int, f func(i int) error) ([]time.Duration, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("opencl: %d timed launches", n)
+	}
+	d.mu.Lock()
+	useMarkers := !d.noMarkers && cl.EnqueueMarkerWithWait != nil
+	d.mu.Unlock()
+	if !useMarkers {
+		return d.elapsedEach(n, f)
+	}
+	events := make([]uintptr, n+1)
+	var a dl.Arena
+	defer a.Free()
+	a.Pin(&events[0])
+	enqueued := 0
+	defer func() {
+		for _, ev := range events[:enqueued] {
+			cl.ReleaseEvent(ev)
+		}
+	}()
+	for i := 0; i <= n; i++ {
+		if err := f(i); err != nil {
+			return nil, err
+		}
+		if err := check("clEnqueueMarkerWithWaitList", cl.EnqueueMarkerWithWait(d.queue, 0, nil, &events[i])); err != nil {
+			return nil, err
+		}
+		enqueued++
+	}
+	if err := check("clWaitForEvents", cl.WaitForEvents(uint32(n+1), &events[0])); err != nil {
+		return nil, err
+	}
+	ends := make([]uint64, n+1)
+	for i, ev := range events {
+		t, err := profile(ev, clProfilingCommandEnd)
+		if err != nil || t == 0 || (i > 0 && t < ends[i-1]) {
+			d.mu.Lock()
+			d.noMarkers = true
+			d.mu.Unlock()
+			return d.elapsedEach(n, f)
+		}
+		ends[i] = t
+	}
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		ds[i] = time.Duration(ends[i+1] - ends[i])
+	}
+	return ds, nil
+}
+
+// elapsedEach times f(1) … f(n) one at a time after a lead-in f(0).
+func (d *Device) elapsedEach(n int, f func(i int) error) ([]time.Duration, error) {
+	if err := f(0); err != nil {
+		return nil, err
+	}
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		dt, err := d.Elapsed(func() error { return f(i + 1) })
+		if err != nil {
+			return nil, err
+		}
+		ds[i] = dt
+	}
+	return ds, nil
+}
+
 func profile(ev uintptr, param uint32) (uint64, error) {
 	var a dl.Arena
 	defer a.Free()

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +195,57 @@ func TestAxpy(t *testing.T) {
 		}
 		if err := k.Launch(device.Launch{Grid: [3]int{1}}, X, Y, a, "x"); err == nil {
 			t.Error("string argument accepted")
+		}
+	})
+
+	t.Run("series", func(t *testing.T) {
+		// y ← 0.5·x + y five times: a lead-in and four timed launches.
+		k, err := prog.Kernel("axpy32")
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, y := make([]float32, n), make([]float32, n)
+		xb, yb := make([]byte, 4*n), make([]byte, 4*n)
+		for i := range x {
+			x[i], y[i] = float32(r.IntN(64)-32), float32(r.IntN(64)-32)
+			binary.LittleEndian.PutUint32(xb[4*i:], math.Float32bits(x[i]))
+			binary.LittleEndian.PutUint32(yb[4*i:], math.Float32bits(y[i]))
+		}
+		X, Y := upload(t, d, xb), upload(t, d, yb)
+		var calls []int
+		ds, err := d.ElapsedSeries(4, func(i int) error {
+			calls = append(calls, i)
+			return k.Launch(device.Launch{Grid: [3]int{grid}, Block: [3]int{block}}, X, Y, float32(0.5), int64(n))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(calls, []int{0, 1, 2, 3, 4}) || len(ds) != 4 {
+			t.Fatalf("calls %v, %d times", calls, len(ds))
+		}
+		for i, dt := range ds {
+			if dt <= 0 {
+				t.Errorf("launch %d: %v", i+1, dt)
+			}
+		}
+		t.Logf("series %v (markers disabled: %v)", ds, d.noMarkers)
+		if err := Y.Download(yb); err != nil {
+			t.Fatal(err)
+		}
+		for i := range y {
+			// Small integers and halves: every sum is exact.
+			if g, want := math.Float32frombits(binary.LittleEndian.Uint32(yb[4*i:])), y[i]+2.5*x[i]; g != want {
+				t.Fatalf("y[%d] = %v, want %v", i, g, want)
+			}
+		}
+		boom := errors.New("boom")
+		if _, err := d.ElapsedSeries(3, func(i int) error {
+			if i == 1 {
+				return boom
+			}
+			return nil
+		}); !errors.Is(err, boom) {
+			t.Errorf("error from f: %v", err)
 		}
 	})
 
