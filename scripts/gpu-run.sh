@@ -8,7 +8,7 @@
 #
 # STEP: info tests conformance nvcc bench-f64 bench-f32 bench-opencl-f64
 # bench-contract-f64 bench-contract-f32 sigterm verify-c verify-opencl
-# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab sweep fem pum pum-sweep integrate streamed
+# tune-f64 tune-f32 full-f64 full-f32 opencl-hex opencl-opts ab timer-ab sweep fem pum pum-sweep integrate streamed
 # write-mix profile. sigterm
 # sends SIGTERM to a CUDA bench 20 s into it, while NVRTC compiles the p6
 # operators into an empty cache, and checks that it wrote its JSON (marked
@@ -299,6 +299,18 @@ profile)
       > "$out/profile-$n.csv" 2> "$out/profile-$n.err" || status=1
     echo "profile $n: $op $dt $variant: $(wc -c < "$out/profile-$n.csv") bytes"
   done ;;
+timer-ab)
+  # Two builds timed alternately (A B B A) on the same operators, default
+  # search, no tuning store: bin/bespoke-old (build it from the commit to
+  # compare against) and bin/bespoke. BESPOKE_AB_OPS names the operators.
+  ops=${BESPOKE_AB_OPS:-p6/tet/m460 p5/tet/m132 p3/hex/m0 p6/hex/m460}
+  files=$(for o in $ops; do printf '%s ' "$mats/$o-sp.mtx"; done)
+  i=0
+  for dt in f64 f32; do for which in old new new old; do
+    i=$((i + 1)); exe=bin/bespoke; [ $which = old ] && exe=bin/bespoke-old
+    step "ab-$i-$which-$dt" 300 $exe bench $files --backend cuda --dtype $dt --no-store -q --json "$out/ab-$i-$which-$dt.json"
+    python3 scripts/bench-summary.py "$out/ab-$i-$which-$dt.json"
+  done; done ;;
 verify-c|verify-opencl)
   be=${s#verify-}
   step "$s" "${BESPOKE_VERIFY_LIMIT:-560}" nice -n 10 bin/bespoke verify "$mats" --backend "$be" --device "${BESPOKE_VERIFY_DEVICE:-}" --jobs "${BESPOKE_VERIFY_JOBS:-6}"
