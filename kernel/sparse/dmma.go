@@ -377,7 +377,7 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 	if pb.DType != kernel.F64 || arch < 80 {
 		return nil
 	}
-	return mmaCandidates(pb, arch, DMMA, []kernel.MMAShape{kernel.M8N8K4, kernel.M16N8K4, kernel.M16N8K8},
+	out := mmaCandidates(pb, arch, DMMA, []kernel.MMAShape{kernel.M8N8K4, kernel.M16N8K4, kernel.M16N8K8},
 		func(mt, nc int, _ bool) []Variant {
 			// Up to 32 columns and 32 sums a warp; where one warp
 			// takes every row, also half as many columns (more warps
@@ -389,7 +389,33 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 			}
 			return []Variant{{Width: w}}
 		})
+	if len(out) == 0 || arch < 90 || pb.Op.Rows*pb.Op.Cols > dmmaSmallEntries {
+		return out
+	}
+	// Small operators: the least tile (a warp's 16×8 sums, four warps
+	// along the columns), half the tiles a block and four buffers of B.
+	for _, sh := range []kernel.MMAShape{kernel.M16N8K4, kernel.M16N8K8} {
+		for _, kc := range dmmaAsyncChunks(pb.Op.Cols, sh.K) {
+			v := Variant{Family: DMMA, MMA: sh.String(), Rows: 1, Width: 1, Split: 4, Chunk: kc, Block: dmmaTiles / 2, Stages: 4}
+			if pb.Check(v) == nil && v.dmmaLayout(pb).threads <= dmmaMaxCandidateThreads && v.dmmaShared(pb) <= dmmaSharedLimit(arch) {
+				if !slices.ContainsFunc(out, func(o Variant) bool { return o.Name() == v.Name() }) {
+					out = append(out, v)
+				}
+				break
+			}
+		}
+	}
+	return out
 }
+
+// dmmaSmallEntries is the most m·k for which DMMACandidates adds the
+// least tiles. On the H100 (fp64, 2026-11-28, 450 variants side by side)
+// p6/tri/m132 (28×56) reached 95.5 % of the roof with 16×8 sums a warp,
+// two warps along the rows, eight tiles a block and four buffers of B
+// (dmma/m16n8k4-r1-w1-x4-c28-t8-a4), against 93.0–93.5 for the larger
+// tiles offered before (cuBLAS 95.8): its α·A is 12 KiB, and many small
+// blocks a multiprocessor hide more of B's latency than fewer large ones.
+const dmmaSmallEntries = 2048
 
 // mmaCandidates lists the variants of family fam (dmma or tmma) for
 // DMMACandidates and TMMACandidates: for each of shapes the device has

@@ -209,6 +209,7 @@ func TestDMMACandidates(t *testing.T) {
 		"p4/tet/m460": true,  // 105×35: 3675 entries, over dmmaMinEntries
 		"p3/tet/m460": false, // 60×20: 1200 entries
 		"p3/hex/m6":   false, "p6/hex/m460": false,
+		"p6/tri/m132": true, // 28×56: the least tiles too
 	} {
 		op := pyfrOp(t, name)
 		pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
@@ -259,6 +260,16 @@ func TestDMMACandidates(t *testing.T) {
 		}
 		if (grouped > 0) != (name == "p6/tet/m6") {
 			t.Errorf("%s: %d candidates with the rows split over blocks", name, grouped)
+		}
+		// The least tiles for small operators only (p6/tri/m132, 28×56).
+		small := 0
+		for _, v := range DMMACandidates(pb, 90) {
+			if v.Rows == 1 && v.Width == 1 && v.Block == dmmaTiles/2 {
+				small++
+			}
+		}
+		if wantSmall := name == "p6/tri/m132"; (small > 0) != wantSmall {
+			t.Errorf("%s: %d candidates with the least tiles", name, small)
 		}
 		pb32 := pb
 		pb32.DType = kernel.F32
