@@ -152,6 +152,16 @@ func ElapsedSeries(d Device, n int, f func(i int) error) ([]time.Duration, error
 	if st, ok := d.(SeriesTimer); ok {
 		return st.ElapsedSeries(n, f)
 	}
+	return ElapsedEach(d, n, f)
+}
+
+// ElapsedEach times f(1) … f(n) one call at a time with d.Elapsed, after
+// an untimed f(0): ElapsedSeries for devices without a series of their
+// own, or whose series timing failed.
+func ElapsedEach(d Device, n int, f func(i int) error) ([]time.Duration, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("device: %d timed launches", n)
+	}
 	if err := f(0); err != nil {
 		return nil, err
 	}

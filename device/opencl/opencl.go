@@ -474,7 +474,8 @@ func (d *Device) Elapsed(f func() error) (time.Duration, error) {
 // ElapsedSeries calls f(0) … f(n) back to back with a marker enqueued
 // after each, and returns the time between the ends of consecutive
 // markers from f(1) on (device.SeriesTimer). Where marker profiling is
-// unavailable it times each call with Elapsed.
+// unavailable it times each call with Elapsed (device.ElapsedEach); where
+// it fails after the series ran, f is called again for that.
 func (d *Device) ElapsedSeries(n int, f func(i int) error) ([]time.Duration, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("opencl: %d timed launches", n)
@@ -483,7 +484,7 @@ func (d *Device) ElapsedSeries(n int, f func(i int) error) ([]time.Duration, err
 	useMarkers := !d.noMarkers && cl.EnqueueMarkerWithWait != nil
 	d.mu.Unlock()
 	if !useMarkers {
-		return d.elapsedEach(n, f)
+		return device.ElapsedEach(d, n, f)
 	}
 	events := make([]uintptr, n+1)
 	var a dl.Arena
@@ -514,29 +515,13 @@ func (d *Device) ElapsedSeries(n int, f func(i int) error) ([]time.Duration, err
 			d.mu.Lock()
 			d.noMarkers = true
 			d.mu.Unlock()
-			return d.elapsedEach(n, f)
+			return device.ElapsedEach(d, n, f)
 		}
 		ends[i] = t
 	}
 	ds := make([]time.Duration, n)
 	for i := range ds {
 		ds[i] = time.Duration(ends[i+1] - ends[i])
-	}
-	return ds, nil
-}
-
-// elapsedEach times f(1) … f(n) one at a time after a lead-in f(0).
-func (d *Device) elapsedEach(n int, f func(i int) error) ([]time.Duration, error) {
-	if err := f(0); err != nil {
-		return nil, err
-	}
-	ds := make([]time.Duration, n)
-	for i := range ds {
-		dt, err := d.Elapsed(func() error { return f(i + 1) })
-		if err != nil {
-			return nil, err
-		}
-		ds[i] = dt
 	}
 	return ds, nil
 }
