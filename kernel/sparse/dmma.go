@@ -96,7 +96,7 @@ func dmmaSharedLimit(arch int) int {
 // last wave of them leaves little idle.
 const dmmaTiles = 16
 
-var dmmaRE = regexp.MustCompile(`^(dmma|tmma)(?:/(m\d+n\d+k\d+)-r(\d+)-w(\d+)-x(\d+)-c(\d+)(?:-t(\d+))?(?:-([ap])(\d+))?(-s)?(-h)?(?:-y(\d+))?(-g)?(?:-b(\d+))?)?$`)
+var dmmaRE = regexp.MustCompile(`^(dmma|tmma)(?:/(m\d+n\d+k\d+)-r(\d+)-w(\d+)-x(\d+)-c(\d+)(?:-t(\d+))?(?:-([ap])(\d+))?(-s)?(-h)?(?:-y(\d+))?(-g)?(?:-b(\d+))?(-k)?)?$`)
 
 // dmmaDefault is the variant a bare "dmma" names: m8n8k4 (any sm_80+),
 // 32×32 sums a warp, two warps along the columns, chunks of 8, α·A
@@ -129,6 +129,9 @@ func (v Variant) dmmaName() string {
 	if v.Occupancy > 0 {
 		s += fmt.Sprintf("-b%d", v.Occupancy)
 	}
+	if v.RegA {
+		s += "-k"
+	}
 	return s
 }
 
@@ -140,7 +143,7 @@ func (v Variant) dmmaName() string {
 // block has at most 256 threads and two fit in shared memory); and "tmma"
 // (TMMA) alike, with -s (after -t) for α·A split as it is read and -h for
 // B split as it is staged; -a N (after -t) for B copied asynchronously
-// into N buffers.
+// into N buffers; -k (last, dmma with -a) for α·A kept in registers.
 func parseDMMA(s string) (Variant, error) {
 	m := dmmaRE.FindStringSubmatch(s)
 	if m == nil {
@@ -148,7 +151,7 @@ func parseDMMA(s string) (Variant, error) {
 	}
 	v := Defaults(Family(m[1]))
 	shape, nums, tiles, split, stage, blocks := m[2], []string{m[3], m[4], m[5], m[6], m[7], m[14], m[9], m[12]}, m[7], m[10], m[11], m[14]
-	v.Apart = m[13] != ""
+	v.Apart, v.RegA = m[13] != "", m[15] != ""
 	if shape != "" {
 		v.MMA = shape
 		v.SplitA, v.StageB, v.StreamA = split != "", stage != "", m[8] == "p"
@@ -239,6 +242,8 @@ func (v Variant) validDMMA() error {
 		return fmt.Errorf("variant %s: groups of rows (-y) must be 1..16", v.Name())
 	case v.Apart && (v.Stages == 0 || v.StreamA || v.Split < 2):
 		return fmt.Errorf("variant %s: column groups apart (-g) take B copied in stages (-a) and two or more warps along the columns", v.Name())
+	case v.RegA && (v.Family != DMMA || v.Stages == 0 || v.StreamA):
+		return fmt.Errorf("variant %s: α·A in registers (-k) takes dmma with B copied in stages (-a)", v.Name())
 	case v.StreamA && (v.Stages == 0 || (v.Family == TMMA && !v.SplitA)):
 		return fmt.Errorf("variant %s: α·A copied in stages (-p) takes stages and α·A staged as it is (tmma: -s)", v.Name())
 	}
@@ -311,6 +316,9 @@ func (v Variant) dmmaLayout(pb Problem) dmmaLayout {
 	if v.resident() { // every chunk's k-steps, zero past k
 		l.aLen *= l.chunks
 	}
+	if v.RegA { // in registers, not in shared memory
+		l.aLen = 0
+	}
 	l.bLen = v.Chunk * l.stride
 	if l.stageB {
 		l.bLen *= 2
@@ -344,6 +352,14 @@ func (pb Problem) checkDMMA(v Variant) error {
 	l := v.dmmaLayout(pb)
 	if l.threads > kernel.MaxThreads {
 		return fmt.Errorf("variant %s needs %d threads per block for %d rows (at most %d)", v.Name(), l.threads, pb.Op.Rows, kernel.MaxThreads)
+	}
+	if v.RegA {
+		if l.chunks != 1 {
+			return fmt.Errorf("variant %s: α·A in registers (-k) takes all %d columns of A in one chunk (-c%d or more)", v.Name(), pb.Op.Cols, (pb.Op.Cols+l.sh.K-1)/l.sh.K*l.sh.K)
+		}
+		if need, most := v.regANeed(l), dmmaMaxRegisters(l.threads); need > most {
+			return fmt.Errorf("variant %s: α·A in registers (-k) needs about %d registers a thread (at most %d with %d threads): fewer fragments a warp", v.Name(), need, most, l.threads)
+		}
 	}
 	limit := MaxSharedBytes
 	if v.resident() || v.Stages > 0 {
@@ -841,6 +857,10 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 			if aBuf != nil {
 				at = append([]kernel.Expr{aBuf}, at...)
 			}
+			if v.RegA { // areg[(step·Mt + i)·na + x]
+				out = append(out, dmmaReal(av(i, x), kernel.At("areg", b.aReg(aStep, i, x))))
+				continue
+			}
 			out = append(out, dmmaReal(av(i, x), kernel.At("ash", at...)))
 		}
 	}
@@ -916,12 +936,39 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 		}
 	}
 	loop := kernel.For{Var: "s", From: lit(0), To: lit(l.steps), Body: out}
-	if u := b.unroll(); u == 0 {
+	if u := b.unroll(); u == 0 || v.RegA { // RegA: areg's indices known at compile time
 		loop.Unroll = true
 	} else {
 		loop.UnrollBy = u
 	}
 	return []kernel.Stmt{loop}
+}
+
+// aReg is the index in areg of element x of fragment i of k-step step
+// (RegA): (step·Mt + i)·na + x.
+func (b *dmmaBuilder) aReg(step kernel.Expr, i, x int) kernel.Expr {
+	return plus(x, bin("*", plus(i, bin("*", step, lit(b.v.Rows))), lit(b.l.na)))
+}
+
+// fillRegA declares areg, a thread's α·A fragments of every k-step
+// (RegA), and fills it from the buffer a: element x of fragment i of
+// k-step s is the value ash would hold at ((s·bands + wr·Mt + i)·32 +
+// lane)·na + x (aValue), zero past m and k.
+func (b *dmmaBuilder) fillRegA() []kernel.Stmt {
+	v, l := b.v, b.l
+	n := v.Rows * l.steps * l.na
+	// f = (s·Mt + i)·na + x
+	s := bin("/", kernel.Ref("f"), lit(v.Rows*l.na))
+	i := bin("%", bin("/", kernel.Ref("f"), lit(l.na)), lit(v.Rows))
+	x := bin("%", kernel.Ref("f"), lit(l.na))
+	band := bin("+", bin("*", s, lit(l.bands)), bin("+", bin("*", kernel.Ref("wr"), lit(v.Rows)), i))
+	e := bin("+", bin("*", bin("+", bin("*", band, lit(32)), kernel.Ref("lane")), lit(l.na)), x)
+	decls, val := b.aValue(e, nil)
+	return []kernel.Stmt{
+		kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d: this warp's fragments of all %d k-steps into its registers, once", b.g.m, b.g.k, l.steps)},
+		kernel.Decl{Type: kernel.Real, Name: "areg", Dims: []int{n}},
+		kernel.For{Var: "f", From: lit(0), To: lit(n), Unroll: true, Body: append(decls, kernel.Put("areg", val, kernel.Ref("f")))},
+	}
 }
 
 // unroll is how far the loop over a chunk's k-steps is unrolled: 0
@@ -981,6 +1028,18 @@ func (b *dmmaBuilder) epilogueGroup(pairs int) int {
 	groups := (pairs + most - 1) / most
 	return (pairs + groups - 1) / groups
 }
+
+// regANeed estimates the registers a thread of a RegA variant takes: its
+// α·A fragments of every k-step, its sums, one k-step's B fragments and
+// dmmaRegsBase.
+func (v Variant) regANeed(l dmmaLayout) int {
+	regs := l.bytes / 4
+	return regs*(v.Rows*l.steps*l.na+v.Rows*v.Width*l.nc+v.Width*l.nb) + dmmaRegsBase
+}
+
+// dmmaMaxRegisters is the most registers a thread of a RegA variant may
+// need: CUDA's limit, and no more than 64 Ki a block.
+func dmmaMaxRegisters(threads int) int { return min(255, 65536/max(threads, 1)) }
 
 // dmmaRegsBase is the registers a dmma thread needs besides its sums,
 // fragments and staged values: indices, addresses, loop state.
@@ -1108,7 +1167,7 @@ func (g *gen) dmmaKernel() {
 	}
 	k.Launch.SharedBytes = v.dmmaShared(pb)
 	k.Hints = kernel.Hints{MinArch: l.typ.Arch(sh), MinBlocksPerUnit: v.Occupancy}
-	if v.Occupancy == 0 && T <= 256 && 2*(k.Launch.SharedBytes+1024) <= dmmaMaxShared+1024 {
+	if v.Occupancy == 0 && T <= 256 && 2*(k.Launch.SharedBytes+1024) <= dmmaMaxShared+1024 && (!v.RegA || v.regANeed(l) <= 65536/(2*T)) {
 		// Registers for two blocks a multiprocessor, where their
 		// shared memory lets them (228 KiB a multiprocessor, 1 KiB
 		// of it reserved a block, on sm_90).
@@ -1119,6 +1178,8 @@ func (g *gen) dmmaKernel() {
 	switch {
 	case v.StreamA:
 		how = fmt.Sprintf("α·A and B copied asynchronously chunk by chunk into %d buffers, %d tiles a block", v.Stages, v.Block)
+	case v.RegA:
+		how = fmt.Sprintf("each warp's α·A fragments kept in its registers for %d tiles a block, B copied asynchronously into %d buffers", v.Block, v.Stages)
 	case v.resident() && v.Stages > 0:
 		how = fmt.Sprintf("α·A staged whole in shared memory for %d tiles a block, B copied asynchronously into %d buffers", v.Block, v.Stages)
 	case v.resident():
@@ -1138,6 +1199,9 @@ func (g *gen) dmmaKernel() {
 		ash.Dims = []int{v.Stages, l.aLen}
 	}
 	k.Shared = []kernel.Shared{ash, {Name: "bsh", Type: kernel.Real, Dims: []int{v.bBuffers(), l.bLen}}}
+	if v.RegA {
+		k.Shared = k.Shared[1:]
+	}
 	body := []kernel.Stmt{
 		dmmaI32("tid", localX),
 		dmmaI32("lane", bin("%", kernel.Ref("tid"), lit(32))),
@@ -1317,7 +1381,10 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 	for q := 0; q < S-1; q++ {
 		body = append(body, kernel.If{Cond: bin("<", lit(q), total), Then: issue(lit(q))}, kernel.AsyncCommit{})
 	}
-	if !v.StreamA {
+	switch {
+	case v.RegA:
+		body = append(body, b.fillRegA()...)
+	case !v.StreamA:
 		body = append(body,
 			kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d, into shared memory once, in the A-fragment order (zero past m and k), while they fly", b.g.m, b.g.k)},
 			kernel.For{Var: "e", From: kernel.Ref("tid"), To: lit(l.aLen), Step: int64(T), Body: append(decls, kernel.Put("ash", val, kernel.Ref("e")))},
@@ -1339,9 +1406,12 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 		kernel.If{Cond: bin("<", kernel.Ref("q1"), total), Then: issue(kernel.Ref("q1"))},
 		kernel.AsyncCommit{},
 	}
-	if v.StreamA {
+	switch {
+	case v.StreamA:
 		chunk = append(chunk, b.step(kernel.Ref("s"), kernel.Ref("buf"))...)
-	} else {
+	case v.RegA: // one chunk a tile: k-step s of α·A
+		chunk = append(chunk, b.step(kernel.Ref("s"), nil)...)
+	default:
 		chunk = append(chunk, b.step(bin("+", bin("*", kernel.Ref("kc"), lit(l.steps)), kernel.Ref("s")), nil)...)
 	}
 	chunk = append(chunk, b.tileDone())

@@ -41,6 +41,12 @@ var dmmaEdge = []string{
 	// Column groups apart: their own columns of B and barriers.
 	"dmma/m16n8k4-r1-w1-x2-c12-t2-a3-g",
 	"dmma/m16n8k8-r1-w2-x3-c8-t3-a4-y2-g-b1",
+	// α·A kept in registers: one chunk of all of k (29, a partial last
+	// k-step), the last band partly past m.
+	"dmma/m16n8k4-r1-w1-x2-c32-t2-a3-k",
+	"dmma/m8n8k4-r3-w2-x1-c32-t3-a2-k",
+	"dmma/m16n8k8-r2-w1-x2-c32-t2-a4-g-k",
+	"dmma/m16n8k4-r1-w1-x2-c32-t2-a3-y2-b1-k",
 }
 
 // dmmaCases builds the tensor-core variants (those offered on sm_90, or
@@ -153,6 +159,12 @@ func TestDMMAParse(t *testing.T) {
 		{"dmma/m16n8k8-r4-w8-x1-c8", ""}, // 128 sums a thread
 		{"dmma/m8n8k4-r4-w4-x0-c8", ""},
 		{"dmma/m8n8k4-r4-w4-x2-c256", ""},
+		{"dmma/m16n8k4-r2-w2-x1-c84-t16-a4-k", "dmma/m16n8k4-r2-w2-x1-c84-t16-a4-k"},
+		{"dmma/m16n8k4-r2-w2-x2-c84-t16-a4-y2-g-b1-k", "dmma/m16n8k4-r2-w2-x2-c84-t16-a4-y2-g-b1-k"},
+		{"dmma/m16n8k4-r2-w2-x1-c84-t16-k", ""},    // registers without stages
+		{"dmma/m16n8k4-r2-w2-x1-c84-t16-p3-k", ""}, // nor with α·A copied in stages
+		{"dmma/m16n8k4-r2-w2-x1-c84-k-t16-a4", ""}, // -k comes last
+		{"tmma/m16n8k8-r2-w2-x1-c88-t16-a4-k", ""}, // dmma only
 		{"dmmax", ""},
 	} {
 		v, err := ParseVariant(tc.in)
@@ -187,6 +199,11 @@ func TestDMMAParse(t *testing.T) {
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16", kernel.F64, ""},              // 256·84 + 2·28·68 doubles
 		{"dmma/m16n8k4-r2-w4-x2-c56-t16", kernel.F64, "shared memory"}, // 256·112 + 2·56·68
 		{"dmma/m16n8k4-r2-w4-x2-c28-t16", kernel.F32, "fp64 only"},
+		// α·A in registers: 2·21·2 doubles of it a thread, all 84 columns in one chunk.
+		{"dmma/m16n8k4-r2-w2-x1-c84-t16-a4-k", kernel.F64, ""},
+		{"dmma/m16n8k4-r2-w2-x1-c28-t16-a4-k", kernel.F64, "one chunk"},
+		{"dmma/m16n8k4-r4-w2-x1-c84-t16-a4-k", kernel.F64, "registers"}, // 4·21·2 doubles
+		{"dmma/m16n8k4-r1-w2-x1-c84-t16-a4-k", kernel.F64, "registers"}, // 512 threads: 128 registers
 	} {
 		v, err := ParseVariant(tc.name)
 		if err != nil {

@@ -112,6 +112,12 @@ type Variant struct {
 	// chunk only for its own threads (kernel.Barrier.Threads), not for
 	// the block's.
 	Apart bool `json:"apart,omitempty"`
+	// RegA (dmma with B copied in stages, -k) keeps each warp's α·A
+	// fragments in its registers for all its tiles instead of in shared
+	// memory: one chunk of B a tile (every k-step unrolled, so that the
+	// fragments are named at compile time), shared memory for B alone,
+	// and no shared-memory reads of α·A (see DMMA).
+	RegA bool `json:"reg_a,omitempty"`
 	// Stream (cstream and bstream, -nt) stages the block's rows of C in
 	// shared memory and writes them out a cache line at a time with
 	// streamed stores (kernel.VecStore.Stream): on CPUs non-temporal
@@ -241,6 +247,9 @@ func Defaults(f Family) Variant {
 const maxChunk = 1 << 16
 
 func (v Variant) valid() error {
+	if v.RegA && v.Family != DMMA {
+		return fmt.Errorf("variant %s: only dmma keeps α·A in registers (-k)", v.Name())
+	}
 	if v.Prefetch && !v.denseHost() {
 		return fmt.Errorf("variant %s: only the dense CPU form (dense/xX-rR-wW) prefetches (-pf)", v.Name())
 	}
