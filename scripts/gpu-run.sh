@@ -188,6 +188,8 @@ sweep)
   # operator relative to the PyFR matrices, e.g. "f64 p6/tet/m460
   # dmma/…,dmma/…"); each bench's CSV holds every candidate, and the
   # six fastest of each are printed (% of the roof, registers, spills).
+  # BESPOKE_SWEEP_FILE names another list, e.g. scripts/sweep-regA.txt
+  # (dmma with α·A in registers, -k, on the p5–p6 tets and p6/tri/m460).
   mkdir -p "$out/sweep"; i=0
   while read -r dt op vs; do
     [ -n "$vs" ] || continue
@@ -196,7 +198,7 @@ sweep)
       --csv "$out/sweep/$i.csv" > "$out/sweep/$i.log" 2>&1 || { status=1; echo "sweep $i ($dt $op): $(tail -1 "$out/sweep/$i.log")"; }
     echo "== $dt $op: $(($(wc -l < "$out/sweep/$i.csv" 2>/dev/null || echo 1) - 1)) candidates"
     tail -n +2 "$out/sweep/$i.csv" 2>/dev/null | awk -F, '$19 == "true" {printf "%6.1f %s regs %s spill %s\n", 100 * $17, $12, $20, $21}' | sort -rn | head -6
-  done < .gpu/sweep.txt ;;
+  done < "${BESPOKE_SWEEP_FILE:-.gpu/sweep.txt}" ;;
 pum)
   # PUM integration + assembly on the device (issue 16): the thesis's 2-D
   # level 9 at p = 1…5 and 3-D level 6 at p = 1, 2, fp64 and fp32, both
