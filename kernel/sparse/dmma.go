@@ -51,6 +51,13 @@ import (
 //     than 48 KiB: dynamic shared memory, up to 227 KiB (H100, H200; 163
 //     KiB on the A100).
 //
+// A third way, for operators whose α·A a warp's registers can hold
+// (RegA, "-k", with B copied in stages): each warp loads its own α·A
+// fragments of every k-step into registers once, the block takes one
+// chunk of B a tile holding all of k, and every k-step is unrolled, so
+// that the shared memory holds B alone and the k-steps read no α·A from
+// it.
+//
 // The loop over a chunk's k-steps is unrolled only as far as the registers
 // allow (see dmmaBuilder.unroll), and offsets into B and C are 32-bit where
 // the baked leading dimensions allow. A Variant's fields: MMA the shape,
