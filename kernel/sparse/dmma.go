@@ -412,7 +412,11 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 			}
 			return []Variant{{Width: w}}
 		})
-	if len(out) == 0 || arch < 90 || pb.Op.Rows*pb.Op.Cols > dmmaSmallEntries {
+	if len(out) == 0 {
+		return out
+	}
+	out = append(out, dmmaRegACandidates(pb, arch)...)
+	if arch < 90 || pb.Op.Rows*pb.Op.Cols > dmmaSmallEntries {
 		return out
 	}
 	// Small operators: the least tile (a warp's 16×8 sums, four warps
@@ -430,6 +434,50 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 	}
 	return out
 }
+
+// dmmaRegACandidates are the dmma variants with α·A in registers (-k)
+// that DMMACandidates offers, for operators of at most dmmaRegAMaxCols
+// columns: two warps along the columns, 32 tiles a block, and each of
+// three forms (fragments down and along a warp, buffers of B) whose
+// estimated registers stay within dmmaRegACandidateRegs. On the H200
+// (fp64, 2026-11-28, 302 variants side by side, % of the roof) they beat
+// the previous choice on p4/tet/m460 (r2-w4, 81.4 against 77.8),
+// p6/tri/m460 (r2-w2, 86.4 against 81.7) and p5/tet/m0 (m16n8k8 r1-w4,
+// 75.3 against 73.6), and lost where k is 84 or more.
+func dmmaRegACandidates(pb Problem, arch int) []Variant {
+	if pb.Op.Cols > dmmaRegAMaxCols {
+		return nil
+	}
+	var out []Variant
+	for _, f := range []struct {
+		sh                  kernel.MMAShape
+		rows, width, stages int
+	}{{kernel.M16N8K4, 2, 4, 3}, {kernel.M16N8K4, 2, 2, 3}, {kernel.M16N8K8, 1, 4, 4}} {
+		if (Variant{Family: DMMA}).mmaType().Arch(f.sh) > arch {
+			continue
+		}
+		kc := (pb.Op.Cols + f.sh.K - 1) / f.sh.K * f.sh.K
+		v := Variant{Family: DMMA, MMA: f.sh.String(), Rows: f.rows, Width: f.width, Split: 2, Chunk: kc, Block: 2 * dmmaTiles, Stages: f.stages, RegA: true}
+		if pb.Check(v) != nil {
+			continue
+		}
+		if l := v.dmmaLayout(pb); l.threads <= dmmaMaxCandidateThreads && v.regANeed(l) <= dmmaRegACandidateRegs && v.dmmaShared(pb) <= dmmaSharedLimit(arch) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// dmmaRegAMaxCols is the most columns (k) of an operator that gets the
+// -k candidates: p6/tet/m460 and p5/tet/m6 (k = 84) lost to the
+// shared-memory kernels by 2–13 points on the H200.
+const dmmaRegAMaxCols = 64
+
+// dmmaRegACandidateRegs is the most registers regANeed may estimate for a
+// -k candidate. The estimate runs 20–35 % below what ptxas allots: on the
+// H200 p4/tet/m460's r2-w4 (estimate 184) took 227 registers and did not
+// spill, p5/tet/m0's r2-w2 (188) took 255 and spilled 40 bytes.
+const dmmaRegACandidateRegs = 184
 
 // dmmaSmallEntries is the most m·k for which DMMACandidates adds the
 // least tiles. On the H100 (fp64, 2026-11-28, 450 variants side by side)

@@ -288,6 +288,22 @@ func TestDMMACandidates(t *testing.T) {
 		if wantSmall := name == "p6/tri/m132"; (small > 0) != wantSmall {
 			t.Errorf("%s: %d candidates with the least tiles", name, small)
 		}
+		// α·A in registers where k ≤ dmmaRegAMaxCols and the
+		// registers fit; on sm_90 only (m16n8 shapes).
+		regA := 0
+		for _, v := range DMMACandidates(pb, 90) {
+			if v.RegA {
+				regA++
+			}
+		}
+		if wantRegA := name == "p4/tet/m460" || name == "p5/tet/m0" || name == "p6/tri/m132"; (regA > 0) != wantRegA {
+			t.Errorf("%s: %d candidates with α·A in registers", name, regA)
+		}
+		for _, v := range DMMACandidates(pb, 80) {
+			if v.RegA {
+				t.Errorf("%s: %s offered on sm_80", name, v)
+			}
+		}
 		pb32 := pb
 		pb32.DType = kernel.F32
 		if vs := DMMACandidates(pb32, 90); len(vs) > 0 {
