@@ -62,6 +62,10 @@ type Config struct {
 	// full search that still records what the model would have kept at
 	// its factor). Runs restricted to Variants never prune.
 	Prune float64
+	// Readmit is the most pruned candidates a problem builds after all
+	// when its kept candidates ran slower than those were predicted to
+	// (see readmit; 0: DefaultReadmit; negative: none).
+	Readmit int
 	// BuildWorkers bounds the compilations in flight ahead of timing (0:
 	// all CPUs, or all but two on a GPU, whose timing runs beside them).
 	BuildWorkers int
@@ -87,6 +91,9 @@ func (c *Config) defaults() {
 	}
 	if c.Screen == 0 {
 		c.Screen = DefaultScreen
+	}
+	if c.Readmit == 0 {
+		c.Readmit = DefaultReadmit
 	}
 	if c.WorkingSet <= 0 {
 		c.WorkingSet = 1 << 30

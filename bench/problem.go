@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/build"
@@ -33,6 +36,10 @@ type Candidate struct {
 	// Pruned: it was too slow there, so the candidate was not built.
 	Predicted *tune.Prediction `json:"predicted,omitempty"`
 	Pruned    bool             `json:"pruned,omitempty"`
+	// Readmitted: pruned by its prediction, then built and timed after
+	// all, because the kept candidates ran slower than it was predicted
+	// to (see readmit).
+	Readmitted bool `json:"readmitted,omitempty"`
 }
 
 // Result is everything measured for one problem.
@@ -93,13 +100,16 @@ func (o *Result) choose() {
 			next = c
 		}
 	}
-	screened, pruned := 0, 0
+	screened, pruned, readmitted := 0, 0, 0
 	for _, c := range o.Candidates {
 		if c.Screened {
 			screened++
 		}
 		if c.Pruned {
 			pruned++
+		}
+		if c.Readmitted {
+			readmitted++
 		}
 	}
 	why := fmt.Sprintf("fastest of %d verified and timed in full (%d baselines)", timed, baselines)
@@ -108,6 +118,9 @@ func (o *Result) choose() {
 	}
 	if pruned > 0 {
 		why += fmt.Sprintf(", %d not built (the cost model predicted them slow)", pruned)
+	}
+	if readmitted > 0 {
+		why += fmt.Sprintf(", %d built after all (the kept ones ran slower than those were predicted to)", readmitted)
 	}
 	if next != nil {
 		why += fmt.Sprintf("; %.1f %% faster than %s", 100*(float64(next.Timing.Median)/float64(best.Timing.Median)-1), next.Name)
@@ -151,6 +164,7 @@ type prepared struct {
 	cached  *Result
 	ks      []*kernel.Kernel
 	failed  []Candidate                // candidates whose kernels could not be built, or pruned
+	pruned  map[string]*kernel.Kernel  // the pruned candidates' kernels, by variant (see readmit)
 	predict map[string]tune.Prediction // by variant
 	err     error
 }
@@ -235,11 +249,59 @@ func (r *Runner) prune(pr *prepared) {
 		if prune && !ps[i].Keep {
 			p := ps[i]
 			pr.failed = append(pr.failed, Candidate{Name: k.Variant, Kind: "bespoke", Pruned: true, Predicted: &p})
+			if pr.pruned == nil {
+				pr.pruned = map[string]*kernel.Kernel{}
+			}
+			pr.pruned[k.Variant] = k
 			continue
 		}
 		kept = append(kept, k)
 	}
 	pr.ks = kept
+}
+
+// readmit names the pruned candidates (at most most, the fastest
+// predicted first) whose predicted time is under the fastest screened
+// time of a verified bespoke candidate (all of them when none verified):
+// the model pruned them against predictions that the kept candidates
+// then missed. On the H200 the
+// unrolled kernels of p8/hex/m132 in fp32 were predicted at 2.8 ms and
+// ran at 8.4 ms (255 registers and 732 bytes of spills, which the model
+// did not foresee), while the blocks kernels it pruned were predicted at
+// 4.2–5.7 ms.
+func readmit(cs []Candidate, most int) []string {
+	best := math.Inf(1)
+	for _, c := range cs {
+		if c.Kind == "bespoke" && c.Verified && c.Timing.Median > 0 {
+			best = min(best, c.Timing.Median.Seconds())
+		}
+	}
+	var out []Candidate
+	for _, c := range cs {
+		if c.Pruned && c.Predicted != nil && c.Predicted.Seconds > 0 && c.Predicted.Seconds < best {
+			out = append(out, c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(a.Predicted.Seconds, b.Predicted.Seconds) })
+	names := make([]string, 0, min(len(out), max(most, 0)))
+	for _, c := range out[:min(len(out), max(most, 0))] {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// DefaultReadmit is Config.Readmit's default.
+const DefaultReadmit = 16
+
+// cacheAll compiles ks into the device's cache side by side (readmitted
+// candidates: the run's compilers have moved on to later problems).
+func (r *Runner) cacheAll(ks []*kernel.Kernel) {
+	ready, wait := build.Ahead(r.dev, 1, func(int) []*kernel.Kernel { return ks }, runtime.NumCPU(), r.cfg.Stop, nil)
+	select {
+	case <-ready[0]:
+	case <-r.cfg.Stop:
+	}
+	wait()
 }
 
 // MaxSets bounds the rotated copies of a workload: a tiny problem (one
@@ -325,26 +387,71 @@ func (r *Runner) measure(pr *prepared) Result {
 		}
 		res.Candidates = append(res.Candidates, c)
 	}
-	for _, k := range pr.ks {
+	var closers []func() error
+	defer func() {
+		for _, f := range closers {
+			f()
+		}
+	}()
+	// add builds, verifies and screens one kernel; false: stopped.
+	add := func(k *kernel.Kernel, readmitted bool) bool {
 		if stopped() {
-			return res
+			return false
 		}
 		cfg.Progress(fmt.Sprintf("%s: %s", res.Name, k.Variant))
-		c := Candidate{Name: k.Variant, Kind: "bespoke"}
+		c := Candidate{Name: k.Variant, Kind: "bespoke", Readmitted: readmitted}
 		if p, ok := pr.predict[k.Variant]; ok {
 			c.Predicted = &p
 		}
 		prog, dk, err := build.One(r.dev, k)
 		if err != nil && stopped() { // the compilation was stopped, not failed
-			return res
+			return false
 		}
 		var run func(set) error
 		if err == nil {
-			defer prog.Close()
+			closers = append(closers, prog.Close)
 			c.Resources = dk.Resources()
 			run = func(s set) error { return launch(dk, k, w, s) }
 		}
 		try(c, run, err)
+		return true
+	}
+	for _, k := range pr.ks {
+		if !add(k, false) {
+			return res
+		}
+	}
+	// The model was wrong here if the kept candidates all ran slower
+	// than pruned ones were predicted to: those are built after all.
+	if again := readmit(res.Candidates, r.cfg.Readmit); len(again) > 0 {
+		cfg.Notes(fmt.Sprintf("%s: the kept candidates ran slower than %d pruned ones were predicted to; building those too", res.Name, len(again)))
+		ks := make([]*kernel.Kernel, len(again))
+		for i, name := range again {
+			ks[i] = pr.pruned[name]
+		}
+		r.cacheAll(ks)
+		drop := map[string]bool{}
+		for _, name := range again {
+			drop[name] = true
+		}
+		kept := res.Candidates[:0]
+		for _, c := range res.Candidates {
+			if !(c.Pruned && drop[c.Name]) {
+				kept = append(kept, c)
+			}
+		}
+		// entries index res.Candidates, and every pruned entry comes
+		// before them (pr.failed first).
+		shift := len(res.Candidates) - len(kept)
+		res.Candidates = kept
+		for i := range entries {
+			entries[i].idx -= shift
+		}
+		for _, k := range ks {
+			if !add(k, true) {
+				return res
+			}
+		}
 	}
 	for _, bl := range cfg.Baselines {
 		if stopped() {

@@ -97,7 +97,7 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	f.BoolVar(&o.retune, "retune", false, "measure problems whose choice the tuning store holds, and store the new one")
 	f.BoolVar(&o.noStore, "no-store", false, "neither reuse nor record choices in the tuning store")
 	f.Float64Var(&o.screen, "screen", bench.DefaultScreen, "time in full only the candidates whose screening time is within this factor of the best (0: time every candidate in full)")
-	f.StringVar(&o.pruneFlag, "prune", "auto", "do not build candidates the cost model predicts over this factor slower than its best prediction (auto: 1.2 on GPUs, 2 on CPUs; 0: build and time all, a full search)")
+	f.StringVar(&o.pruneFlag, "prune", "auto", "do not build candidates the cost model predicts over this factor slower than its best prediction (auto: 1.2 on GPUs, 2 on CPUs; 0: build and time all, a full search); up to 16 pruned ones are built after all where the kept ones run slower than those were predicted to")
 	if choices {
 		c.Use = "tune [FILE|DIR...]"
 		c.Short = "Choose each problem's fastest kernel (or vendor library) on a device, and remember the choice"
