@@ -475,23 +475,32 @@ func (r *Runner) measure(pr *prepared) Result {
 			best[c.Kind] = c.Timing.Median
 		}
 	}
+	var final []entry
 	for _, e := range entries {
 		c := &res.Candidates[e.idx]
 		if keep := r.cfg.Screen; keep > 0 && float64(c.Timing.Median) > keep*float64(best[c.Kind]) {
 			c.Screened = true
 			continue
 		}
-		if stopped() {
-			return res
-		}
-		cfg.Progress(fmt.Sprintf("%s: %s (timing)", res.Name, c.Name))
-		t, err := r.time(len(sets), func(i int) error { return e.launch(sets[i]) })
-		if err != nil {
-			c.Err, c.Verified = err.Error(), false
+		final = append(final, e)
+	}
+	cfg.Progress(fmt.Sprintf("%s: timing %d candidates in %d rounds", res.Name, len(final), r.cfg.Rounds))
+	launches := make([]func(int) error, len(final))
+	for i, e := range final {
+		launches[i] = func(s int) error { return e.launch(sets[s]) }
+	}
+	ts, errs, halted := r.timeRounds(len(sets), launches, stopped)
+	if halted {
+		return res
+	}
+	for i, e := range final {
+		c := &res.Candidates[e.idx]
+		if errs[i] != nil {
+			c.Err, c.Verified = errs[i].Error(), false
 			continue
 		}
-		c.Timing = t
-		c.GBs = float64(res.IdealBytes) / t.Median.Seconds() / 1e9
+		c.Timing = ts[i]
+		c.GBs = float64(res.IdealBytes) / ts[i].Median.Seconds() / 1e9
 	}
 	return res
 }
