@@ -393,8 +393,10 @@ func (pb Problem) checkDMMA(v Variant) error {
 // cores: PyFR's p4 tets (35×60 … 105×60) too, where the unrolled kernels
 // reached 56–66 % of the H100's roof on m132 and m460 (2026-11-24), and
 // p6/tri/m132 (28×56), where B copied asynchronously reached 92 against
-// the SIMT kernels' 87 (cuBLAS 94).
-const dmmaMinEntries = 1536
+// the SIMT kernels' 87 (cuBLAS 94); and PyFR's p3 tets (20×60, 60×20),
+// where on the H200 (fp64, 2026-11-28) p3/tet/m132 reached 90.4 with
+// dmma against 89.1 for the best SIMT kernel (cuBLAS 91.1).
+const dmmaMinEntries = 1200
 
 func DMMACandidates(pb Problem, arch int) []Variant {
 	if pb.DType != kernel.F64 || arch < 80 {

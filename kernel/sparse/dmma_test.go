@@ -224,7 +224,8 @@ func TestDMMACandidates(t *testing.T) {
 		"p5/tet/m460": true, "p6/tet/m460": true, "p6/tet/m132": true, "p5/tet/m6": true, "p6/tet/m0": true,
 		"p5/tet/m0": true, "p6/tet/m3": true,
 		"p4/tet/m460": true,  // 105×35: 3675 entries, over dmmaMinEntries
-		"p3/tet/m460": false, // 60×20: 1200 entries
+		"p3/tet/m460": true,  // 60×20: 1200 entries
+		"p3/tet/m0":   false, // 40×20: 800 entries, under dmmaMinEntries
 		"p3/hex/m6":   false, "p6/hex/m460": false,
 		"p6/tri/m132": true, // 28×56: the least tiles too
 	} {
@@ -278,14 +279,14 @@ func TestDMMACandidates(t *testing.T) {
 		if (grouped > 0) != (name == "p6/tet/m6") {
 			t.Errorf("%s: %d candidates with the rows split over blocks", name, grouped)
 		}
-		// The least tiles for small operators only (p6/tri/m132, 28×56).
+		// The least tiles for small operators only (p6/tri/m132, 28×56; p3/tet/m460, 60×20).
 		small := 0
 		for _, v := range DMMACandidates(pb, 90) {
 			if v.Rows == 1 && v.Width == 1 && v.Block == dmmaTiles/2 {
 				small++
 			}
 		}
-		if wantSmall := name == "p6/tri/m132"; (small > 0) != wantSmall {
+		if wantSmall := name == "p6/tri/m132" || name == "p3/tet/m460"; (small > 0) != wantSmall {
 			t.Errorf("%s: %d candidates with the least tiles", name, small)
 		}
 		// α·A in registers where k ≤ dmmaRegAMaxCols and the
@@ -296,7 +297,7 @@ func TestDMMACandidates(t *testing.T) {
 				regA++
 			}
 		}
-		if wantRegA := name == "p4/tet/m460" || name == "p5/tet/m0" || name == "p6/tri/m132"; (regA > 0) != wantRegA {
+		if wantRegA := name == "p4/tet/m460" || name == "p5/tet/m0" || name == "p6/tri/m132" || name == "p3/tet/m460"; (regA > 0) != wantRegA {
 			t.Errorf("%s: %d candidates with α·A in registers", name, regA)
 		}
 		for _, v := range DMMACandidates(pb, 80) {
