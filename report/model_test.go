@@ -19,6 +19,7 @@ func TestCheckModel(t *testing.T) {
 		}
 		return c
 	}
+	readmitted := func(c bench.Candidate) bench.Candidate { c.Readmitted = true; return c }
 	rep := &bench.Report{Problems: []bench.Result{
 		// Full search, winner kept.
 		{Name: "kept", Candidates: []bench.Candidate{cand("a", 100, true, false), cand("b", 150, false, false)}},
@@ -28,15 +29,18 @@ func TestCheckModel(t *testing.T) {
 		{Name: "lost", Candidates: []bench.Candidate{cand("a", 100, false, false), cand("b", 120, true, false)}},
 		// Pruned: not a full search.
 		{Name: "pruned", Candidates: []bench.Candidate{cand("a", 100, true, false), cand("b", 0, false, true)}},
+		// A pruned candidate built after all (readmitted) and 3× faster
+		// than the kept one: a full search the model lost.
+		{Name: "readmitted", Candidates: []bench.Candidate{cand("a", 300, true, false), readmitted(cand("b", 100, false, false))}},
 		// From the store: not counted.
 		{Name: "stored", Cached: true, Candidates: []bench.Candidate{cand("a", 100, true, false)}},
 	}}
 	m := CheckModel(rep)
-	want := ModelCheck{Candidates: 8, Pruned: 1, WouldPrune: 3, Searches: 3, WinnerKept: 1, Within1: 2, Worst: 1.2, WorstName: "lost"}
+	want := ModelCheck{Candidates: 10, Pruned: 1, WouldPrune: 4, Readmitted: 1, Searches: 4, WinnerKept: 1, Within1: 2, Worst: 3, WorstName: "readmitted"}
 	if m != want {
 		t.Errorf("got %+v\nwant %+v", m, want)
 	}
-	if s := m.String(); !strings.Contains(s, "did not build 1") || !strings.Contains(s, "20.0 % slower, lost") {
+	if s := m.String(); !strings.Contains(s, "did not build 1") || !strings.Contains(s, "built 1 it had pruned") || !strings.Contains(s, "200.0 % slower, readmitted") {
 		t.Errorf("summary %q", s)
 	}
 }

@@ -309,6 +309,9 @@ type ModelCheck struct {
 	// Candidates predicted, and of those Pruned (not built) or, in full
 	// searches, WouldPrune.
 	Candidates, Pruned, WouldPrune int
+	// Readmitted: pruned, then built after all because the kept
+	// candidates ran slower than those were predicted to.
+	Readmitted int
 	// Full searches (no candidate pruned) where the kept candidates held
 	// the fastest bespoke candidate (WinnerKept), or one within 1 % of
 	// it (Within1).
@@ -335,6 +338,9 @@ func CheckModel(rep *bench.Report) ModelCheck {
 				continue
 			}
 			m.Candidates++
+			if c.Readmitted {
+				m.Readmitted++
+			}
 			if c.Pruned {
 				m.Pruned++
 				full = false
@@ -371,6 +377,9 @@ func CheckModel(rep *bench.Report) ModelCheck {
 // String is the check in a sentence.
 func (m ModelCheck) String() string {
 	s := fmt.Sprintf("cost model: predicted %d candidates, did not build %d", m.Candidates, m.Pruned)
+	if m.Readmitted > 0 {
+		s += fmt.Sprintf(" (and built %d it had pruned, after the kept ones ran slower than those were predicted to)", m.Readmitted)
+	}
 	if m.Searches > 0 {
 		s += fmt.Sprintf("; in %d problems where every candidate was built it would have skipped %d, and the candidates it kept held the winner in %d and one within 1 %% of it in %d", m.Searches, m.WouldPrune, m.WinnerKept, m.Within1)
 		if m.Worst > 1 {
@@ -436,7 +445,7 @@ func WriteCSV(w io.Writer, rep *bench.Report) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"device", "dtype", "size", "problem", "shape", "m", "k", "nnz", "k_used", "density", "beta", "candidate", "kind",
 		"median_us", "min_us", "gbs", "roof_frac", "max_rel_err", "verified", "registers", "spill_bytes", "error",
-		"screened", "predicted_us", "model_bound", "model_keep", "pruned"})
+		"screened", "predicted_us", "model_bound", "model_keep", "pruned", "readmitted"})
 	for i := range rep.Problems {
 		o := &rep.Problems[i]
 		for _, c := range o.Candidates {
@@ -445,7 +454,8 @@ func WriteCSV(w io.Writer, rep *bench.Report) error {
 				us(c.Timing.Median), us(c.Timing.Min), fmt.Sprintf("%.2f", c.GBs), fmt.Sprintf("%.4f", c.RoofFrac),
 				fmt.Sprintf("%.3g", c.MaxRelErr), strconv.FormatBool(c.Verified), strconv.Itoa(c.Resources.Registers),
 				strconv.Itoa(c.Resources.SpillBytes), c.Err, strconv.FormatBool(c.Screened), predicted(c.Predicted, "us"),
-				predicted(c.Predicted, "bound"), predicted(c.Predicted, "keep"), strconv.FormatBool(c.Pruned)})
+				predicted(c.Predicted, "bound"), predicted(c.Predicted, "keep"), strconv.FormatBool(c.Pruned),
+				strconv.FormatBool(c.Readmitted)})
 		}
 	}
 	cw.Flush()

@@ -46,6 +46,15 @@ step() { # step NAME SECONDS COMMAND...
   [ $rc = 0 ] || status=1
 }
 
+# The board's clocks, power and throttle reasons every half second, the
+# whole run (work/smi.csv): under its power cap a GPU's clocks dip within a
+# second of dense kernels (H200, 700 W, 2026-11-28), which moves their times.
+smi=
+if command -v nvidia-smi > /dev/null; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv -lms 500 > "$out/smi.csv" 2>&1 &
+  smi=$!
+fi
+
 for s in $steps; do case $s in
 info)
   step machine 60 bash -c 'nvidia-smi; nvcc --version'
@@ -319,6 +328,7 @@ verify-c|verify-opencl)
   grep -v '^ok ' "$out/$s.log" | tail -n 8 ;;
 *) echo "unknown step $s"; status=2 ;;
 esac; done
+[ -n "$smi" ] && kill "$smi" 2>/dev/null
 cp "$out"/bench-*.log "$final"/ 2>/dev/null
 tar czf "$final/results-$(echo $steps | tr ' ' '-').tgz" -C "$out" .
 echo "gpu-run: status $status"
