@@ -165,6 +165,7 @@ type prepared struct {
 	ks      []*kernel.Kernel
 	failed  []Candidate                // candidates whose kernels could not be built, or pruned
 	pruned  map[string]*kernel.Kernel  // the pruned candidates' kernels, by variant (see readmit)
+	factor  float64                    // the pruning factor used
 	predict map[string]tune.Prediction // by variant
 	err     error
 }
@@ -240,6 +241,7 @@ func (r *Runner) prune(pr *prepared) {
 		factor = m.Prune
 	}
 	keep := tune.Prune(ps, factor)
+	pr.factor = factor
 	prune := r.cfg.Prune >= 0 && len(r.cfg.Variants) == 0
 	pr.predict = map[string]tune.Prediction{}
 	var kept []*kernel.Kernel
@@ -261,15 +263,15 @@ func (r *Runner) prune(pr *prepared) {
 }
 
 // readmit names the pruned candidates (at most most, the fastest
-// predicted first) whose predicted time is under the fastest screened
-// time of a verified bespoke candidate (all of them when none verified):
-// the model pruned them against predictions that the kept candidates
-// then missed. On the H200 the
-// unrolled kernels of p8/hex/m132 in fp32 were predicted at 2.8 ms and
-// ran at 8.4 ms (255 registers and 732 bytes of spills, which the model
-// did not foresee), while the blocks kernels it pruned were predicted at
-// 4.2–5.7 ms.
-func readmit(cs []Candidate, most int) []string {
+// predicted first) whose predicted time, times the pruning factor, is
+// under the fastest screened time of a verified bespoke candidate (all of
+// them when none verified): the model pruned them against predictions
+// that the kept candidates then missed by more than its margin. On the
+// H200 the unrolled kernels of p8/hex/m132 in fp32 were predicted at 2.8
+// ms and ran at 8.4 ms (255 registers and 732 bytes of spills, which the
+// model did not foresee), while the blocks kernels it pruned were
+// predicted at 4.2–5.7 ms.
+func readmit(cs []Candidate, most int, factor float64) []string {
 	best := math.Inf(1)
 	for _, c := range cs {
 		if c.Kind == "bespoke" && c.Verified && c.Timing.Median > 0 {
@@ -278,7 +280,7 @@ func readmit(cs []Candidate, most int) []string {
 	}
 	var out []Candidate
 	for _, c := range cs {
-		if c.Pruned && c.Predicted != nil && c.Predicted.Seconds > 0 && c.Predicted.Seconds < best {
+		if c.Pruned && c.Predicted != nil && c.Predicted.Seconds > 0 && max(factor, 1)*c.Predicted.Seconds < best {
 			out = append(out, c)
 		}
 	}
@@ -422,8 +424,9 @@ func (r *Runner) measure(pr *prepared) Result {
 		}
 	}
 	// The model was wrong here if the kept candidates all ran slower
-	// than pruned ones were predicted to: those are built after all.
-	if again := readmit(res.Candidates, r.cfg.Readmit); len(again) > 0 {
+	// than pruned ones were predicted to, by more than its margin: those
+	// are built after all.
+	if again := readmit(res.Candidates, r.cfg.Readmit, pr.factor); len(again) > 0 {
 		cfg.Notes(fmt.Sprintf("%s: the kept candidates ran slower than %d pruned ones were predicted to; building those too", res.Name, len(again)))
 		ks := make([]*kernel.Kernel, len(again))
 		for i, name := range again {

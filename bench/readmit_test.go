@@ -14,9 +14,9 @@ import (
 	"github.com/bespoke-hpc/bespoke/tune"
 )
 
-// readmit names the pruned candidates predicted faster than the fastest
-// verified bespoke candidate ran (all of them when none did), fastest
-// predicted first, at most most.
+// readmit names the pruned candidates predicted faster, by the pruning
+// factor, than the fastest verified bespoke candidate ran (all of them
+// when none did), fastest predicted first, at most most.
 func TestReadmit(t *testing.T) {
 	ran := func(name string, us float64, verified bool, kind string) Candidate {
 		return Candidate{Name: name, Kind: kind, Verified: verified, Timing: Timing{Median: time.Duration(us * 1e3)}}
@@ -32,20 +32,23 @@ func TestReadmit(t *testing.T) {
 		ran("cublas", 2, true, "baseline"), // a library: does not count
 	}
 	for _, tc := range []struct {
-		most int
-		want []string
+		most   int
+		factor float64
+		want   []string
 	}{
-		{16, []string{"p3", "p5", "p9"}},
-		{2, []string{"p3", "p5"}},
-		{0, []string{}},
-		{-1, []string{}},
+		{16, 1, []string{"p3", "p5", "p9"}},
+		{16, 0, []string{"p3", "p5", "p9"}}, // no factor: as 1
+		{16, 2.5, []string{"p3"}},           // 2.5·5 µs is not under 10
+		{2, 1, []string{"p3", "p5"}},
+		{0, 1, []string{}},
+		{-1, 1, []string{}},
 	} {
-		if got := readmit(cs, tc.most); !slices.Equal(got, tc.want) {
-			t.Errorf("most %d: %v, want %v", tc.most, got, tc.want)
+		if got := readmit(cs, tc.most, tc.factor); !slices.Equal(got, tc.want) {
+			t.Errorf("most %d, factor %g: %v, want %v", tc.most, tc.factor, got, tc.want)
 		}
 	}
 	// No kept candidate verified (or none was kept): all of them.
-	if got, want := readmit(cs[:5], 16), []string{"p3", "p5", "p9", "p12"}; !slices.Equal(got, want) {
+	if got, want := readmit(cs[:5], 16, 1.2), []string{"p3", "p5", "p9", "p12"}; !slices.Equal(got, want) {
 		t.Errorf("nothing ran: readmitted %v, want %v", got, want)
 	}
 }
