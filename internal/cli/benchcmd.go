@@ -28,7 +28,7 @@ import (
 type benchOptions struct {
 	problemFlags
 	backend, device, variants              string
-	n, reps, warmup                        int
+	n, reps, warmup, rounds, readmit       int
 	workingSet                             int64
 	jsonOut, csvOut, goOut, plotDir, mdOut string
 	maxMemory, workingSetFlag              string
@@ -84,6 +84,8 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	f.IntVar(&o.n, "n", 0, "size (sparse: columns; default 262144 on CPUs; on GPUs 1048576, raised per problem until a launch moves 1 GiB, at most 33554432)")
 	f.IntVar(&o.reps, "reps", 30, "timed launches per candidate (the median is reported)")
 	f.IntVar(&o.warmup, "warmup", 5, "untimed launches before timing")
+	f.IntVar(&o.rounds, "rounds", bench.DefaultRounds, "rounds in which the candidates timed in full take turns, so that all see the same clocks (at most --reps; 1: each timed in one go)")
+	f.IntVar(&o.readmit, "readmit", bench.DefaultReadmit, "the most pruned candidates a problem builds after all where the kept ones run slower than those were predicted to (0: none)")
 	f.StringVar(&o.workingSetFlag, "working-set", "", "bytes each timed launch should touch, rotating copies of the arrays, e.g. 256M (default: 1G on GPUs, 512M on CPUs, or 8 (GPU) and 3 (CPU) times the last-level cache when that is more)")
 	f.StringVar(&o.maxMemory, "max-memory", "", "device memory the bench may allocate, e.g. 16G (default: 60 % of the device's, at most 8G on CPUs)")
 	f.StringVar(&o.jsonOut, "json", "", "write the full report as JSON to this file (- for stdout)")
@@ -97,7 +99,7 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	f.BoolVar(&o.retune, "retune", false, "measure problems whose choice the tuning store holds, and store the new one")
 	f.BoolVar(&o.noStore, "no-store", false, "neither reuse nor record choices in the tuning store")
 	f.Float64Var(&o.screen, "screen", bench.DefaultScreen, "time in full only the candidates whose screening time is within this factor of the best (0: time every candidate in full)")
-	f.StringVar(&o.pruneFlag, "prune", "auto", "do not build candidates the cost model predicts over this factor slower than its best prediction (auto: 1.2 on GPUs, 2 on CPUs; 0: build and time all, a full search); up to 16 pruned ones are built after all where the kept ones run slower than those were predicted to")
+	f.StringVar(&o.pruneFlag, "prune", "auto", "do not build candidates the cost model predicts over this factor slower than its best prediction (auto: 1.2 on GPUs, 2 on CPUs; 0: build and time all, a full search); see --readmit")
 	if choices {
 		c.Use = "tune [FILE|DIR...]"
 		c.Short = "Choose each problem's fastest kernel (or vendor library) on a device, and remember the choice"
@@ -123,6 +125,10 @@ func (o *benchOptions) validate() error {
 		return usagef("--reps %d: want at least 1 timed launch", o.reps)
 	case o.warmup < 0:
 		return usagef("--warmup %d: want 0 or more", o.warmup)
+	case o.rounds < 1:
+		return usagef("--rounds %d: want at least 1", o.rounds)
+	case o.readmit < 0:
+		return usagef("--readmit %d: want 0 (none) or more", o.readmit)
 	case math.IsNaN(o.screen) || math.IsInf(o.screen, 0) || o.screen < 0 || (o.screen > 0 && o.screen < 1):
 		return usagef("--screen %g: want 0 (no screening) or a factor of at least 1", o.screen)
 	}
@@ -216,7 +222,10 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 	if !o.noStore && !o.noBaselines { // a race without the vendor libraries chooses nothing to keep
 		cfg.Store, cfg.Retune = tune.Open(), o.retune
 	}
-	cfg.Prune, cfg.Screen = o.prune, o.screen
+	cfg.Prune, cfg.Screen, cfg.Rounds, cfg.Readmit = o.prune, o.screen, o.rounds, o.readmit
+	if o.readmit == 0 {
+		cfg.Readmit = -1 // none
+	}
 	if o.screen == 0 {
 		cfg.Screen = -1 // every candidate timed in full
 	}

@@ -110,6 +110,7 @@ func integrateBenchOptions(cmd *cobra.Command) (benchOptions, []family.Problem, 
 	o.dtypes = str("dtype")
 	o.backend, o.device, o.variants = str("backend"), str("device"), str("variant")
 	o.n, o.reps, o.warmup = integer("n"), integer("reps"), integer("warmup")
+	o.rounds, o.readmit = integer("rounds"), integer("readmit")
 	o.workingSetFlag, o.maxMemory = str("working-set"), str("max-memory")
 	o.jsonOut, o.csvOut, o.goOut, o.plotDir, o.mdOut = str("json"), str("csv"), str("gobench"), str("plot"), str("markdown")
 	o.noBaselines, o.quiet, o.retune, o.noStore = boolean("no-baselines"), boolean("quiet"), boolean("retune"), boolean("no-store")

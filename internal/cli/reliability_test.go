@@ -135,12 +135,15 @@ func TestBoundedFailures(t *testing.T) {
 		{"overflowing literal", []string{"gen", huge, "--alpha", "10", "--backend", "c"}, ExitFailure, "overflows float64"},
 		{"comment in the name", []string{"gen", m0, "--name", "*/ evil /*"}, ExitUsage, "not an identifier"},
 		{"reps 0", []string{"bench", m0, "--backend", "c", "--reps", "0"}, ExitUsage, "--reps"},
+		{"rounds 0", []string{"bench", m0, "--backend", "c", "--rounds", "0"}, ExitUsage, "--rounds 0"},
+		{"readmit negative", []string{"integrate", "bench", "--backend", "c", "--readmit", "-1"}, ExitUsage, "--readmit -1"},
 		{"negative working set", []string{"bench", m0, "--backend", "c", "--working-set", "-1"}, ExitUsage, "--working-set"},
 		{"device under C", []string{"bench", m0, "--backend", "c", "--device", "3"}, ExitUsage, "--device"},
 		{"-o is --meta", []string{"gen", m0, "-o", out, "--meta", out}, ExitUsage, "same file"},
 		{"no variant applies", []string{"verify", m0, "--backend", "c", "--variant", "cstream-ksplit/x512-y2-c64"}, ExitFailure, "nothing was verified"},
 		{"byte-order mark", []string{"stats", bom}, ExitOK, ""},
 		{"one column", []string{"bench", m0, "--backend", "c", "--n", "1", "--reps", "3", "--variant", "cstream", "-q"}, ExitOK, ""},
+		{"three rounds", []string{"bench", m0, "--backend", "c", "--n", "1", "--reps", "3", "--rounds", "3", "--readmit", "0", "--variant", "cstream,bstream", "-q"}, ExitOK, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runBinary(t, env, tc.args...)
