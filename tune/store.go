@@ -13,7 +13,7 @@ import (
 // Generation is part of every tuning key: raise it when the candidates a
 // family offers, or the code they print, change in a way that could change
 // a winner, so that older choices are not reused.
-const Generation = 6 // 2: the CPU dense form prefetches (dense/…-pf); 3: row splits of equal groups (GPU); 4: the prism CDR matrix factored (integrate …/wedge); 5: the least dmma tiles for small operators; 6: dmma with α·A in registers for k ≤ 64, and dmma for the p3 tets (m·k ≥ 1200)
+const Generation = 7 // 2: the CPU dense form prefetches (dense/…-pf); 3: row splits of equal groups (GPU); 4: the prism CDR matrix factored (integrate …/wedge); 5: the least dmma tiles for small operators; 6: dmma with α·A in registers for k ≤ 64, and dmma for the p3 tets (m·k ≥ 1200); 7: equal row splits at x64 and grouped (GPU)
 
 // Key names the choice for an instance on a device: the family's key of
 // the instance, the device (backend, name, platform and driver, architecture

@@ -292,13 +292,16 @@ func GPUCandidates(pb Problem) []Variant {
 	st := operator.Analyze(pb.Op)
 	if st.Density < denseMinDensity {
 		for _, y := range exactSplits(pb.Op.Rows) {
-			if slices.ContainsFunc(out, func(w Variant) bool { return w.Family == CStreamMSplit && !w.Grouped && w.Split == y }) {
-				continue // the fixed list has it (8, 12, 16)
+			vs := []Variant{
+				{Family: CStreamMSplit, Block: 32, Width: 1, Split: y},
+				{Family: CStreamMSplit, Block: 64, Width: 1, Split: y},
+				{Family: CStreamMSplit, Block: 64, Width: 1, Split: y, Grouped: true},
 			}
-			for _, bx := range []int{32, 64} {
-				if v := (Variant{Family: CStreamMSplit, Block: bx, Width: 1, Split: y}); pb.Check(v) == nil {
-					out = append(out, v)
+			for _, v := range vs {
+				if slices.Contains(out, v) || pb.Check(v) != nil || (v.Grouped && !regroups(pb, y)) {
+					continue // the fixed list has it, or it does not fit
 				}
+				out = append(out, v)
 			}
 		}
 	}
@@ -315,12 +318,19 @@ const exactSplitMinRows = 16
 // exactSplits lists the row splits from 5 to 16 that cut m rows into
 // equal groups of at least exactSplitMinRows rows: for a hexahedron's
 // (p+1)³ solution points, whole planes of points a y thread, so that
-// every thread reads as many rows of B as the next. The fixed splits of GPUCandidates miss p + 1 = 7 and 9: on
-// the H100 (2026-11-28) the p8 lifting (p8/hex/m3, 729×486, β = 1) ran
-// at 77.1 % of the roof in fp32 with cstream-msplit/x32-y12, the best of
-// the default search, and at 92.8 % with x64-y9; in fp64 80.0 % against
-// 92.2 % (x32-y9); p6/hex/m3 (343 rows) went from 84.1 to 92.3 % in fp32
-// with x64-y7.
+// every thread reads as many rows of B as the next. GPUCandidates offers
+// each as cstream-msplit x32, x64 and x64 grouped (-g, where grouping
+// pays), those the fixed list lacks. The fixed splits miss p + 1 = 7 and
+// 9: on the H100 (2026-11-28) the p8 lifting (p8/hex/m3, 729×486, β = 1)
+// ran at 77.1 % of the roof in fp32 with cstream-msplit/x32-y12, the best
+// of the default search, and at 92.8 % with x64-y9; in fp64 80.0 %
+// against 92.2 % (x32-y9); p6/hex/m3 (343 rows) went from 84.1 to 92.3 %
+// in fp32 with x64-y7. And the fixed list has 8 for x32 alone: on the
+// H200 (fp32, 2026-11-28, side by side) p7/hex/m3 (512×384) ran at 87.7 %
+// with x64-y8 against 81.7 with x32-y8, and the interpolation to the
+// faces wants its exact splits grouped at x64: p7/hex/m0 (384×512) 87.9 %
+// with x64-y8-g, p8/hex/m0 (486×729) 86.7 with x64-y6-g, where the
+// default search had chosen 82.5 and 76.3.
 func exactSplits(m int) []int {
 	var out []int
 	for y := 5; y <= 16 && y*exactSplitMinRows <= m; y++ {

@@ -302,8 +302,8 @@ func TestGPUCandidatesWideF32(t *testing.T) {
 }
 
 // Row splits into equal groups: p + 1 planes of a hexahedron's points,
-// offered once each for x32 and x64, and not again where the fixed splits
-// have them.
+// offered once each for x32, x64 and x64 grouped where grouping pays, and
+// not again where the fixed splits have them.
 func TestExactSplits(t *testing.T) {
 	for _, c := range []struct {
 		m    int
@@ -323,14 +323,19 @@ func TestExactSplits(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		p       int
+		p       int // a hexahedron's order
+		op      string
 		offered []string
 		not     []string
 	}{
-		{8, []string{"cstream-msplit/x32-y9", "cstream-msplit/x64-y9"}, nil},
-		{7, nil, []string{"cstream-msplit/x64-y8", "cstream-msplit/x64-y16"}}, // 512 rows: the fixed x32-y8 and x32-y16 only
+		// The lifting: every plane reads most faces, so grouping
+		// saves no loads and is not offered.
+		{8, "m3", []string{"cstream-msplit/x32-y9", "cstream-msplit/x64-y9"}, []string{"cstream-msplit/x64-y9-g"}},
+		{7, "m3", []string{"cstream-msplit/x32-y8", "cstream-msplit/x64-y8", "cstream-msplit/x64-y16"}, []string{"cstream-msplit/x64-y8-g"}},
+		{8, "m0", []string{"cstream-msplit/x64-y6-g", "cstream-msplit/x64-y9-g"}, nil}, // 486 rows: 6 and 9
+		{7, "m0", []string{"cstream-msplit/x64-y8-g", "cstream-msplit/x64-y12-g"}, nil},
 	} {
-		op := frOp(t, "hex", c.p, "m3")
+		op := frOp(t, "hex", c.p, c.op)
 		for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
 			pb := Problem{Op: op, DType: dt, Alpha: 1, Beta: 1, LDB: 1088, LDC: 1088}
 			cands := GPUCandidates(pb)
@@ -339,18 +344,18 @@ func TestExactSplits(t *testing.T) {
 			}
 			for _, name := range c.offered {
 				if !has(name) {
-					t.Errorf("p%d/hex/m3 %s: %s not offered", c.p, dt, name)
+					t.Errorf("p%d %s %s: %s not offered", c.p, c.op, dt, name)
 				}
 			}
 			for _, name := range c.not {
 				if has(name) {
-					t.Errorf("p%d/hex/m3 %s: %s offered", c.p, dt, name)
+					t.Errorf("p%d %s %s: %s offered", c.p, c.op, dt, name)
 				}
 			}
 			seen := map[Variant]bool{}
 			for _, v := range cands {
 				if seen[v] {
-					t.Errorf("p%d/hex/m3 %s: %s offered twice", c.p, dt, v)
+					t.Errorf("p%d %s %s: %s offered twice", c.p, c.op, dt, v)
 				}
 				seen[v] = true
 			}
