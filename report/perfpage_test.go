@@ -62,6 +62,17 @@ func TestPerformancePage(t *testing.T) {
 			plots:  []string{"sparse-amd-epyc-c-f64.svg", "fem-amd-epyc-c-f64.svg", "integrate-amd-epyc-c-f64.svg"},
 		},
 		{
+			name:  "pum rows",
+			files: []string{"pum-gpu-f64.json", "fem-c-f64.json"},
+			want: []string{
+				"## pum, NVIDIA H200 (cuda), f64",
+				"| 2 | 9 | 1 | 786432 | atomic (interleaved, group) | 0.64 | 1.42 | 2.32 | 3.89 | 8.27 | 0.0105 | ✓ |",
+				"| 2 | 9 | 1 | 786432 | colour (interleaved, group) | 0.70 | 1.80 | 2.38 | 10.10 | 14.98 | 0.0190 |  |",
+				"| [pum](#pum-nvidia-h200-cuda-f64) | NVIDIA H200 (cuda) | f64 | 2 | times, not a roof |",
+			},
+			order: []string{"## fem", "## pum"},
+		},
+		{
 			name:  "f64 before f32, one device",
 			files: []string{"sparse-gpu-f32.json", "sparse-c-f64.json"},
 			order: []string{"## sparse, AMD EPYC (c), f64", "## sparse, NVIDIA Test GPU (cuda), f32"},
@@ -138,6 +149,9 @@ func TestPerformancePageErrors(t *testing.T) {
 		{"no device", []string{write("b.json", `{"dtype":"f64","problems":[{"name":"x"}]}`)}, "b.json: not a bench JSON file: no device"},
 		{"no dtype", []string{write("c.json", `{"device":{"backend":"c"},"problems":[{"name":"x"}]}`)}, "c.json: not a bench JSON file: no dtype"},
 		{"no problems", []string{write("d.json", `{"device":{"backend":"c"},"dtype":"f64","problems":[]}`)}, "d.json: no problems"},
+		{"pum, no rows", []string{write("e.json", `[]`)}, "e.json: no rows"},
+		{"pum, not rows", []string{write("f.json", `[{"device":"x","dtype":"f64"}]`)}, "f.json: row 1: not a pum bench row"},
+		{"pum, bad", []string{write("g.json", `[1]`)}, "g.json: not a pum bench JSON file"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -156,7 +170,7 @@ func TestPerformancePageErrors(t *testing.T) {
 // The family comes from the facts only its workloads state.
 func TestFamilyOf(t *testing.T) {
 	for file, want := range map[string]string{"sparse-c-f64.json": "sparse", "fem-c-f64.json": "fem",
-		"integrate-c-f64.json": "integrate", "sparse-gpu-f32.json": "sparse"} {
+		"integrate-c-f64.json": "integrate", "sparse-gpu-f32.json": "sparse", "pum-gpu-f64.json": "pum"} {
 		r, err := ReadPerfRun(filepath.Join("testdata", "perf", file))
 		if err != nil {
 			t.Fatal(err)
