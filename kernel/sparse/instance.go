@@ -129,8 +129,8 @@ func (o Operator) Timed(n int) (family.Instance, error) {
 // LeadingDim pads n to a multiple of 64 elements, so that every row of B
 // and C starts 256-byte aligned in fp32 and fp64, and then by 64 more when
 // that is a multiple of 512 elements: with a power-of-two stride every row
-// of a block maps to the same cache sets (measured on the 2-core EPYC VM,
-// hex p3 m0, n = 262,144: 34.5 ms with ld = n, 11.6 ms with ld = n + 16).
+// of a block maps to the same cache sets (3× slower on a CPU:
+// docs/rationale.md#leading-dimension).
 func LeadingDim(n int) int {
 	ld := (n + 63) / 64 * 64
 	if ld%512 == 0 {
