@@ -27,7 +27,7 @@ import (
 // 11 typically). OpenCL keeps whole batches: PoCL builds one program at a
 // time per process whatever the batching, and more, smaller programs only
 // add its per-build overhead (the PoCL conformance suite from empty caches
-// took a quarter longer with the cap).
+// took a quarter longer with the cap: docs/rationale.md#build-batches).
 const (
 	batchKernels = 24
 	batchWork    = 40000

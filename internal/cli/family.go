@@ -407,7 +407,8 @@ func (f *problemFlags) benchSizes(gpu bool) (units int, minBytes int64, maxUnits
 		// as the roof's does, up to 2²⁵: PyFR runs 10⁵–10⁷ columns, and
 		// a GPU of 80 GB filled with a p1 mesh about 3·10⁷. At 2²³ the
 		// smallest fp32 operators moved 0.3–0.5 GiB a launch and lost up
-		// to 9 points of the roof to the launch's ramp and tail.
+		// to 9 points of the roof to the launch's ramp and tail
+		// (docs/rationale.md#launch-size).
 		return 1 << 20, 1 << 30, 1 << 25
 	}
 	return 262144, 0, 0
