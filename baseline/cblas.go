@@ -57,9 +57,9 @@ var coreTypeSet string
 // openblasCore is the OPENBLAS_CORETYPE to load OpenBLAS with when the
 // user has set none: "SkylakeX" on a CPU with AVX-512 (F, CD, BW, DQ,
 // VL), else "" (OpenBLAS's own detection). OpenBLAS 0.3.21 (Debian 12)
-// does not know newer Xeons and falls back to its Prescott (SSE3)
-// kernels: on the 2-core Xeon VM (family 6, model 207, 2026-11) it chose
-// Prescott. SkylakeX's GEMM kernels are those OpenBLAS runs on every
+// does not know newer Xeons (e.g. family 6, model 207) and falls back to
+// its Prescott (SSE3) kernels. SkylakeX's GEMM kernels are those OpenBLAS
+// runs on every
 // AVX-512 CPU it knows (Cooper Lake and Sapphire Rapids add bf16 and
 // half-precision kernels only).
 func openblasCore(flags string) string {

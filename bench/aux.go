@@ -40,8 +40,8 @@ func fillKernel(dt kernel.DType) *kernel.Kernel {
 }
 
 // roofStripes is how many parts of x and y each roof kernel streams
-// through at once: on the 2-core VM four concurrent streams moved 15–20 %
-// more than one (a C OpenMP copy and update, 1 GiB), about what the GEMM
+// through at once: on a CPU four concurrent streams moved 15–20 % more
+// than one (a C OpenMP copy and update, 1 GiB), about what the GEMM
 // kernels, which stream several rows of B and C, reached above a
 // one-stream roof.
 const roofStripes = 4
@@ -89,7 +89,7 @@ func copyKernel(dt kernel.DType) *kernel.Kernel {
 // 0): y[i] += x[i] for i < n, as copyKernel. On a CPU a store to a line
 // not in cache first reads it (write-allocate), which a copy pays and an
 // in-place update does not, so kernels that read C before writing it
-// outran the copy by up to 2× on a 2-core VM; the roof is the faster of
+// outran the copy by up to 2×; the roof is the faster of
 // the two.
 func updateKernel(dt kernel.DType) *kernel.Kernel {
 	return &kernel.Kernel{

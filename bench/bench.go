@@ -280,10 +280,9 @@ func timing(ds []time.Duration) (Timing, error) {
 // timeRounds times several launches side by side: Config.Reps launches
 // each, in Config.Rounds rounds that take every launch in turn (forwards,
 // then backwards), so that each sees the same states of the device. A
-// GPU's clocks fall under its power cap while dense kernels run: on the
-// H200 (700 W, 2026-11-28) they dipped to 1,470–1,700 MHz within a second
-// of dmma kernels, and p4/tet/m460's α·A-in-registers kernel, timed last
-// of 100 candidates, took 426 µs against 337 µs when timed alone. The
+// GPU's clocks fall under its power cap within a second of dense kernels,
+// so that whatever is timed last pays for the others
+// (docs/rationale.md#timing-in-rounds). The
 // first round warms each launch up Config.Warmup times, later rounds
 // once. stop, when it returns true, ends the timing (the results so far
 // are partial). errs[i] is launch i's error; its timing is then empty.

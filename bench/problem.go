@@ -266,11 +266,9 @@ func (r *Runner) prune(pr *prepared) {
 // predicted first) whose predicted time, times the pruning factor, is
 // under the fastest screened time of a verified bespoke candidate (all of
 // them when none verified): the model pruned them against predictions
-// that the kept candidates then missed by more than its margin. On the
-// H200 the unrolled kernels of p8/hex/m132 in fp32 were predicted at 2.8
-// ms and ran at 8.4 ms (255 registers and 732 bytes of spills, which the
-// model did not foresee), while the blocks kernels it pruned were
-// predicted at 4.2–5.7 ms.
+// that the kept candidates then missed by more than its margin, as when
+// unforeseen spills make the unrolled kernels of a large operator three
+// times slower than predicted (docs/rationale.md#readmit).
 func readmit(cs []Candidate, most int, factor float64) []string {
 	best := math.Inf(1)
 	for _, c := range cs {
@@ -511,9 +509,9 @@ func (r *Runner) measure(pr *prepared) Result {
 // Screening: a candidate is first timed over one pass of the sets (at least
 // screenReps launches, after one warm-up); only those within Config.Screen
 // (DefaultScreen) of the fastest screened time are timed over Config.Reps.
-// The margin is wide against the spread of
-// launches (the H100's roof measurements of one run spanned 2.7 %, this
-// VM's tens of percent); every candidate's screening time is reported
+// The margin is wide against the spread of launches (a few percent on a
+// dedicated GPU, tens of percent on a shared VM); every candidate's
+// screening time is reported
 // (Candidate.Screen), so that runs show how the full timings ranked the
 // candidates the screening kept.
 const (

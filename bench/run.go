@@ -82,8 +82,8 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 	defer r.Close()
 	// The roof is measured before the first problem and again before
 	// each (fewer launches); the best is kept. A shared machine's
-	// bandwidth drifts: on a 2-core VM one measurement gave 15.7 GB/s
-	// and kernels then ran 40 % faster than that "roof".
+	// bandwidth drifts: one low measurement would leave kernels running
+	// 40 % faster than that "roof".
 	roof := func(reps int) error {
 		r.cfg.Progress("roof")
 		gbs, t, err := r.roof(reps)
@@ -195,8 +195,8 @@ func (rep *Report) record(planned []*prepared, cfg Config) {
 }
 
 // roofReps is how many launches each re-measurement of the roof times: few,
-// as the best of all the measurements is the roof (on a 2-core VM thirty
-// launches of each kernel over 900 MiB took a third of the main job).
+// as the best of all the measurements is the roof (thirty launches of each
+// kernel before every problem took a third of the main job on a CPU).
 const roofReps = 10
 
 // scale expresses every time measured in this run against its best roof,

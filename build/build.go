@@ -26,8 +26,8 @@ import (
 // operator, about 40,000 nodes (its kernels have 4–32 nodes per non-zero,
 // 11 typically). OpenCL keeps whole batches: PoCL builds one program at a
 // time per process whatever the batching, and more, smaller programs only
-// add its per-build overhead (the PoCL conformance suite, empty caches,
-// 2-core VM: 1,038 s with the cap, 822 s without).
+// add its per-build overhead (the PoCL conformance suite from empty caches
+// took a quarter longer with the cap: docs/rationale.md#build-batches).
 const (
 	batchKernels = 24
 	batchWork    = 40000

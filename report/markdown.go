@@ -11,7 +11,7 @@ import (
 
 // WriteMarkdown writes the summary and one row per problem (the best bespoke
 // candidate, and each baseline family's fastest configuration) as Markdown
-// tables, the form docs/performance.md keeps. Columns for facts (nnz, β)
+// tables, one run's form of docs/performance.md's. Columns for facts (nnz, β)
 // and baselines appear only when some problem has them.
 func WriteMarkdown(w io.Writer, rep *bench.Report) error {
 	fmt.Fprintf(w, "Device: %s (%s, %s). dtype %s, size %s, streaming roof %s measured in the same run. Date %s, commit %s.\n\n",

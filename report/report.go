@@ -1,6 +1,7 @@
 // Package report turns bench results into what people read and other
-// tools take: tables, JSON, CSV, the Go benchmark format, Markdown (as
-// docs/performance.md keeps it) and SVG charts.
+// tools take: tables, JSON, CSV, the Go benchmark format, Markdown, SVG
+// charts, and the performance page made from stored results
+// (PerformancePage, which docs/performance.md is).
 //
 // It may import bench, device and tune, but no backend and no family: what it
 // knows of a family is the facts its workload names (m, k, nnz, β …).

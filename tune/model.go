@@ -26,10 +26,10 @@ import (
 //     through the on-chip path, SpillWeight times over (a spill sits in a
 //     thread's dependent chain, so it costs more than its bytes).
 //
-// The constants were fitted on the H100 (fp64 and fp32, 120 PyFR
-// operators, every candidate timed: commit 9063020) and on this project's
-// 2-core CPU VM (C backend); docs/performance.md records how often the
-// pruned list still held the winner of a full search.
+// The constants were fitted on full searches (every candidate timed) of
+// the 120 PyFR operators on a GPU and of a subset on a CPU
+// (docs/rationale.md#cost-model); bench reports how often the pruned list
+// still held the winner of a full search.
 type Machine struct {
 	GPU         bool
 	RoofGBs     float64 // DRAM bandwidth: the run's measured roof
@@ -55,27 +55,26 @@ type Machine struct {
 // GPU model constants (see Machine).
 const (
 	gpuCacheFactor = 3
-	// Shared memory is an order of magnitude faster than DRAM (H100: 128
-	// B a clock a multiprocessor, ~33 TB/s, against ~3 TB/s): priced as
-	// cache traffic, the sum-factorised blocks kernels, which reach 92 % of
-	// the roof on p6/hex/m132, were predicted 1.2× over the unrolled ones
-	// (67 %) and pruned.
+	// Shared memory is an order of magnitude faster than DRAM (128 B a
+	// clock a multiprocessor): priced as cache traffic, the sum-factorised
+	// blocks kernels were predicted slower than the unrolled ones they beat,
+	// and pruned (docs/rationale.md#cost-model).
 	gpuSharedFactor = 10
 	gpuIssuePerCU   = 1.5e11 // lane operations per second per multiprocessor
 	gpuRegisters    = 255
 	gpuRegsBase     = 16 // addresses, indices and loop state
 	gpuSpillWeight  = 16
 	gpuRegisterFile = 65536
-	// On the H100 data the model was fitted on, every problem's fastest
+	// On the data the model was fitted on, every problem's fastest
 	// candidate was within 1.2× of its predicted best, and 12–15 % of the
 	// candidates were not.
 	gpuPrune = 1.2
 )
 
 // CPU model constants (see Machine): the C backend's kernels, after the
-// work-group lowering, vectorised across a block's threads. Fitted on the
-// 2-core VM (C backend, fp64, 25 operators of p2 quad and tri, p3 hex and
-// tet and p5 hex, all 184 candidates timed): the spill term did not help
+// work-group lowering, vectorised across a block's threads. Fitted on a
+// full search of 25 operators (docs/rationale.md#cost-model): the spill
+// term did not help
 // (compilers keep a vector loop's values in cache, not registers), and a
 // margin of 2 kept every winner while skipping half the candidates (all
 // the split variants, which run 2–10× slower there).
@@ -139,13 +138,9 @@ func Predict(m Machine, k *kernel.Kernel, c cost.Counts, ideal int64) Prediction
 	}
 	rate := m.IssueRate
 	if !m.GPU && k.Hints.WideVectors && m.Wide > 1 {
-		// AVX-512 builds. On this VM (C backend, fp64) the CPU dense
-		// form of p6/tet/m3 ran in 37 ms, predicted 145 ms at the AVX2
-		// rate, and was pruned from p5–p6 tet m6, where it beats the
-		// unrolled kernels by 1.1–1.7×. Over a
-		// full search of 15 operators (p5–p6 tets and five sparse ones)
-		// the old rate lost the winner of 7 (by up to 1.72×), this one of
-		// 1 (by 1.07×).
+		// AVX-512 builds: at the AVX2 rate the CPU dense form was
+		// predicted 4× slower than it ran and pruned where it wins
+		// (docs/rationale.md#cost-model).
 		rate *= m.Wide
 	}
 	times := []struct {
@@ -183,12 +178,10 @@ func Predict(m Machine, k *kernel.Kernel, c cost.Counts, ideal int64) Prediction
 		}
 		weight := m.SpillWeight
 		if k.Hints.SpillOnce {
-			// Stored once and reloaded about once (H100, prism CDR, 2²⁴
-			// elements: at SpillWeight the f32 w64/e1/local/b8 kernel,
-			// 60 B of spills, was predicted 2.8× the best prediction
-			// and pruned, yet ran fastest, 90 % of the roof against 82 %;
-			// in f64 the one-element kernels, 96 B, were pruned for the
-			// split rows, which ran at 50 % against 88 %).
+			// Stored once and reloaded about once: at SpillWeight the
+			// register-capped integration kernels that spill a little
+			// were pruned, yet ran fastest
+			// (docs/rationale.md#spill-once).
 			weight = 1
 		}
 		p.Seconds += weight * 2 * spilled / (bw * m.CacheFactor)
@@ -223,9 +216,8 @@ func (p Prediction) Describe() string {
 // counts are those of k as the dialect runs it (emit.Lowered).
 func Estimate(m Machine, d emit.Dialect, k *kernel.Kernel, sizes map[string]int64, ideal int64) (Prediction, error) {
 	// The counts know nothing of tensor cores: a dmma kernel predicted
-	// 1.6× slower than unrolled SIMT kernels ran 1.5× faster than them
-	// (H100, p4/tet/m132, fp64), so such kernels go unpredicted (and
-	// are never pruned).
+	// 1.6× slower than unrolled SIMT kernels ran 1.5× faster than them,
+	// so such kernels go unpredicted (and are never pruned).
 	if arch := kernel.NeedsArch(k.Body); arch > 0 {
 		return Prediction{}, fmt.Errorf("tensor-core kernels (sm_%d) are not modelled", arch)
 	}

@@ -10,17 +10,15 @@ import (
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 )
 
-// Generation is part of every tuning key: raise it when the candidates a
-// family offers, or the code they print, change in a way that could change
-// a winner, so that older choices are not reused.
-const Generation = 7 // 2: the CPU dense form prefetches (dense/…-pf); 3: row splits of equal groups (GPU); 4: the prism CDR matrix factored (integrate …/wedge); 5: the least dmma tiles for small operators; 6: dmma with α·A in registers for k ≤ 64, and dmma for the p3 tets (m·k ≥ 1200); 7: equal row splits at x64 and grouped (GPU)
-
 // Key names the choice for an instance on a device: the family's key of
-// the instance, the device (backend, name, platform and driver, architecture
-// and compiler, compute units) and bespoke's Generation.
+// the instance, the candidates it offers there (candidateDigest), the
+// printer's version (printerVersion), and the device (backend, name,
+// platform and driver, architecture and compiler, compute units). A change
+// to any of them makes older choices unreachable, with no counter to raise.
 func Key(in family.Instance, dev device.Device) string {
 	i := dev.Info()
-	return cache.Key("tune", strconv.Itoa(Generation), in.TuneKey(), i.Backend, i.Name, i.Platform, i.Arch, strconv.Itoa(i.ComputeUnits))
+	return cache.Key("tune", candidateDigest(in, Target(dev)), printerVersion(), in.TuneKey(),
+		i.Backend, i.Name, i.Platform, i.Arch, strconv.Itoa(i.ComputeUnits))
 }
 
 // Record is a tuning result: the winner and the measurements that chose it.

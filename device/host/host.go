@@ -60,9 +60,9 @@ import (
 // BaseFlags are the flags every compilation uses.
 var BaseFlags = []string{"-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11"}
 
-// gccFlags are added for gcc when accepted. Measured on gcc 12 (AMD EPYC,
-// 2026-11): with AVX-512 enabled, a fully unrolled 2,300-line kernel took
-// 7–10 s to compile against 0.7–1.3 s with AVX2, and the kernels are
+// gccFlags are added for gcc when accepted. With AVX-512 enabled gcc 12
+// took ten times as long to compile a fully unrolled 2,300-line kernel as
+// with AVX2, and the kernels are
 // memory-bound, so the wider vectors buy nothing. The emitter keeps each
 // column loop well under gcc's 1000-data-reference vectorisation limit
 // (see emit.segments), so that limit is not raised: raising it made one
@@ -72,10 +72,8 @@ var gccFlags = []string{"-mno-avx512f"}
 // largeFlags are added for gcc to sources over largeSource bytes: they turn
 // off the passes (PRE, GCSE, 3- and 4-insn combining, the second scheduling
 // pass) that grow fastest with the size of a fully unrolled loop body.
-// Measured with gcc 12.2 on the 2-core EPYC VM (2026-11-22), the cstream
-// kernels of p6/tet/m460 (570 KB of C) and p6/hex/m132 (360 KB) compiled in
-// 20 s and 15 s instead of 41 s and 36 s, and p6/tet/m460 ran as fast
-// (160 against 166 ms, 65,536 columns, one thread).
+// With gcc 12.2 the largest unrolled kernels compile in half the time and
+// run as fast (docs/rationale.md#gcc-large-flags).
 var largeFlags = []string{"-fno-tree-pre", "-fno-gcse", "--param", "max-combine-insns=2", "-fno-schedule-insns2"}
 
 const largeSource = 128 << 10
@@ -212,8 +210,7 @@ func (d *Device) sizeFlags(text string) []string {
 // srcFlags are the flags src is compiled with: the device's, less
 // -mno-avx512f for a source that asks for wide vectors on a CPU that has
 // AVX-512 (a straight-line integration kernel ran 2× faster with its 32
-// vector registers and 512-bit vectors: 26–35 against 65 ns per prism,
-// Xeon VM, 2026-11-24), plus the size flags.
+// vector registers and 512-bit vectors), plus the size flags.
 func (d *Device) srcFlags(src emit.Source) []string {
 	var fs []string
 	wide := false

@@ -283,9 +283,8 @@ func (d *Device) ownCache() bool { return isPoCL(d.info.Platform) }
 func (d *Device) SerialBuilds() bool { return isPoCL(d.info.Platform) }
 
 // NVIDIA's OpenCL compiler needs about a minute for a large unrolled
-// kernel (p6 hex m132, 7,056 non-zeros: 62–72 s with sixteen builds
-// running at once on the H100 host's 16 cores, whatever the ptxas
-// optimisation level; NVRTC builds it in seconds), and its builds run in
+// kernel (p6 hex m132, 7,056 non-zeros, whatever the ptxas optimisation
+// level; NVRTC builds it in seconds), and its builds run in
 // parallel. bespoke builds on all but two host cores there (the timing
 // loop runs beside them), largest kernels of each problem first.
 func nvidiaBuilds() int { return max(runtime.NumCPU()-2, 1) }

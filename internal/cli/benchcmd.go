@@ -179,7 +179,7 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 	}
 	if cfg.WorkingSet == 0 {
 		// Several times the last-level cache, so that rotated copies
-		// come from memory (this VM's L3 is 300 MiB; the H100's L2 50 MB).
+		// come from memory (a cloud CPU's L3 can be hundreds of MiB).
 		cfg.WorkingSet = max(512<<20, 3*info.LastCacheBytes)
 		if gpu {
 			cfg.WorkingSet = max(1<<30, 8*info.LastCacheBytes)

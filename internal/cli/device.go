@@ -22,7 +22,7 @@ import (
 // backend "auto" picks, for the kind of device found, the backend that is
 // fastest there: a GPU through CUDA, else through OpenCL; a CPU through C
 // (gcc's OpenMP kernels reached 68 % of the roof on hex p3 where PoCL's
-// reached 42 %, 2-core VM, 2026-11-23), through OpenCL only when there is
+// reached 42 %: docs/rationale.md#backend-auto), through OpenCL only when there is
 // no C compiler.
 func openDevice(backend, sel string) (device.Device, error) {
 	switch backend {

@@ -405,10 +405,10 @@ func (f *problemFlags) benchSizes(gpu bool) (units int, minBytes int64, maxUnits
 	case gpu:
 		// Small operators get more columns, until a launch moves 1 GiB
 		// as the roof's does, up to 2²⁵: PyFR runs 10⁵–10⁷ columns, and
-		// an H100 filled with a p1 mesh about 3·10⁷. At 2²³ the smallest
-		// fp32 operators moved 0.3–0.5 GiB a launch and lost up to 9
-		// points of the roof to the launch's ramp and tail (H100,
-		// 2026-11-28: p1/tri/m0 87.0 % at 2²³ columns, 95.1 % at 2.98·10⁷).
+		// a GPU of 80 GB filled with a p1 mesh about 3·10⁷. At 2²³ the
+		// smallest fp32 operators moved 0.3–0.5 GiB a launch and lost up
+		// to 9 points of the roof to the launch's ramp and tail
+		// (docs/rationale.md#launch-size).
 		return 1 << 20, 1 << 30, 1 << 25
 	}
 	return 262144, 0, 0

@@ -102,8 +102,8 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 	}
 	// A full search by default: the cost model counts the layouts' shared
 	// loads but not their registers, and ranked the pair layouts (up to
-	// 244 registers) above slab-lit where they lose (H100, 2026-11-24: a
-	// pruned search kept the winner in 4 of 10 orders); with at most ~16
+	// 244 registers) above slab-lit where they lose (a pruned search kept
+	// the winner in 4 of 10 orders); with at most ~16
 	// layouts per order the full search is cheap.
 	pr := c.Flags().Lookup("prune")
 	pr.DefValue = "0"

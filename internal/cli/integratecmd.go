@@ -29,8 +29,8 @@ func integrateCmd() *cobra.Command {
 	return c
 }
 
-// Default sizes of integrate bench: 2²² elements on GPUs (the issue's
-// least size for the H100 figures; 2 GiB of f64 prism matrices), 2²⁰ on
+// Default sizes of integrate bench: 2²² elements on GPUs (the least size
+// the paper's comparison asks for; 2 GiB of f64 prism matrices), 2²⁰ on
 // CPUs.
 const (
 	integrateGPUElements = 1 << 22

@@ -50,7 +50,7 @@ var allowed = map[string][]string{
 	"baseline":                 {"device", "device/cuda", "internal/dl", "kernel/family", "kernel/sparse"},
 	"build":                    {"device", "emit", "kernel"},
 	"verify":                   {"build", "device", "emit", "kernel", "kernel/family", "kernel/interp"},
-	"tune":                     {"device", "emit", "internal/cache", "kernel", "kernel/cost", "kernel/family"},
+	"tune":                     {"device", "emit", "internal/cache", "kernel", "kernel/cost", "kernel/family", "kernel/kerneltest"},
 	"bench":                    {"build", "device", "kernel", "kernel/family", "tune"},
 	"report":                   {"bench", "device", "tune"},
 	"conformance": {"device", "element", "fem", "kernel/integrate", "kernel/pum", "pum", "internal/testenv", "kernel", "kernel/contract", "kernel/family", "kernel/interp",

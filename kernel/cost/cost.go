@@ -218,7 +218,7 @@ func (c *counter) stmt(s kernel.Stmt, mult float64) {
 		kernel.StmtExprs(s, func(e kernel.Expr) { c.expr(e, mult) })
 		// A lane's share of the warp's M·N·K multiply-adds, at half the
 		// cost of its own: the fp64 tensor cores run at twice the FMA
-		// rate of the lanes (A100, H100).
+		// rate of the lanes (sm_80, sm_90).
 		sh := s.Shape
 		c.n.RealOps += mult * float64(sh.M*sh.N*sh.K) / 64
 	}

@@ -139,7 +139,7 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 		// on CPUs the 32 registers of AVX-512 halve the spills; on GPUs
 		// a spill is stored and reloaded once (register-capped /bN
 		// variants spilling 60 B a thread were the fastest f32 CDR
-		// kernels on the H100, which the default spill price pruned).
+		// kernels, which the default spill price pruned).
 		Hints: kernel.Hints{WideVectors: true, SpillOnce: true},
 		Doc:   in.doc(vr),
 		Meta: map[string]any{"element": kind.String(), "problem": p.Op.String(), "load": p.Load,
@@ -579,12 +579,12 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 // Two forms, each where it measured faster (prism CDR):
 //   - chain (GPUs): each entry's sum runs on from its accumulator, four
 //     fused multiply-adds, where a bracketed dot product added to it
-//     costs a fifth more (H100 OpenCL 3–4 % faster);
+//     costs a fifth more (3–4 % faster through NVIDIA's OpenCL);
 //   - otherwise (CPUs): the bracketed sum, with the weight of row and
 //     column 0 in the literals (H_b,0 formed without it and met by w N_a,
 //     c_i0 met by w N_b), so that only c00 det and the cij / det are
 //     scaled at the point (gcc: f64 3–12 % faster). The same fold in the
-//     chained form cost the H100 14 % in f64, whose kernel spills.
+//     chained form cost a GPU 14 % in f64, whose kernel spills.
 func (in *Instance) cdrPoint(gi int, g group, ent [][2]int, chain bool) []kernel.Stmt {
 	nb := in.Kind.Nodes()
 	r := func(x float64) float64 { return in.Prec.Rounded(x) }

@@ -347,8 +347,8 @@ const (
 	// MaxEPT bounds the elements per work-item (the loop is unrolled up
 	// to 4).
 	MaxEPT = 16
-	// maxResident bounds Blocks·WG: the most threads one H100 (and any
-	// CUDA device since sm_50 bar a few) keeps resident per multiprocessor.
+	// maxResident bounds Blocks·WG: the most threads a CUDA device since
+	// sm_50 (bar a few) keeps resident per multiprocessor.
 	maxResident = 2048
 	// partWarp is the fewest elements a work-group with parts holds per
 	// part: a warp, so that the branch on the part is uniform over it.
@@ -408,16 +408,13 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 			vs[i].Chain = true
 		}
 		// Unchained, for the record: the report shows what chaining
-		// gains where the kernels were fastest on the H100.
+		// gains on the device at hand.
 		vs = append(vs, Variant{WG: 64, EPT: 1, Local: true}, Variant{WG: 64, EPT: 1, Local: true, Blocks: 8})
 		// The prism's matrices in the wedge's factored form: fewer
 		// live values and less arithmetic than the point-by-point
-		// form. On the H100 (2026-11-28, 2²² elements) it took the
-		// prism CDR matrix from 81 to 92 % of the roof on NVIDIA's
-		// OpenCL in f32 (whose compiler cannot be told to cap
-		// registers), and from 85 to 97 % on CUDA in f64. Capped at
-		// 128 registers (/b8) in f32 only: the f64 kernels want about
-		// 250 and ran at 24–27 % capped.
+		// form (docs/rationale.md#wedge). Capped at 128 registers
+		// (/b8) in f32 only: the f64 kernels want about 250 and ran at
+		// a quarter of the roof capped.
 		blocks := []int{0}
 		if in.Prec == kernel.F32 {
 			blocks = append(blocks, 8)
@@ -438,7 +435,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 		}
 		vs = append(vs, Variant{WG: 64, EPT: 2}, Variant{WG: 64, EPT: 1, Local: true})
 		// Chained, for the record (gcc ran it 4–20 % slower on the
-		// prism, 2026-11-25).
+		// prism).
 		vs = append(vs, Variant{WG: 16, EPT: 1, Chain: true})
 		// Outputs streamed past the caches (no read of each line before
 		// it is written), and the prism's matrices in the

@@ -130,9 +130,8 @@ const (
 	// by owner, then position. The fill kernel alone: a patch's first
 	// slot in each bin is the number of the bin's cells in the patches
 	// before it, in closed form (as rowptr). Cells of one patch lie
-	// together, which the atomic and fused strategies' adds favour (on
-	// an H100, 2-D level 9, p = 1, the fused integration took 5.7 ms over
-	// the colour order's bins and 4.2 ms over the decomposition's).
+	// together, which the atomic and fused strategies' adds favour
+	// (docs/rationale.md#pum-patch-order).
 	PatchOrder
 )
 
@@ -143,8 +142,8 @@ const (
 // x fastest. The fill kernel alone, in closed form as PatchOrder's (from
 // SSet). A merged integration kernel (Spec.Merge = SetCells) sums a set's
 // cells in registers and adds each matrix entry once per set instead of
-// once per cell: the fused strategy's atomics, which bound it on an
-// H100, fall by 2^d.
+// once per cell: the fused strategy's atomics, which bound it on a GPU,
+// fall by 2^d.
 const SetOrder BinOrder = PatchOrder + 1
 
 func (o BinOrder) String() string {
@@ -416,8 +415,8 @@ func setTable(ivl []int32, per int, sset *[]int32) (int, error) {
 // with a active patches in hist[(i mod Stripes)·stripe + (a·Colours +
 // colour(i))·MaxCells + t]. Without the copies the threads of every patch
 // of one colour would add to one counter per cell position: the stripes
-// spread them (on an H100, 2-D level 9, one copy took the count kernel
-// 1 ms).
+// spread them (with one copy the count kernel took about as long as the
+// whole decomposition should).
 func (dc *Decomposer) HistLen() int {
 	return dc.Stripes * dc.stripe()
 }

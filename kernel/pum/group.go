@@ -72,9 +72,8 @@ func (s Spec) Group() GroupShape {
 
 // foldMinNF is the least n_f at which IntegrateGroup folds the point
 // weights into the staged values: the Gram product's multiplies it saves
-// grow as n_f², the staging's it adds as n_f (H100, integration with the
-// fold: 2-D l9 p5 f64 143 ms against 157, p3 17.2 against 17.6, but p2,
-// n_f = 24, 5.90 against 5.52, and 3-D l6 p1, n_f = 32, 27.3 against 26.7).
+// grow as n_f², the staging's it adds as n_f, so it pays from n_f = 36 on
+// (docs/rationale.md#pum-fold).
 const foldMinNF = 36
 
 // IntegrateGroup builds the GPU integration kernel of one bin: a team of

@@ -67,14 +67,9 @@ type Spec struct {
 	// Vec is how many staged values the group kernel's tiles read in
 	// one load from shared memory: 1, or 2 (4) with the values of rows u
 	// … u+1 (u+3) of a tile side by side (0 means 2 in f32 with an even
-	// tile side, else 1). Measured on the H100 (integration, ms, vec 1
-	// against 2): f32 2-D l9 p3 12.1 against 9.7, p5 94.2 against 89.0,
-	// p4 38.9 against 38.6, 3-D l6 p2 186 against 161 (fewer load
-	// instructions where fp32 is bound by issuing them), but with odd
-	// sides (rows padded) 2-D p1 1.22 against 1.45 and p2 3.85 against
-	// 4.19; f64 p5 143 against 155 and 3-D p2 281 against 296. Four
-	// (f32 only) did not pay (2026-11-28): p3 9.88 against 9.74, p5 96.4
-	// against 89.1, 3-D p2 162.2 against 160.5.
+	// tile side, else 1): fewer load instructions where fp32 is bound by
+	// issuing them, but not with odd sides (rows padded); four did not
+	// pay (docs/rationale.md#pum-vec).
 	Vec int
 	// MMA, where not 0, is the side W of the square blocks of the
 	// element block in which the group kernel forms the Gram product on

@@ -584,8 +584,8 @@ func BlocksLargeCandidates(pb Problem) []Variant {
 		{Family: Blocks, Block: 16, Split: 16, Width: 1, Large: true},
 		{Family: Blocks, Block: 16, Split: 32, Width: 1, Large: true},
 		{Family: Blocks, Block: 8, Split: 32, Width: 1, Large: true},
-		// Deeper blocks for the widest phases (p8/hex/m132 in fp64: 74 %
-		// with x8-y64-l against 65 % with x8-y32-l, H100).
+		// Deeper blocks for the widest phases (p8/hex/m132;
+		// docs/rationale.md#blocks-async).
 		{Family: Blocks, Block: 16, Split: 64, Width: 1, Large: true},
 		{Family: Blocks, Block: 8, Split: 64, Width: 1, Large: true},
 		{Family: Blocks, Block: 32, Split: 8, Width: 1, Large: true, Tiles: 2},
@@ -604,10 +604,9 @@ func BlocksLargeCandidates(pb Problem) []Variant {
 // BlocksAsyncCandidates lists the Blocks variants that stage B by
 // asynchronous copies (CUDA sm_80+): a one-buffer twin (-a) of every
 // Blocks candidate, and a two-buffer one (-a2, with -l where it needs the
-// room) where the operator is applied in phases. On the H100 (2026-11-24)
-// they took p8/hex/m132 from 72 to 90 % of the roof in fp64 and from 58
-// to 78 % in fp32, and lose to the register pipeline elsewhere, so both
-// kinds stay candidates.
+// room) where the operator is applied in phases. They win on the largest
+// hexahedra and lose to the register pipeline elsewhere, so both kinds
+// stay candidates (docs/rationale.md#blocks-async).
 func BlocksAsyncCandidates(pb Problem) []Variant {
 	var out []Variant
 	for _, v := range append(BlocksCandidates(pb), BlocksLargeCandidates(pb)...) {

@@ -174,7 +174,7 @@ func TestDenseCandidates(t *testing.T) {
 			return slices.ContainsFunc(in.Candidates(t), func(c family.Candidate) bool { return c.(Variant).Family == Dense && !c.(Variant).denseHost() })
 		}
 		// Not offered by default yet (slower than the unrolled kernels
-		// and cuBLAS on the H100): named, they run. (CPUs are offered the
+		// and cuBLAS: docs/rationale.md#simt-dense): named, they run. (CPUs are offered the
 		// CPU form: TestDenseHostCandidates.)
 		if has(family.Target{GPU: true}) || has(family.Target{}) {
 			t.Errorf("%s: dense offered by default to the GPU %v, the CPU %v", name, has(family.Target{GPU: true}), has(family.Target{}))

@@ -12,8 +12,8 @@ import (
 // dense kernel in the loop order a CPU wants, for the C backend. The GPU
 // form stages B and A through shared memory behind barriers; lowered to
 // CPU loops (pass.HostLoops) every sum then lives in memory across the
-// barriers, and it ran at 1–2 % of the roof on the tets (5–12 GFLOP/s,
-// 2-core Xeon VM, 2026-11-24).
+// barriers, and it ran at 1–2 % of the roof on the tets
+// (docs/rationale.md#cpu-dense-loop-order).
 //
 // Here a block is Block threads along x and nothing else: thread tx
 // computes the columns j0 + tx + c·Block (c < Width, j0 =
@@ -51,16 +51,12 @@ func (v Variant) denseHost() bool { return v.Family == Dense && v.Chunk == 0 }
 // DenseCandidates takes (density ≥ 0.3, m·k ≥ 4096), register tiles of
 // Rows × Width vectors that fit AVX-512's 32 registers with the Width
 // vectors of B and a broadcast of A (20–24 sums), one vector of threads
-// per block (8 in fp64, 16 in fp32) or two. In the L1 cache (n = 64) the
-// 5×4 tile ran at 143 GFLOP/s in fp64 on the 2-core Xeon VM, its FMA
-// peak (2026-11-24); 6×4 spills two sums (gcc loads the six broadcasts
-// first), yet led on some operators at full size, where the loads of B
+// per block (8 in fp64, 16 in fp32) or two. In the L1 cache the 5×4 tile
+// reaches the FMA peak; 6×4 spills two sums (gcc loads the six broadcasts
+// first), yet leads on some operators at full size, where the loads of B
 // and stores of C from and to memory, not the FMAs, bound the kernels.
-// Every candidate prefetches (-pf): interleaved with the plain forms on
-// the Xeon VM (f64, n = 262,144, mean of 4 medians of 9), p6/tet/m3 (β =
-// 1) ran in 66.4 ms against 85.8 (x8-r5-w4) and 74.8 against 89.5
-// (x8-r6-w4), OpenBLAS 67.1; p6/tet/m0 (β = 0) 68.5 against 81.9 and
-// 71.9 against 87.8, OpenBLAS 81.5 (2026-11-28).
+// Every candidate prefetches (-pf), which was faster than the plain form
+// on every operator tried (docs/rationale.md#cpu-dense-prefetch).
 func DenseHostCandidates(pb Problem) []Variant {
 	st := operator.Analyze(pb.Op)
 	if st.Density < denseMinDensity || pb.Op.Rows*pb.Op.Cols < denseMinEntries {
@@ -220,8 +216,7 @@ func (g *gen) denseHostKernel() {
 // block's columns, clamped into the matrices. B's and C's rows lie n
 // apart, one stream each: too many for a CPU's hardware prefetchers,
 // which left the dense form waiting on memory with the FMA units half
-// idle (p6/tet/m3, f64, Xeon VM, 2026-11-28: 77–92 ms, with the
-// prefetches 71–73, OpenBLAS 69–73).
+// idle (docs/rationale.md#cpu-dense-prefetch).
 func (g *gen) denseHostPrefetch(r0 kernel.Expr) []kernel.Stmt {
 	v, m, kk := g.v, g.m, g.k
 	ref := kernel.Ref

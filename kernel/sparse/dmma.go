@@ -15,7 +15,7 @@ import (
 // DMMA: the blocked dense kernel (see Dense) on fp64 tensor cores: every
 // product is a warp-level mma.sync (kernel.MMA) of one of the shapes
 // kernel.MMAShapes lists (m8n8k4 from sm_80, the m16n8 ones from sm_90,
-// which run twice as fast on the H100), so it runs on CUDA only, in fp64
+// which run at twice m8n8k4's rate there), so it runs on CUDA only, in fp64
 // only.
 //
 // A block of W = Wm × Wn warps computes all m rows (padded to Wm·Mt·M) of
@@ -40,16 +40,15 @@ import (
 //
 //   - streamed (Block = 0, "dmma/m16n8k8-r2-w4-x2-c8"): a block takes one
 //     tile, and α·A goes through shared memory chunk by chunk beside B
-//     (two buffers, at most 48 KiB in all). On the H100 this was bound by
-//     latency: each chunk waited for its loads.
+//     (two buffers, at most 48 KiB in all). This form is bound by
+//     latency: each chunk waits for its loads.
 //   - resident (Block = T tiles, "…-c28-t16"): α·A is staged whole once,
 //     and the block takes T tiles one after another, the chunks of B
 //     running on from one tile into the next (the loads of a tile's first
 //     chunk overlap the last chunk of the one before), each tile's sums
 //     stored when its last chunk is done. Deep chunks (28 rows of B) give
 //     the loads a step's worth of mma to hide behind. α·A and B take more
-//     than 48 KiB: dynamic shared memory, up to 227 KiB (H100, H200; 163
-//     KiB on the A100).
+//     than 48 KiB: dynamic shared memory, up to dmmaSharedLimit.
 //
 // A third way, for operators whose α·A a warp's registers can hold
 // (RegA, "-k", with B copied in stages): each warp loads its own α·A
@@ -64,9 +63,8 @@ import (
 // Rows Mt, Width Nt, Split Wn, Chunk the rows of B a chunk, Block T (0:
 // streamed), Occupancy the blocks a multiprocessor its registers are
 // capped for (-bN; by default two where the block has at most 256 threads
-// and two fit in shared memory). Measured on the H100 in
-// docs/performance.md: ahead of cuBLAS on the tets' m0 and m460, behind it
-// on m132 and the β = 1 operators.
+// and two fit in shared memory). docs/performance.md has where it stands
+// against cuBLAS.
 const DMMA Family = "dmma"
 
 // dmmaMaxSums bounds the accumulator elements a thread keeps
@@ -85,9 +83,9 @@ const dmmaPad = 4
 const dmmaMaxShared = 227 << 10
 
 // dmmaSharedLimit is the shared memory a block may opt in to on a CUDA
-// device of compute capability arch ×10: 227 KiB on sm_90 and later
-// (H100, H200, B200), 163 KiB on sm_80 and sm_87 (A100, Orin), 99 KiB on
-// the others (sm_86, sm_89).
+// device of compute capability arch ×10: 227 KiB on sm_90 and later,
+// 163 KiB on sm_80 and sm_87, 99 KiB on the others (sm_86, sm_89), as
+// CUDA's programming guide gives them.
 func dmmaSharedLimit(arch int) int {
 	switch {
 	case arch >= 90:
@@ -381,7 +379,7 @@ func (pb Problem) checkDMMA(v Variant) error {
 // DMMACandidates lists the tensor-core variants worth trying for the
 // problem on a CUDA device of compute capability arch (×10): the operators
 // DenseCandidates takes, in fp64, on sm_80+ (m8n8k4) and sm_90+ (the m16n8
-// shapes, twice m8n8k4's rate on the H100). Each shape gets warp tiles of
+// shapes, twice m8n8k4's rate there). Each shape gets warp tiles of
 // up to 32×32 sums, with the rows a warp takes chosen to pad m least and
 // 32: resident variants (α·A staged once for dmmaTiles tiles, where it
 // fits the device's shared memory) over two, four or one warps along the
@@ -390,12 +388,8 @@ func (pb Problem) checkDMMA(v Variant) error {
 // 512 threads a block; the more columns a block takes, the fewer times α·A
 // is read).
 // dmmaMinEntries is the least m·k for which DMMACandidates offers tensor
-// cores: PyFR's p4 tets (35×60 … 105×60) too, where the unrolled kernels
-// reached 56–66 % of the H100's roof on m132 and m460 (2026-11-24), and
-// p6/tri/m132 (28×56), where B copied asynchronously reached 92 against
-// the SIMT kernels' 87 (cuBLAS 94); and PyFR's p3 tets (20×60, 60×20),
-// where on the H200 (fp64, 2026-11-28) p3/tet/m132 reached 90.4 with
-// dmma against 89.1 for the best SIMT kernel (cuBLAS 91.1).
+// cores: low enough for PyFR's p3 and p4 tets and p6/tri/m132, where the
+// tensor cores beat the unrolled kernels (docs/rationale.md#dmma-threshold).
 const dmmaMinEntries = 1200
 
 func DMMACandidates(pb Problem, arch int) []Variant {
@@ -406,8 +400,8 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 		func(mt, nc int, _ bool) []Variant {
 			// Up to 32 columns and 32 sums a warp; where one warp
 			// takes every row, also half as many columns (more warps
-			// for the same tile): p6/tri/m132 (28×56) 93.8 % of the
-			// H100's roof against 92.4 (cuBLAS 93.7–94.7).
+			// for the same tile), which pays on the small
+			// operators (docs/rationale.md#dmma-small-tiles).
 			w := min(4, 32/(mt*nc))
 			if rows := mt * nc * 4; w > 1 && pb.Op.Rows <= rows { // a fragment is M×8: nc = M/4 a lane
 				return []Variant{{Width: w}, {Width: w / 2}}
@@ -441,11 +435,9 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 // that DMMACandidates offers, for operators of at most dmmaRegAMaxCols
 // columns: two warps along the columns, 32 tiles a block, and each of
 // three forms (fragments down and along a warp, buffers of B) whose
-// estimated registers stay within dmmaRegACandidateRegs. On the H200
-// (fp64, 2026-11-28, 302 variants side by side, % of the roof) they beat
-// the previous choice on p4/tet/m460 (r2-w4, 81.4 against 77.8),
-// p6/tri/m460 (r2-w2, 86.4 against 81.7) and p5/tet/m0 (m16n8k8 r1-w4,
-// 75.3 against 73.6), and lost where k is 84 or more.
+// estimated registers stay within dmmaRegACandidateRegs. They win on some
+// operators with k ≤ 64 and lose where k is 84 or more
+// (docs/rationale.md#dmma-a-in-registers).
 func dmmaRegACandidates(pb Problem, arch int) []Variant {
 	if pb.Op.Cols > dmmaRegAMaxCols {
 		return nil
@@ -471,23 +463,20 @@ func dmmaRegACandidates(pb Problem, arch int) []Variant {
 }
 
 // dmmaRegAMaxCols is the most columns (k) of an operator that gets the
-// -k candidates: p6/tet/m460 and p5/tet/m6 (k = 84) lost to the
-// shared-memory kernels by 2–13 points on the H200.
+// -k candidates: beyond it (k = 84) they lost to the shared-memory kernels
+// (docs/rationale.md#dmma-a-in-registers).
 const dmmaRegAMaxCols = 64
 
 // dmmaRegACandidateRegs is the most registers regANeed may estimate for a
-// -k candidate. The estimate runs 20–35 % below what ptxas allots: on the
-// H200 p4/tet/m460's r2-w4 (estimate 184) took 227 registers and did not
-// spill, p5/tet/m0's r2-w2 (188) took 255 and spilled 40 bytes.
+// -k candidate. The estimate runs 20–35 % below what ptxas allots, so
+// this is the last estimate whose kernels were seen not to spill
+// (docs/rationale.md#dmma-a-in-registers).
 const dmmaRegACandidateRegs = 184
 
 // dmmaSmallEntries is the most m·k for which DMMACandidates adds the
-// least tiles. On the H100 (fp64, 2026-11-28, 450 variants side by side)
-// p6/tri/m132 (28×56) reached 95.5 % of the roof with 16×8 sums a warp,
-// two warps along the rows, eight tiles a block and four buffers of B
-// (dmma/m16n8k4-r1-w1-x4-c28-t8-a4), against 93.0–93.5 for the larger
-// tiles offered before (cuBLAS 95.8): its α·A is 12 KiB, and many small
-// blocks a multiprocessor hide more of B's latency than fewer large ones.
+// least tiles: for a small α·A, many small blocks a multiprocessor hide
+// more of B's latency than fewer large ones
+// (docs/rationale.md#dmma-small-tiles).
 const dmmaSmallEntries = 2048
 
 // mmaCandidates lists the variants of family fam (dmma or tmma) for
@@ -541,7 +530,7 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 							// B copied asynchronously, where
 							// the device has cp.async (dmma
 							// only: 3×TF32 is bound by its mma,
-							// and gained nothing on the H100).
+							// and gained nothing from it).
 							for _, a := range dmmaAsync {
 								if fam != DMMA || arch < 80 {
 									break
@@ -553,11 +542,9 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 								n := len(out)
 								first(as)
 								// And its twin with the column
-								// groups apart (-g): on the H100
-								// (fp64, 2026-11-25) p6/tet/m6
-								// went from 81 to 88 % of the roof,
-								// p5/tet/m6 from 84 to 90, p6/tet/m3
-								// from 89 to 93.
+								// groups apart (-g), which pays on
+								// the large tets' β = 1 operators
+								// (docs/rationale.md#dmma-async).
 								if len(out) > n && wn > 1 {
 									g := out[n]
 									g.Apart = true
@@ -581,11 +568,10 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 // dmmaRowGroups is the groups of rows (RowGroups, 0 for one) the resident
 // dmma candidates of shape sh, mt fragments a warp and form f split the
 // rows over: one where α·A fits the device's shared memory whole beside
-// the least B, else the fewest of up to four that fit. On the H100 (fp64)
-// p6/tet/m6 (252×112, β = 1, α·A 225 KiB) went from 56 % of the roof
-// (α·A streamed) to 79 with two groups and B copied asynchronously;
-// operators whose α·A fits gained nothing from groups (B is read once a
-// group), so they get none. tmma keeps one.
+// the least B, else the fewest of up to four that fit: staging α·A beats
+// streaming it (docs/rationale.md#dmma-row-groups), while operators whose
+// α·A fits gain nothing from groups (B is read once a group), so they get
+// none. tmma keeps one.
 func dmmaRowGroups(pb Problem, arch int, fam Family, sh kernel.MMAShape, mt int, f Variant) int {
 	if fam != DMMA {
 		return 0
@@ -603,18 +589,16 @@ func dmmaRowGroups(pb Problem, arch int, fam Family, sh kernel.MMAShape, mt int,
 }
 
 // dmmaAsync are the buffers of B and tiles a block the asynchronous
-// candidates (-a) try. On the H100 (fp64, 2026-11-24) B copied into three
-// or four buffers took p5/tet/m132 from 75 to 87 % of the roof, p6/tet/m3
-// from 81 to 89 and p5/tet/m6 from 78 to 80 (84 with 32 tiles a block);
-// five or six buffers gained nothing more.
+// candidates (-a) try: three or four buffers hide B's latency; five or six
+// gained nothing more (docs/rationale.md#dmma-async).
 var dmmaAsync = []struct{ stages, tiles int }{{3, dmmaTiles}, {4, dmmaTiles}, {3, 2 * dmmaTiles}}
 
 // dmmaAsyncChunks lists the chunks to try for an asynchronous variant,
 // best first: multiples of kk from 24 down to 16 that divide k rounded up
 // to kk, then 28 and 32 where they divide it, then the others from 24
-// down, then 8 (or kk). On the H100 chunks of 16–24 rows did best (28 as
-// well where nothing smaller divides k); deeper ones cost registers and
-// shared memory (a buffer each).
+// down, then 8 (or kk). Chunks of 16–24 rows did best (28 as well where
+// nothing smaller divides k); deeper ones cost registers and shared
+// memory (a buffer each).
 func dmmaAsyncChunks(k, kk int) []int {
 	kp := (k + kk - 1) / kk * kk
 	var div, deep, rest []int
@@ -1075,10 +1059,8 @@ func (b *dmmaBuilder) registers() int {
 // epilogueGroup is how many pairs of C a thread loads before it stores
 // any: the pairs split evenly into as few groups as the registers left
 // beside the sums hold (about five a pair: two reals and an offset; at
-// the epilogue the fragments are dead). Measured on the H100 (fp64, % of
-// the roof): p5/tet/m6's r2-w4-x2-c28-t16 (384 threads, 170 registers)
-// 38 with groups of 8, 77 with one of 16; p6/tet/m6's r2-w4-x2-c8 (512
-// threads, 128 registers) 56 with 8, 50 with 4, 10 with 16 (spills).
+// the epilogue the fragments are dead): groups too small leave loads of C
+// waiting, too large spill (docs/rationale.md#dmma-epilogue).
 func (b *dmmaBuilder) epilogueGroup(pairs int) int {
 	sums := b.v.Rows * b.v.Width * b.l.nc * b.l.bytes / 4
 	most := max(1, (b.registers()-16-sums)/5)

@@ -129,8 +129,8 @@ func (o Operator) Timed(n int) (family.Instance, error) {
 // LeadingDim pads n to a multiple of 64 elements, so that every row of B
 // and C starts 256-byte aligned in fp32 and fp64, and then by 64 more when
 // that is a multiple of 512 elements: with a power-of-two stride every row
-// of a block maps to the same cache sets (measured on the 2-core EPYC VM,
-// hex p3 m0, n = 262,144: 34.5 ms with ld = n, 11.6 ms with ld = n + 16).
+// of a block maps to the same cache sets (3× slower on a CPU:
+// docs/rationale.md#leading-dimension).
 func LeadingDim(n int) int {
 	ld := (n + 63) / 64 * 64
 	if ld%512 == 0 {
@@ -167,17 +167,17 @@ func (in *Instance) DType() kernel.DType { return in.Problem.DType }
 // DMMACandidates (fp64) and, in fp32, the WGMMACandidates (sm_90) or,
 // where they can pay (offerTMMA), the TMMACandidates (3×TF32 through
 // mma.sync); on a CPU also DenseHostCandidates. The SIMT dense
-// variants (with shared memory) are not among them: on the H100
-// (2026-11-24) they ran at 17–32 % of the roof on the tets p5–p6, below
-// cuBLAS, and the cost model, which ranks them far above that, would
-// prune the unrolled kernels for them; they run when named (--variant).
+// variants (with shared memory) are not among them: they ran well below
+// cuBLAS on the tets p5–p6 (docs/rationale.md#simt-dense), and the cost
+// model, which ranks them far above that, would prune the unrolled kernels
+// for them; they run when named (--variant).
 func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	vs := Candidates(in.Problem)
 	if t.GPU {
 		vs = append(GPUCandidates(in.Problem), DMMACandidates(in.Problem, t.CUDAArch)...)
 		// On sm_90 fp32 takes Hopper's wgmma (twice mma.sync's TF32
 		// rate): it beat the 3×TF32 mma.sync kernels on every p5–p6
-		// tet on the H100 (2026-11-25).
+		// tet.
 		if wg := WGMMACandidates(in.Problem, t.CUDAArch); len(wg) > 0 {
 			vs = append(vs, wg...)
 		} else if offerTMMA(in.Problem) {

@@ -202,8 +202,7 @@ func Candidates(pb Problem) []Variant {
 // CPUs and β = 0: the widest block (up to 128 columns) whose rows of C fit
 // the stage. A plain store reads each line of C before writing it, a third
 // more traffic for an operator with as many rows as columns, more for the
-// tall ones: p3/hex/m460 (192×64) ran 1.4× faster with its C streamed on a
-// 2-core Xeon VM (fp64, n = 262,144, interleaved runs, 2026-11-27).
+// tall ones (docs/rationale.md#streamed-c-on-cpus).
 func StreamCandidates(pb Problem) []Variant {
 	if pb.Beta != 0 {
 		return nil
@@ -225,36 +224,27 @@ func StreamCandidates(pb Problem) []Variant {
 // row splits without shared memory (cstream-msplit: on a CPU the y threads
 // are just a loop) and the same code with CUDA launch bounds capping
 // registers so that more blocks fit on a multiprocessor (other dialects
-// ignore the bound). On the H100, cstream-msplit/x32-y8 took the large hex
-// operators from 30–55 % to 50–94 % of the copy roof in fp64, where every
-// one-thread-per-column variant spills; y12 suits p5's 36-row planes
-// (p5/hex/m132: 80 % against 72 % for y8), and the tall β = 1 operators
-// want the widest splits (p6/hex/m6: 62, 82, 91, 92 % for y8, y16, y24, y32).
-// Rows grouped by the rows of B they read (-g) took the tall ones further:
-// p5/hex/m460 72 → 93 % (x32-y12-g), p6/hex/m6 92 → 97 % in fp64, and in
-// fp32 with two columns per thread 92 → 97.6 % (x64-y8-g-w2). A grouped
-// variant is left out where it would not load at least 10 % fewer rows of
-// B than the contiguous one (nearly dense operators: about the same loads,
-// and NVRTC's slowest builds).
+// ignore the bound). Row splits keep the large hex operators out of the
+// spills of every one-thread-per-column variant; the split that suits an
+// operator follows its planes of points (y12 for p5's 36-row planes), and
+// the tall β = 1 operators want the widest splits. Rows grouped by the
+// rows of B they read (-g) take the tall ones further
+// (docs/rationale.md#row-splits). A grouped variant is left out where it
+// would not load at least 10 % fewer rows of B than the contiguous one
+// (nearly dense operators: about the same loads, and NVRTC's slowest
+// builds).
 //
 // bstream-msplit without staging is there for operators whose sums do not
-// fit one thread: each y thread streams only the rows of B its rows use.
-// On the H100 in fp64 it took p5/hex/m132 from 83 % (cstream-msplit/x32-y12)
-// to 92 % (x64-y2) and p6/hex/m132 from 52 to 69 % (x32-y16); in fp32 the
-// deeper splits lead on p6 (x32-y6: p6/hex/m460 73 %, x32-y8: p6/hex/m132
-// 77 %) and x64-y4 on p5/hex (91–92 %). Splits whose sums would still not
-// fit fail Check and are not offered.
+// fit one thread: each y thread streams only the rows of B its rows use
+// (docs/rationale.md#row-splits). Splits whose sums would still not fit
+// fail Check and are not offered.
 //
 // Wide variants (two columns per thread, or a contiguous split over 16 y
-// threads) are offered only up to smallOperatorNNZ non-zeros: across the
-// full H100 runs of all 120 operators in both precisions none came within
-// 1 % of the best on an operator over 2,100 non-zeros, and on the larger
-// ones they were most of NVRTC's build time (2,600 of the 4,200 CPU
-// seconds spent in builds over 10 s in one fp64 run). In fp32, where a
-// thread's loads are half as wide, they stay for operators whose rows sum
-// two entries or fewer (the lifting m6): on the H100 (2026-11-24) wide
-// variants took p7/hex/m6 (3,072 non-zeros) from 87.5 to 92.4 % of the
-// roof and p8/hex/m6 (4,374) from 75.9 to 87.6 %.
+// threads) are offered only up to smallOperatorNNZ non-zeros: beyond it
+// none came within 1 % of the best, and they were most of NVRTC's build
+// time. In fp32, where a thread's loads are half as wide, they stay for
+// operators whose rows sum two entries or fewer (the lifting m6), where
+// they still win (docs/rationale.md#wide-variants).
 func GPUCandidates(pb Problem) []Variant {
 	out := Candidates(pb)
 	for _, v := range []Variant{
@@ -321,16 +311,10 @@ const exactSplitMinRows = 16
 // every thread reads as many rows of B as the next. GPUCandidates offers
 // each as cstream-msplit x32, x64 and x64 grouped (-g, where grouping
 // pays), those the fixed list lacks. The fixed splits miss p + 1 = 7 and
-// 9: on the H100 (2026-11-28) the p8 lifting (p8/hex/m3, 729×486, β = 1)
-// ran at 77.1 % of the roof in fp32 with cstream-msplit/x32-y12, the best
-// of the default search, and at 92.8 % with x64-y9; in fp64 80.0 %
-// against 92.2 % (x32-y9); p6/hex/m3 (343 rows) went from 84.1 to 92.3 %
-// in fp32 with x64-y7. And the fixed list has 8 for x32 alone: on the
-// H200 (fp32, 2026-11-28, side by side) p7/hex/m3 (512×384) ran at 87.7 %
-// with x64-y8 against 81.7 with x32-y8, and the interpolation to the
-// faces wants its exact splits grouped at x64: p7/hex/m0 (384×512) 87.9 %
-// with x64-y8-g, p8/hex/m0 (486×729) 86.7 with x64-y6-g, where the
-// default search had chosen 82.5 and 76.3.
+// 9, and have 8 for x32 alone; the p6–p8 liftings and interpolations to
+// the faces run 6–16 points of the roof faster with their exact splits,
+// at x64 and, for the interpolations, grouped
+// (docs/rationale.md#equal-row-splits).
 func exactSplits(m int) []int {
 	var out []int
 	for y := 5; y <= 16 && y*exactSplitMinRows <= m; y++ {

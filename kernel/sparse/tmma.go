@@ -42,18 +42,14 @@ import (
 // Names as DMMA's with tmma, -s and -h after -t:
 // "tmma/m16n8k8-r2-w8-x2-c32-t16-s".
 //
-// Measured on the H100 (2026-11-24, tets p5–p6): 40–64 % of the roof,
-// ahead of cuBLAS (33–41 %) on m0, m460 and p6's m132, but ahead of the
-// SIMT kernels only on p6/tet/m460 (42.7 % against 28.8 %) and, barely,
-// p6/tet/m132 (44.7 against 44.5). Nsight
-// Compute on p6/tet/m460 puts the tensor pipe at 45 % busy for 36 % of
-// the roof: mma.sync's TF32 rate on the H100 (about 1,024 flops a clock a
-// multiprocessor, half of what wgmma reaches) times three products leaves
-// that operator at most ~95 % of the roof even with the pipe always busy,
-// and the kernels keep it busy less than half the time (two to four warps
-// a scheduler, stalled on fixed-latency dependencies). The rounding is
-// integer arithmetic (see emit's bespoke_tf32): with cvt.rna, and lo
-// rounded as well, the kernels were 5–15 % slower. That the tensor cores
+// Three products at mma.sync's TF32 rate (half of what wgmma reaches)
+// leave the largest tets just under the roof even with the tensor pipe
+// always busy, and these kernels keep it busy less than half the time (two
+// to four warps a scheduler, stalled on fixed-latency dependencies): they
+// beat the SIMT kernels only on the largest β = 0 tets
+// (docs/rationale.md#tmma). The rounding is integer arithmetic (see emit's
+// bespoke_tf32): with cvt.rna, and lo rounded as well, the kernels were
+// 5–15 % slower. That the tensor cores
 // truncate fp32 operands to TF32 is checked on the device by the IR
 // sample kerneltest.TF32RawMMA.
 const TMMA Family = "tmma"
@@ -80,11 +76,9 @@ var tmmaDefault = Variant{Family: TMMA, MMA: "m16n8k8", Rows: 2, Width: 4, Split
 const tmmaMinEntries = 16384
 
 // offerTMMA reports whether the 3×TF32 candidates can pay for the problem.
-// On the H100 (2026-11-24, every candidate timed) they beat the SIMT
-// kernels only on the largest β = 0 tets (p6/tet/m460 42.7 % of the roof
-// against 28.6 %, p6/tet/m132 44.7 against 44.1) and lost by 2–40 points
-// on every other p5–p6 tet; each problem they are offered to adds 20–30
-// candidates the cost model cannot prune. They run on any problem when
+// They beat the SIMT kernels only on the largest β = 0 tets and lost on
+// every other p5–p6 tet (docs/rationale.md#tmma); each problem they are
+// offered to adds 20–30 candidates the cost model cannot prune. They run on any problem when
 // named (--variant).
 func offerTMMA(pb Problem) bool {
 	return pb.Beta == 0 && pb.Op.Rows*pb.Op.Cols >= tmmaMinEntries

@@ -13,9 +13,9 @@ import (
 // WGMMA: the dense kernel in fp32 on Hopper's warpgroup tensor cores
 // (kernel.WGMMA: wgmma.mma_async m64nNk8 TF32, sm_90a only), as 3×TF32
 // like TMMA (each product A_lo·B_hi + A_hi·B_lo + A_hi·B_hi, small ones
-// first, hi = tf32(x), lo = x − hi). mma.sync's TF32 rate on the H100 is
+// first, hi = tf32(x), lo = x − hi). mma.sync's TF32 rate on sm_90 is
 // half of what wgmma reaches, and 3×TF32 through it kept the p5–p6 tets
-// at 40–64 % of the roof (see TMMA).
+// well below the roof (see TMMA).
 //
 // wgmma multiplies a 64×8 A from registers by an 8×N B from shared
 // memory, N up to 256, so the kernel computes Cᵀ: a warpgroup's 64 rows
@@ -197,14 +197,12 @@ const wgmmaMinEntries = dmmaMinEntries
 // a CUDA device of compute capability arch ×10: fp32, sm_90 only (sm_90a's
 // wgmma), the dense operators DMMACandidates takes; four and two
 // warpgroups a block, chunks of 8, 16 and 24 rows of B, chunks
-// overlapped, warpgroups apart (on the H100 p6/tet/m132 went from 75 to
-// 82 % of the roof, p6/tet/m0 from 79 to 86, and none lost beyond the
-// spread between runs), as many buffers of B (up to six) as the shared memory
-// holds beside α·A and, where that is more, four, 16 tiles a block, the rows split over the fewest
-// blocks whose share of α·A fits. On the H100 (2026-11-25) each of these
-// won somewhere among the p5–p6 tets: p6/tet/m132 x4-c8 (74 % of the
-// roof), m460 x2-c16 (70), p5/tet/m132 x2-c24 (74), p5/tet/m0 x2-c16
-// (88).
+// overlapped, warpgroups apart (faster on some tets, slower on none beyond
+// the spread between runs), as many buffers of B (up to six) as the shared
+// memory holds beside α·A and, where that is more, four, 16 tiles a block,
+// the rows split over the fewest blocks whose share of α·A fits. Each of
+// these shapes won somewhere among the p5–p6 tets
+// (docs/rationale.md#wgmma-shapes).
 func WGMMACandidates(pb Problem, arch int) []Variant {
 	if pb.DType != kernel.F32 || arch != 90 {
 		return nil
@@ -292,7 +290,7 @@ func (b *wgmmaBuilder) stageA() kernel.Stmt {
 // copyB copies chunk q (an expression) of the block's sequence into its
 // buffer of bsh: rows (q % chunks)·Chunk… of tile t0 + q / chunks, zero
 // past k and n; four elements a copy where ldb is baked in and a multiple
-// of 4 (16-byte copies: a quarter of the instructions, which the H100's
+// of 4 (16-byte copies: a quarter of the instructions, which the
 // schedulers issue beside the wgmma), a vector at the end of the
 // columns cut short.
 func (b *wgmmaBuilder) copyB(q kernel.Expr) []kernel.Stmt {

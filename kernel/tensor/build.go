@@ -190,7 +190,7 @@ func buildBK5(p *Problem, vr Variant) *kernel.Kernel {
 	// Rows of an odd length (padded by one when n is even) so that
 	// threads reading down a column of D or of a slab hit different
 	// banks: a row of 16 doubles put a column in one bank (N = 14 ran at
-	// a third of the roof on the H100).
+	// a third of the roof).
 	k.Shared = []kernel.Shared{
 		{Name: "dsh", Type: kernel.Real, Dims: []int{n, n | 1}},
 		{Name: "su", Type: kernel.Real, Dims: []int{e, n, n | 1}},

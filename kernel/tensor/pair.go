@@ -78,8 +78,8 @@ func (in *Instance) sharedWords2(v Variant) (int, bool) {
 }
 
 // offered2 reports whether Candidates offers a layout of this file on
-// GPUs for an operator at order n: where the H100 (fp64, full search,
-// 2026-11-24) found it first or within a point of the first. Below these
+// GPUs for an operator at order n: where a full search found it first or
+// within a point of the first (docs/rationale.md#fem-layouts). Below these
 // orders the slab and cube layouts are not bound by shared memory or FP64
 // throughput and the extra registers cost occupancy; above them (pair at
 // N = 15: 242 registers, 46 % of the roof against 77; cube-pair at N ≥ 11:
