@@ -192,3 +192,31 @@ func TestFEMApplyUserMesh(t *testing.T) {
 		}
 	}
 }
+
+// verify (and so bench) --family fem checks the kernels on a user's
+// mesh's geometry; a tangled mesh is a one-line error naming the cell.
+func TestFEMVerifyUserMesh(t *testing.T) {
+	if _, err := openDevice("c", ""); err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	dir := t.TempDir()
+	t.Setenv("BESPOKE_CACHE_DIR", filepath.Join(dir, "cache"))
+	msh := filepath.Join("..", "..", "testdata", "mesh", "curved-hex27.msh")
+	code, stdout, stderr := run(t, "verify", "--family", "fem", "--kernel", "bk5", "--order", "2", "--dtype", "f64", "--backend", "c", "--mesh-file", msh)
+	if code != ExitOK || !strings.Contains(stdout, "on curved-hex27.msh") || !strings.Contains(stdout, "1 passed") {
+		t.Fatalf("verify on the curved mesh: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Swapping two vertices of the only cell tangles it.
+	x := []float64{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1}
+	nodes, cells := filepath.Join(dir, "x.npy"), filepath.Join(dir, "cells.npy")
+	writeNPY(t, nodes, 8, 3, x)
+	writeNPY(t, cells, 1, 8, []float64{0, 1, 2, 3, 4, 5, 7, 6})
+	code, _, stderr = run(t, "verify", "--family", "fem", "--kernel", "bk5", "--order", "2", "--backend", "c", "--nodes", nodes, "--cells", cells)
+	if code == ExitOK || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "cell 0") {
+		t.Fatalf("a tangled cell: exit %d, stderr %q", code, stderr)
+	}
+	// The mesh flags belong to the fem family.
+	if code, _, stderr := run(t, "verify", "--family", "contract", "--order", "2", "--backend", "c", "--mesh-file", msh); code != ExitUsage || !strings.Contains(stderr, "--mesh-file") {
+		t.Fatalf("--mesh-file with contract: exit %d, stderr %q", code, stderr)
+	}
+}
