@@ -8,15 +8,29 @@ import (
 // MaxElements bounds a mesh (and so every array sized by it).
 const MaxElements = 1 << 24
 
-// Mesh is the box [0,1]³ cut into NX×NY×NZ hexahedra, each the image of
-// the reference cube [-1,1]³ under the trilinear map of its eight
-// vertices. Interior vertices may be moved (Perturb) so that the elements
-// are not parallelepipeds; boundary vertices stay on the box's faces.
+// Mesh is a mesh of hexahedra, each the image of the reference cube
+// [-1,1]³ under a map of its nodes: trilinear from its eight vertices, or,
+// for a curved mesh, the tensor-product Lagrange map of its
+// (g+1)³ equispaced geometry nodes.
+//
+// A box mesh (NewMesh) is [0,1]³ cut into NX×NY×NZ hexahedra, interior
+// vertices optionally moved (Perturb) so that the elements are not
+// parallelepipeds. A user's mesh (NewCellMesh, ReadGmsh) lists its cells
+// by vertex numbers; NX, NY and NZ are then 0.
 type Mesh struct {
 	NX, NY, NZ int
 	Perturb    float64
-	// Vertices, (NX+1)(NY+1)(NZ+1) of them, x-fastest.
+	// Vertices: for a box, (NX+1)(NY+1)(NZ+1) of them, x-fastest.
 	Vertices [][3]float64
+	// Cells are a user's mesh's hexahedra, eight vertex numbers each in
+	// Gmsh/VTK order: the reference cube's corners (0,0,0) (1,0,0) (1,1,0)
+	// (0,1,0) (0,0,1) (1,0,1) (1,1,1) (0,1,1). nil for a box.
+	Cells [][8]int32
+	// GeoOrder is the order g of a curved mesh's map (0 or 1: trilinear),
+	// and GeoNodes its nodes, (g+1)³ a cell in turn, ξ-fastest, then η,
+	// then ζ, at the equispaced points of [-1,1].
+	GeoOrder int
+	GeoNodes [][3]float64
 }
 
 // NewMesh makes the box mesh. perturb (0 ≤ perturb < 0.3) moves each
@@ -51,12 +65,30 @@ func NewMesh(nx, ny, nz int, perturb float64) (*Mesh, error) {
 }
 
 // Elements is the number of hexahedra.
-func (m *Mesh) Elements() int { return m.NX * m.NY * m.NZ }
+func (m *Mesh) Elements() int {
+	if m.Cells != nil {
+		return len(m.Cells)
+	}
+	return m.NX * m.NY * m.NZ
+}
+
+// Box reports whether the mesh is a box (NewMesh), whose structure the
+// assembled problems use.
+func (m *Mesh) Box() bool { return m.Cells == nil }
+
+// vtkCorner maps corner c = cx + 2cy + 4cz to its place in Gmsh/VTK order.
+var vtkCorner = [8]int{0, 1, 3, 2, 4, 5, 7, 6}
 
 // corners are element e's eight vertices, x-fastest: corner c = cx + 2cy + 4cz.
 func (m *Mesh) corners(e int) [8][3]float64 {
-	ex, ey, ez := e%m.NX, (e/m.NX)%m.NY, e/(m.NX*m.NY)
 	var c [8][3]float64
+	if m.Cells != nil {
+		for v := range 8 {
+			c[v] = m.Vertices[m.Cells[e][vtkCorner[v]]]
+		}
+		return c
+	}
+	ex, ey, ez := e%m.NX, (e/m.NX)%m.NY, e/(m.NX*m.NY)
 	for v := range 8 {
 		i, j, k := ex+v&1, ey+v>>1&1, ez+v>>2
 		c[v] = m.Vertices[(k*(m.NY+1)+j)*(m.NX+1)+i]
@@ -106,15 +138,15 @@ func (m *Mesh) Geometry(b *Basis) ([]float64, error) {
 	q3 := q * q * q
 	geo := make([]float64, m.Elements()*nf*q3)
 	for e := range m.Elements() {
-		c := m.corners(e)
+		emap := m.elementMap(e)
 		base := e * nf * q3
 		for kc := range q {
 			for kb := range q {
 				for ka := range q {
-					J := jacobian(c, b.Points[ka], b.Points[kb], b.Points[kc])
+					_, J := emap(b.Points[ka], b.Points[kb], b.Points[kc])
 					det := J[0][0]*(J[1][1]*J[2][2]-J[1][2]*J[2][1]) - J[0][1]*(J[1][0]*J[2][2]-J[1][2]*J[2][0]) + J[0][2]*(J[1][0]*J[2][1]-J[1][1]*J[2][0])
-					if !(det > 0) {
-						return nil, fmt.Errorf("fem: element %d has Jacobian determinant %g ≤ 0 at a quadrature point (perturbation %g too large for this mesh)", e, det, m.Perturb)
+					if !(det > 0) || math.IsInf(det, 0) {
+						return nil, m.badJacobian(e, det)
 					}
 					wdet := b.PointWeights[ka] * b.PointWeights[kb] * b.PointWeights[kc] * det
 					node := (kc*q+kb)*q + ka
@@ -150,11 +182,12 @@ func (m *Mesh) NodePositions(b *Basis) [][3]float64 {
 	p := b.P()
 	out := make([][3]float64, 0, m.Elements()*p*p*p)
 	for e := range m.Elements() {
-		c := m.corners(e)
+		emap := m.elementMap(e)
 		for k := range p {
 			for j := range p {
 				for i := range p {
-					out = append(out, position(c, b.Nodes[i], b.Nodes[j], b.Nodes[k]))
+					x, _ := emap(b.Nodes[i], b.Nodes[j], b.Nodes[k])
+					out = append(out, x)
 				}
 			}
 		}
@@ -162,7 +195,7 @@ func (m *Mesh) NodePositions(b *Basis) [][3]float64 {
 	return out
 }
 
-// GlobalIndex numbers the nodes of the assembled problem of degree n: the
+// GlobalIndex numbers the nodes of a box mesh's assembled problem of degree n: the
 // (NX·n+1)(NY·n+1)(NZ·n+1) nodes of the box, x-fastest; entry (e, node)
 // of the result, in E-vector order, is that node's global number, so that
 // nodes shared by neighbouring elements share a number.

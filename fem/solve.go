@@ -53,6 +53,8 @@ func NewAssembly(b *Basis, m *Mesh, lambda float64) (*Assembly, error) {
 		return nil, fmt.Errorf("fem: %s has no Laplacian: the solve needs bk3 or bk5", b.Kernel)
 	case !(lambda >= 0) || math.IsInf(lambda, 0):
 		return nil, fmt.Errorf("fem: λ = %g: want a finite λ ≥ 0", lambda)
+	case !m.Box():
+		return nil, fmt.Errorf("fem: the assembled solve numbers the nodes of a box mesh; a mesh of cells has no global numbering yet")
 	}
 	p := b.P()
 	if size := int64(m.Elements()) * int64(p*p*p); size > MaxAssembled {
@@ -175,12 +177,12 @@ func (a *Assembly) load() []float64 {
 	fE := make([]float64, len(a.Index))
 	c2 := 3*math.Pi*math.Pi + a.Lambda
 	for e := range m.Elements() {
-		c := m.corners(e)
+		emap := m.elementMap(e)
 		g := a.Geo[(e*nf+wdet)*q3 : (e*nf+wdet+1)*q3]
 		for kc := range q {
 			for kb := range q {
 				for ka := range q {
-					x := position(c, b.Points[ka], b.Points[kb], b.Points[kc])
+					x, _ := emap(b.Points[ka], b.Points[kb], b.Points[kc])
 					n := (kc*q+kb)*q + ka
 					val[n] = g[n] * c2 * Exact(x[0], x[1], x[2])
 				}

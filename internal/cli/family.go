@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/bespoke-hpc/bespoke/element"
 	"github.com/bespoke-hpc/bespoke/fem"
+	"github.com/bespoke-hpc/bespoke/fem/meshfile"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/contract"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
@@ -48,6 +50,7 @@ type problemFlags struct {
 	// fem
 	kernels string
 	lambda  float64
+	mesh    meshfile.Spec
 	// integrate
 	elements, ops            string
 	symmetric, upper, em, ld bool
@@ -58,7 +61,7 @@ func (f *problemFlags) register(fs *pflag.FlagSet, manyDTypes bool, suite bool) 
 	f.set = fs
 	f.owner = map[string]string{"beta": familySparse, "alpha": familySparse, "suite": familySparse, "only": familySparse,
 		"max-nnz": familySparse, "order": familyContract + "," + familyFEM, "axis": familyContract,
-		"kernel": familyFEM, "lambda": familyFEM,
+		"kernel": familyFEM, "lambda": familyFEM, "nodes": familyFEM, "cells": familyFEM, "mesh-file": familyFEM,
 		"element": familyIntegrate, "problem": familyIntegrate, "symmetric": familyIntegrate, "upper": familyIntegrate,
 		"element-major": familyIntegrate, "load": familyIntegrate}
 	fs.StringVar(&f.family, "family", familySparse, "kernel family: "+strings.Join(familyNames, ", "))
@@ -74,6 +77,9 @@ func (f *problemFlags) register(fs *pflag.FlagSet, manyDTypes bool, suite bool) 
 	fs.StringVar(&f.orders, "order", "3", "contract, fem: polynomial orders N (Q = N+1 points per axis), e.g. 1-7 or 2,4")
 	fs.StringVar(&f.kernels, "kernel", "bk5", "fem: operators, comma-separated: bk1 (mass), bk3 (screened Poisson, Gauss points), bk5 (screened Poisson, GLL collocation)")
 	fs.Float64Var(&f.lambda, "lambda", 1, "fem: λ of the screened Poisson operator S + λM")
+	fs.StringVar(&f.mesh.Nodes, "nodes", "", "fem: check the kernels on this mesh's geometry: vertices (.npy, float64 (nodes, 3)), with --cells")
+	fs.StringVar(&f.mesh.Cells, "cells", "", "fem: the mesh's hexahedra (.npy, int (E, 8), Gmsh/VTK vertex order), with --nodes")
+	fs.StringVar(&f.mesh.Gmsh, "mesh-file", "", "fem: check the kernels on this Gmsh 4.1 mesh's geometry (8- or 27-node hexahedra)")
 	fs.StringVar(&f.axes, "axis", "x,y,z", "contract: axes to apply D along, comma-separated")
 	fs.StringVar(&f.elements, "element", "prism", "integrate: element kinds, comma-separated: tet, prism, hex")
 	fs.StringVar(&f.ops, "problem", "laplace", "integrate: coefficient patterns, comma-separated: laplace, mass, cdr")
@@ -327,6 +333,15 @@ func (f *problemFlags) femProblems(args []string, dts []kernel.DType) ([]family.
 	if err := finite("--lambda", f.lambda); err != nil {
 		return nil, err
 	}
+	if err := f.mesh.Check(); err != nil {
+		return nil, usageError{err}
+	}
+	var mesh *fem.Mesh
+	if f.mesh.Given() {
+		if mesh, err = meshfile.Load(f.mesh); err != nil {
+			return nil, err
+		}
+	}
 	var ps []family.Problem
 	for _, k := range kernels {
 		for _, n := range orders {
@@ -334,6 +349,15 @@ func (f *problemFlags) femProblems(args []string, dts []kernel.DType) ([]family.
 				p, err := tensor.New(k, n, f.lambda, dt)
 				if err != nil {
 					return nil, usageError{err}
+				}
+				if mesh != nil {
+					name := f.mesh.Gmsh
+					if name == "" {
+						name = f.mesh.Cells
+					}
+					if p, err = p.WithMesh(mesh, filepath.Base(name)); err != nil {
+						return nil, err
+					}
 				}
 				ps = append(ps, p)
 			}

@@ -6,12 +6,12 @@ import (
 	"math"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bespoke-hpc/bespoke/fem"
+	"github.com/bespoke-hpc/bespoke/fem/meshfile"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/tensor"
@@ -20,6 +20,7 @@ import (
 
 type femApplyOptions struct {
 	kernel, mesh, backend, device, dtype, variant, in, out string
+	meshFile                                               meshfile.Spec
 	order                                                  int
 	perturb, lambda                                        float64
 }
@@ -173,23 +174,34 @@ func femApplyCmd() *cobra.Command {
 		Use:   "apply",
 		Short: "Apply an operator to an E-vector read from .npy and write the result as .npy",
 		Long: `apply reads an E-vector — a float64 .npy of shape (E, (N+1)³), element e's GLL
-nodes of degree N numbered x-fastest, then y, then z — applies the operator on
-the box [0,1]³ cut into NX×NY×NZ hexahedra (numbered x-fastest, then y, then
-z; interior vertices moved by --perturb), with no boundary conditions, and
-writes the result in the same layout. --backend reference evaluates the
+nodes of degree N numbered ξ-fastest, then η, then ζ in its reference axes —
+applies the operator with no boundary conditions, and writes the result in the
+same layout. The mesh is the box [0,1]³ cut into NX×NY×NZ hexahedra (--mesh;
+numbered x-fastest, then y, then z; interior vertices moved by --perturb), or
+the user's hexahedra: --nodes X.npy (float64, (nodes, 3)) with --cells C.npy
+(int, (E, 8), vertex order (0,0,0) (1,0,0) (1,1,0) (0,1,0) (0,0,1) (1,0,1)
+(1,1,1) (0,1,1) of the reference cube, as Gmsh and VTK number them), or
+--mesh-file M.msh (Gmsh 4.1 ASCII; 8-node hexahedra, or 27-node curved ones
+mapped by their quadratic Lagrange map). The geometric factors are computed
+from the mesh at the operator's quadrature points. --backend reference evaluates the
 float64 formulas in Go; a device backend runs bespoke's kernel (--variant, in
 --dtype, the result widened back to float64).`,
 		Example: `  bespoke fem apply --kernel bk5 --order 3 --mesh 8x8x8 --lambda 1 --backend cuda --in u.npy --out v.npy
-  bespoke fem apply --kernel bk1 --order 2 --mesh 4x4x4 --perturb 0.1 --backend reference --in u.npy --out v.npy`,
+  bespoke fem apply --kernel bk1 --order 2 --mesh 4x4x4 --perturb 0.1 --backend reference --in u.npy --out v.npy
+  bespoke fem apply --kernel bk5 --order 4 --mesh-file curved.msh --backend c --in u.npy --out v.npy
+  bespoke fem apply --kernel bk3 --order 3 --nodes x.npy --cells c.npy --backend opencl --in u.npy --out v.npy`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFEMApply(cmd.OutOrStdout(), o) },
 	}
 	f := c.Flags()
 	f.StringVar(&o.kernel, "kernel", "bk5", "operator: bk1 (mass), bk3 (screened Poisson, Gauss points), bk5 (screened Poisson, GLL collocation)")
 	f.IntVar(&o.order, "order", 3, fmt.Sprintf("polynomial degree N (1..%d)", fem.MaxOrder))
-	f.StringVar(&o.mesh, "mesh", "", "elements along x, y and z, e.g. 8x8x8")
+	f.StringVar(&o.mesh, "mesh", "", "the box's elements along x, y and z, e.g. 8x8x8")
+	f.StringVar(&o.meshFile.Nodes, "nodes", "", "a mesh's vertices (.npy, float64, shape (nodes, 3)), with --cells")
+	f.StringVar(&o.meshFile.Cells, "cells", "", "a mesh's hexahedra (.npy, int, shape (E, 8), Gmsh/VTK vertex order), with --nodes")
+	f.StringVar(&o.meshFile.Gmsh, "mesh-file", "", "a Gmsh 4.1 ASCII mesh of 8- or 27-node hexahedra")
 	f.Float64Var(&o.perturb, "perturb", 0, "interior vertices moved by this fraction of the element size (0 ≤ s < 0.3)")
-	f.Float64Var(&o.lambda, "lambda", 0, "λ of the screened Poisson operators (bk1 ignores it)")
+	f.Float64Var(&o.lambda, "lambda", 1, "λ of the screened Poisson operators S + λM (bk1 ignores it; as fem bench)")
 	f.StringVar(&o.backend, "backend", "reference", "reference (float64 in Go), or a device backend: auto, cuda, opencl, c")
 	f.StringVar(&o.device, "device", "", "device within the backend (CUDA ordinal; OpenCL P:D or name)")
 	f.StringVar(&o.dtype, "dtype", "f64", "precision of a device run: f32 or f64")
@@ -209,16 +221,6 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	m := meshRE.FindStringSubmatch(o.mesh)
-	if m == nil {
-		return usagef("--mesh %q: want NXxNYxNZ, e.g. 8x8x8", o.mesh)
-	}
-	var n [3]int
-	for i := range n {
-		if n[i], err = strconv.Atoi(m[i+1]); err != nil {
-			return usagef("--mesh %q: %v", o.mesh, err)
-		}
-	}
 	if err := finite("--lambda", o.lambda); err != nil {
 		return err
 	}
@@ -228,9 +230,14 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 	if sameFile(o.in, o.out) {
 		return usagef("--in and --out name the same file %s", o.in)
 	}
-	mesh, err := fem.NewMesh(n[0], n[1], n[2], o.perturb)
+	for _, in := range o.meshFile.Inputs() {
+		if sameFile(in, o.out) {
+			return usagef("--out names the mesh file %s", in)
+		}
+	}
+	mesh, meshName, err := femApplyMesh(o)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	b, err := fem.NewBasis(k, o.order)
 	if err != nil {
@@ -245,7 +252,7 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 		return fmt.Errorf("%s: shape (%d, %d), want (%d, %d): %d elements of (N+1)³ = %d nodes", o.in, rows, cols, mesh.Elements(), p3, mesh.Elements(), p3)
 	}
 	if q := int64(b.Q()); int64(mesh.Elements())*int64(b.Factors())*q*q*q > maxGeometry {
-		return fmt.Errorf("--mesh %s at N = %d needs %d MB of geometric factors (at most %d MB)", o.mesh, o.order,
+		return fmt.Errorf("the mesh %s at N = %d needs %d MB of geometric factors (at most %d MB)", meshName, o.order,
 			int64(mesh.Elements())*int64(b.Factors())*q*q*q*8>>20, maxGeometry*8>>20)
 	}
 	geo, err := mesh.Geometry(b)
@@ -273,7 +280,15 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 		f.Close()
 		return fmt.Errorf("%s: %w", o.out, err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	where := "float64 reference"
+	if o.backend != "reference" {
+		where = o.backend + " " + o.dtype
+	}
+	fmt.Fprintf(w, "%s: %s N=%d λ=%g on %d hexahedra (%s), %s\n", o.out, k, o.order, o.lambda, mesh.Elements(), meshName, where)
+	return nil
 }
 
 // applyOnDevice runs the family's kernel once over the whole E-vector.
