@@ -41,7 +41,7 @@ func Check(inputs, outputs []File) error {
 		}
 		for _, in := range inputs {
 			if !skipped(in.Path) && Same(in.Path, o.Path) {
-				return fmt.Errorf("%s names the input %s: an output must not overwrite an input", o, in)
+				return fmt.Errorf("%s would overwrite the input %s: an output must not name an input", o, in)
 			}
 		}
 		for _, p := range outputs[:i] {
