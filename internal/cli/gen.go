@@ -115,8 +115,8 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 	}
 	if err := in.Check(c); err != nil {
 		err = fmt.Errorf("%s: %w", ps[0].Name(), err)
-		if !o.best {
-			return usageError{err} // the variant asked for does not apply
+		if !o.best && len(in.Candidates(target)) > 0 {
+			return usageError{err} // the variant asked for does not apply, others do
 		}
 		return err
 	}

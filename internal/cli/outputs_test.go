@@ -133,3 +133,38 @@ func TestOutputsWritten(t *testing.T) {
 		t.Errorf("files left beside the outputs: %v", ents)
 	}
 }
+
+// The reproducers of sizes bounded too late, run as a user runs
+// them: each refused within 5 s and 1 GB.
+func TestSizeReproducersBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	env := []string{"BESPOKE_CACHE_DIR=" + filepath.Join(dir, "cache"), "TMPDIR=" + dir}
+	v := writeFile(t, dir, "v.mtx", denseMTX(8))
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"bench --n 2000000000", []string{"bench", v, "--backend", "c", "--n", "2000000000"}, "--max-memory"},
+		{"integrate bench --n 67108864", []string{"integrate", "bench", "--element", "hex", "--problem", "laplace", "--backend", "c", "--n", "67108864"}, "--max-memory"},
+		{"integrate bench --n 16777216", []string{"integrate", "bench", "--element", "hex", "--problem", "laplace", "--backend", "c", "--n", "16777216", "--max-memory", "8G"}, "--max-memory"},
+		{"fem bench bp5 --bp-dofs 2^27", []string{"fem", "bench", "--kernel", "bp5", "--order", "1", "--bp-dofs", "134217728", "--backend", "c"}, "--max-memory"},
+		{"pum assemble level 9 p5", []string{"pum", "assemble", "--dim", "2", "--level", "9", "--degree", "5", "-o", filepath.Join(dir, "big.mtx")}, "--max-output"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBinary(t, env, tc.args...)
+			if r.code == ExitOK || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.msg) {
+				t.Errorf("exit %d, stderr %q: want a one-line error naming %s", r.code, r.stderr, tc.msg)
+			}
+			if r.took > 5*time.Second || r.maxRSSKB > 1<<20 {
+				t.Errorf("took %v and %d MB (limits 5 s, 1 GB)", r.took.Round(time.Millisecond), r.maxRSSKB>>10)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "big.mtx")); err == nil {
+		t.Error("a refused assembly wrote its matrix")
+	}
+}
