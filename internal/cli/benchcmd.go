@@ -71,7 +71,7 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			if err := checkFiles(inputs("file", append(args, o.sources...)...), o.outputs()); err != nil {
+			if err := checkFiles(inputFiles("file", append(args, o.sources...)...), o.outputs()); err != nil {
 				return err
 			}
 			return onTimingDevice(cmd, o.backend, o.device, func(dev device.Device, stop <-chan struct{}) error {

@@ -138,7 +138,7 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 		bo.goOut, _ = fs.GetString("gobench")
 		bo.mdOut, _ = fs.GetString("markdown")
 		bo.plotDir, _ = fs.GetString("plot")
-		if err := checkFiles(nil, append(bo.outputs(), file("--bp-json", bpJSON))); err != nil {
+		if err := checkFiles(nil, append(bo.outputs(), outFile("--bp-json", bpJSON))); err != nil {
 			return err
 		}
 		var pf problemFlags
@@ -150,6 +150,9 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 			var err error
 			if bp.maxMemory, err = parseBytes("--max-memory", mm); err != nil {
 				return err
+			}
+			if bp.maxMemory < minMaxMemory {
+				return usagef("--max-memory %q: want at least 1M", mm)
 			}
 		}
 		if len(bps) > 0 {
@@ -256,7 +259,7 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 	if o.in == "" || o.out == "" {
 		return usagef("apply needs --in and --out")
 	}
-	if err := checkFiles(inputs("--in", o.in), []paths.File{file("--out", o.out)}); err != nil {
+	if err := checkFiles(inputFiles("--in", o.in), []paths.File{outFile("--out", o.out)}); err != nil {
 		return err
 	}
 	mesh, err := fem.NewMesh(n[0], n[1], n[2], o.perturb)

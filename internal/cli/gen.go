@@ -91,7 +91,7 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 			return usagef("--name: %v", err)
 		}
 	}
-	if err := checkFiles(inputs("file", append(args, o.sources...)...), []paths.File{file("-o", o.out), file("--meta", o.meta)}); err != nil {
+	if err := checkFiles(inputFiles("file", append(args, o.sources...)...), []paths.File{outFile("-o", o.out), outFile("--meta", o.meta)}); err != nil {
 		return err
 	}
 	if o.best && o.set != nil && o.set.Changed("variant") {
@@ -115,8 +115,10 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 	}
 	if err := in.Check(c); err != nil {
 		err = fmt.Errorf("%s: %w", ps[0].Name(), err)
-		if !o.best && len(in.Candidates(target)) > 0 {
-			return usageError{err} // the variant asked for does not apply, others do
+		// A sound problem (it checks at a small size) makes this the
+		// variant's fault: a usage error, as an unknown variant is.
+		if _, perr := ps[0].Checks(1); !o.best && perr == nil {
+			return usageError{err}
 		}
 		return err
 	}

@@ -226,7 +226,7 @@ func runIntegrateApply(w io.Writer, o integrateApplyOptions) error {
 	if o.nodes == "" || o.cells == "" || o.out == "" {
 		return usagef("apply needs --nodes, --cells and --out")
 	}
-	if err := checkFiles(append(inputs("--nodes", o.nodes), inputs("--cells", o.cells)...), []paths.File{file("--out", o.out)}); err != nil {
+	if err := checkFiles(append(inputFiles("--nodes", o.nodes), inputFiles("--cells", o.cells)...), []paths.File{outFile("--out", o.out)}); err != nil {
 		return err
 	}
 	reference := o.backend == "reference"

@@ -60,16 +60,19 @@ func runOps(w io.Writer, o opsOptions) error {
 	}
 	names := fr.OperatorNames
 	if o.op != "all" {
-		names = strings.Split(o.op, ",")
-		for _, n := range names {
+		names = nil
+		for _, n := range strings.Split(o.op, ",") {
 			if !slices.Contains(fr.OperatorNames, n) {
 				return usagef("unknown operator %q (want %s or all)", n, strings.Join(fr.OperatorNames, ", "))
+			}
+			if !slices.Contains(names, n) { // each file written once
+				names = append(names, n)
 			}
 		}
 	}
 	outs := []paths.File{{Flag: "-o", Path: o.out, Dir: true}}
 	for _, n := range names {
-		outs = append(outs, file("-o", filepath.Join(o.out, n+".mtx")))
+		outs = append(outs, outFile("-o", filepath.Join(o.out, n+".mtx")))
 	}
 	if err := checkFiles(nil, outs); err != nil {
 		return err

@@ -16,8 +16,8 @@ func checkFiles(inputs, outputs []paths.File) error {
 	return nil
 }
 
-// inputs are files a command reads, as named by flag.
-func inputs(flag string, ps ...string) []paths.File {
+// inputFiles are files a command reads, as named by flag.
+func inputFiles(flag string, ps ...string) []paths.File {
 	var fs []paths.File
 	for _, p := range ps {
 		fs = append(fs, paths.File{Flag: flag, Path: p})
@@ -25,8 +25,8 @@ func inputs(flag string, ps ...string) []paths.File {
 	return fs
 }
 
-// file is one output named by flag.
-func file(flag, p string) paths.File { return paths.File{Flag: flag, Path: p} }
+// outFile is one output named by flag.
+func outFile(flag, p string) paths.File { return paths.File{Flag: flag, Path: p} }
 
 // plotFiles are the folder --plot names and the charts report.Plot
 // writes into it.
@@ -36,13 +36,13 @@ func plotFiles(dir string) []paths.File {
 	}
 	fs := []paths.File{{Flag: "--plot", Path: dir, Dir: true}}
 	for _, name := range []string{report.PlotSpeedupSize, report.PlotSpeedupSparsity, report.PlotSpeedupCusparseSize, report.PlotRoof} {
-		fs = append(fs, file("--plot", filepath.Join(dir, name)))
+		fs = append(fs, outFile("--plot", filepath.Join(dir, name)))
 	}
 	return fs
 }
 
 // outputs are the files a bench writes.
 func (o *benchOptions) outputs() []paths.File {
-	return append([]paths.File{file("--json", o.jsonOut), file("--csv", o.csvOut), file("--gobench", o.goOut), file("--markdown", o.mdOut)},
+	return append([]paths.File{outFile("--json", o.jsonOut), outFile("--csv", o.csvOut), outFile("--gobench", o.goOut), outFile("--markdown", o.mdOut)},
 		plotFiles(o.plotDir)...)
 }

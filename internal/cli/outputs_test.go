@@ -60,6 +60,7 @@ func TestOutputsAndLimitsUpFront(t *testing.T) {
 		{"tune --markdown is the input", []string{"tune", v, "--backend", "c", "--markdown", link}, ExitUsage, "would overwrite the input"},
 		{"fem apply --out through a link", []string{"fem", "apply", "--mesh", "2x1x3", "--in", u, "--out", uLink}, ExitUsage, "--out " + uLink + " would overwrite the input --in " + u},
 		{"integrate apply --out is --nodes", []string{"integrate", "apply", "--element", "tet", "--nodes", nodes, "--cells", cells, "--out", nodes}, ExitUsage, "would overwrite the input --nodes"},
+		{"opencl-build OUTPUT is SOURCE", []string{"opencl-build", "--", "0:0", "", v, link}, ExitUsage, "OUTPUT " + link + " would overwrite the input SOURCE " + v},
 		// Defects 1 and 2: two outputs that are one file.
 		{"integrate bench --json is --csv", []string{"integrate", "bench", "--backend", "c", "--json", out("s.out"), "--csv", out("s.out")}, ExitUsage, "--json " + out("s.out") + " and --csv " + out("s.out") + " name the same file"},
 		{"bench --markdown is --gobench", []string{"bench", v, "--backend", "c", "--gobench", out("r"), "--markdown", filepath.Join(dir, "sub", "..", "out", "r")}, ExitUsage, "name the same file"},
@@ -79,6 +80,7 @@ func TestOutputsAndLimitsUpFront(t *testing.T) {
 		{"integrate bench 2^24 hexahedra", []string{"integrate", "bench", "--element", "hex", "--problem", "laplace", "--backend", "c", "--n", "16777216", "--max-memory", "8G"}, ExitFailure, "--max-memory raises it"},
 		{"bench --max-memory 1", []string{"bench", v, "--backend", "c", "--max-memory", "1"}, ExitUsage, "--max-memory \"1\": want at least 1M"},
 		{"fem bench --bp-dofs 2^27", []string{"fem", "bench", "--kernel", "bp5", "--order", "1", "--bp-dofs", "134217728", "--backend", "c"}, ExitFailure, "--max-memory raises it"},
+		{"fem bench bp5 --max-memory 1", []string{"fem", "bench", "--kernel", "bp5", "--order", "1", "--max-memory", "1", "--backend", "c"}, ExitUsage, "want at least 1M"},
 		{"fem bench --bp-variant bogus", []string{"fem", "bench", "--kernel", "bk5,bp5", "--order", "1", "--bp-variant", "bogus", "--backend", "c"}, ExitUsage, "--bp-variant \"bogus\""},
 		{"pum assemble level 9 p5", []string{"pum", "assemble", "--dim", "2", "--level", "9", "--degree", "5", "-o", out("big.mtx")}, ExitFailure, "--max-output"},
 		{"pum assemble beyond --max-memory", []string{"pum", "assemble", "--dim", "2", "--level", "8", "--degree", "5", "-o", out("big.mtx"), "--max-output", "100G", "--max-memory", "1G"}, ExitFailure, "--max-memory"},

@@ -387,7 +387,7 @@ and the device time of the iterations.`,
 			if err := sf.check(cmd); err != nil {
 				return err
 			}
-			if err := checkFiles(nil, []paths.File{file("--json", jsonOut), file("--csv", csvOut), file("--plot", plotOut)}); err != nil {
+			if err := checkFiles(nil, []paths.File{outFile("--json", jsonOut), outFile("--csv", csvOut), outFile("--plot", plotOut)}); err != nil {
 				return err
 			}
 			levels, degrees, err := o.grid()
@@ -669,7 +669,7 @@ integration and assembly kernels (in --dtype, widened to float64).`,
 			if out == "" {
 				return usagef("-o: the MatrixMarket file to write is required")
 			}
-			if err := checkFiles(nil, []paths.File{file("-o", out), file("--rhs", rhs)}); err != nil {
+			if err := checkFiles(nil, []paths.File{outFile("-o", out), outFile("--rhs", rhs)}); err != nil {
 				return err
 			}
 			if err := o.single(); err != nil {
