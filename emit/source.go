@@ -163,6 +163,47 @@ var reserved = map[string]bool{
 	"new": true, "delete": true, "this": true, "namespace": true, "operator": true,
 }
 
+// library are the names the rendered sources see declared: the C headers
+// they include (stdlib.h, stdint.h, math.h), CUDA's and OpenCL C's
+// built-in functions, variables and types. A kernel so named redeclares
+// one of them.
+var library = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		malloc calloc realloc free aligned_alloc posix_memalign alloca abort exit atexit quick_exit at_quick_exit
+		getenv system abs labs llabs div ldiv lldiv atoi atol atoll atof strtol strtoll strtoul strtoull strtod
+		strtof strtold rand srand qsort bsearch mblen mbtowc wctomb mbstowcs wcstombs NULL EXIT_SUCCESS
+		EXIT_FAILURE RAND_MAX MB_CUR_MAX main printf fprintf sprintf snprintf puts memcpy memset memmove memcmp
+		strlen strcpy strcmp assert errno offsetof INFINITY NAN HUGE_VAL HUGE_VALF FLT_MAX DBL_MAX FLT_MIN
+		DBL_MIN FLT_EPSILON DBL_EPSILON M_PI M_E isnan isinf isfinite isnormal signbit fpclassify
+		threadIdx blockIdx blockDim gridDim warpSize dim3 atomicAdd atomicSub atomicCAS atomicExch atomicMin
+		atomicMax atomicInc atomicDec atomicAnd atomicOr atomicXor clock clock64 min max rsqrt rsqrtf
+		get_global_id get_local_id get_group_id get_global_size get_local_size get_num_groups get_work_dim
+		get_global_offset barrier mem_fence read_mem_fence write_mem_fence work_group_barrier
+		CLK_LOCAL_MEM_FENCE CLK_GLOBAL_MEM_FENCE mad mad24 mul24 clamp mix step smoothstep sign dot cross
+		length distance normalize select shuffle shuffle2 vload_half vstore_half
+		atomic_add atomic_sub atomic_xchg atomic_inc atomic_dec atomic_cmpxchg atomic_min atomic_max
+		atomic_and atomic_or atomic_xor atom_add atom_cmpxchg size_t ptrdiff_t wchar_t uchar ushort uint ulong`) {
+		m[w] = true
+	}
+	// math.h's functions, in double, float (…f) and long double (…l).
+	for _, w := range strings.Fields(`
+		sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp exp2 exp10 expm1 log log2 log10
+		log1p logb ilogb pow pown powr rootn sqrt cbrt hypot fabs fmod remainder remquo fma fmax fmin fdim ceil
+		floor trunc round lround llround rint lrint llrint nearbyint frexp ldexp modf scalbn scalbln nextafter
+		nexttoward copysign nan erf erfc tgamma lgamma sincos sinpi cospi tanpi`) {
+		m[w], m[w+"f"], m[w+"l"] = true, true, true
+	}
+	return m
+}()
+
+// libraryPattern matches the families of library names: <stdint.h>'s
+// types and limits (and POSIX's _t types), CUDA's and OpenCL's vector
+// types, OpenCL's conversions and native functions, and the SIMD types.
+var libraryPattern = regexp.MustCompile(`^(.*_t|U?INT[A-Z0-9_]*_(MAX|MIN|C)|SIZE_MAX|PTRDIFF_(MAX|MIN)|` +
+	`(u?char|u?short|u?int|u?long|longlong|ulonglong|float|double|half)(1|2|3|4|8|16)|` +
+	`(convert|as|native|half|vload|vstore|vloada|atomic|async)_[A-Za-z0-9_]*|vload(1|2|3|4|8|16)|vstore(1|2|3|4|8|16))$`)
+
 // CheckIdentifier reports why s cannot name a kernel or a variable in every
 // dialect, or nil.
 func CheckIdentifier(s string) error {
@@ -179,9 +220,22 @@ func CheckIdentifier(s string) error {
 	return nil
 }
 
+// CheckEntryPoint reports why s cannot name a kernel, a global name in
+// every dialect, or nil: an identifier that no header the sources include,
+// nor CUDA or OpenCL C, declares.
+func CheckEntryPoint(s string) error {
+	if err := CheckIdentifier(s); err != nil {
+		return err
+	}
+	if library[s] || libraryPattern.MatchString(s) {
+		return fmt.Errorf("%q names a function, type or macro of the C library, CUDA or OpenCL C: the source would not compile", s)
+	}
+	return nil
+}
+
 // checkNames checks every name a kernel declares.
 func checkNames(k *kernel.Kernel) error {
-	bad := CheckIdentifier(k.Name)
+	bad := CheckEntryPoint(k.Name)
 	for _, p := range k.Params {
 		bad = firstErr(bad, CheckIdentifier(p.Name))
 	}

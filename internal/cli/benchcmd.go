@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/baseline"
 	"github.com/bespoke-hpc/bespoke/bench"
 	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/report"
 	"github.com/bespoke-hpc/bespoke/tune"
@@ -69,6 +69,9 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 				return err
 			}
 			if err := o.validate(); err != nil {
+				return err
+			}
+			if err := checkFiles(inputFiles("file", append(args, o.sources...)...), o.outputs()); err != nil {
 				return err
 			}
 			return onTimingDevice(cmd, o.backend, o.device, func(dev device.Device, stop <-chan struct{}) error {
@@ -154,12 +157,19 @@ func (o *benchOptions) validate() error {
 		o.workingSet = ws
 	}
 	if o.maxMemory != "" {
-		if _, err := parseBytes("--max-memory", o.maxMemory); err != nil {
+		mm, err := parseBytes("--max-memory", o.maxMemory)
+		if err != nil {
 			return err
+		}
+		if mm < minMaxMemory {
+			return usagef("--max-memory %q: want at least 1M", o.maxMemory)
 		}
 	}
 	return nil
 }
+
+// minMaxMemory is the least --max-memory: below it nothing is timed.
+const minMaxMemory = 1 << 20
 
 func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, o benchOptions, stop <-chan struct{}) error {
 	if len(ps) == 0 {
@@ -198,6 +208,11 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 			return err
 		}
 		cfg.MaxMemory = mm
+	}
+	// Sizes beyond the memory allowed are refused before anything is
+	// built or drawn.
+	if err := bench.CheckMemory(cfg, ps); err != nil {
+		return err
 	}
 	var err error
 	if cfg.Variants, err = parseList(o.variants, func(s string) (string, error) { return s, nil }); err != nil {
@@ -319,18 +334,7 @@ func writeOutputs(stdout io.Writer, rep *bench.Report, o benchOptions) error {
 		if path == "-" {
 			return f(stdout, rep)
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		fh, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		if err := f(fh, rep); err != nil {
-			fh.Close()
-			return err
-		}
-		return fh.Close()
+		return paths.Write(path, func(w io.Writer) error { return f(w, rep) })
 	}
 	if err := write(o.jsonOut, report.WriteJSON); err != nil {
 		return err

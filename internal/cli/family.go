@@ -45,6 +45,7 @@ type problemFlags struct {
 	suite, only, betas string
 	alpha              float64
 	maxNNZ             int
+	sources            []string // the operator files read, which no output may overwrite
 	// contract, fem
 	orders, axes string
 	// fem
@@ -154,6 +155,12 @@ func (f *problemFlags) problems(args []string) ([]family.Problem, error) {
 	ops, err := loadOperators(args, f.suite)
 	if err != nil {
 		return nil, err
+	}
+	f.sources = f.sources[:0]
+	for _, op := range ops {
+		if op.Source != "" {
+			f.sources = append(f.sources, op.Source)
+		}
 	}
 	if ops, err = filterOperators(ops, f.only); err != nil {
 		return nil, err

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/fem"
+	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/tensor"
@@ -27,6 +27,84 @@ type bpOptions struct {
 	iterations int
 	dofs       int64  // E-vector nodes to aim the mesh at (0: by device)
 	variants   string // layouts to solve with: "all", or names (default: bpLayouts's few)
+	maxMemory  int64  // host memory an assembly may take
+}
+
+// bpMaxMemory is the host memory an assembly may take without --max-memory.
+const bpMaxMemory = 8 << 30
+
+// checkBakeOffs checks the solves' settings before anything is built or
+// a device opened: the counts, the layouts named (each must be one of
+// the operator's on some device) and the assemblies' memory at the
+// least size the run can have.
+func checkBakeOffs(bps []string, orders []int, dts []kernel.DType, lambda float64, o bpOptions) error {
+	if o.iterations < 1 || o.iterations > fem.MaxIterations {
+		return usagef("--iterations %d: want 1..%d", o.iterations, fem.MaxIterations)
+	}
+	if lambda < 0 {
+		return usagef("--lambda %g: the BP solves need λ ≥ 0", lambda)
+	}
+	if o.dofs < 0 || o.dofs > fem.MaxAssembled {
+		return usagef("--bp-dofs %d: want 1..%d E-vector nodes", o.dofs, fem.MaxAssembled)
+	}
+	for _, bp := range bps {
+		for _, n := range orders {
+			for _, dt := range dts {
+				p, err := tensor.New(bakeOffs[bp], n, lambda, dt)
+				if err != nil {
+					return usageError{err}
+				}
+				if o.variants == "" || o.variants == "all" {
+					continue
+				}
+				in, err := p.Timed(1)
+				if err != nil {
+					return err
+				}
+				for _, name := range strings.Split(o.variants, ",") {
+					name = strings.TrimSpace(name)
+					if !hasLayout(in, name) {
+						return usagef("--bp-variant %q: %s has no layout %q (it has %s)", o.variants, p.Name(), name, candidateNames(in, true))
+					}
+				}
+			}
+		}
+	}
+	dofs := o.dofs
+	if dofs == 0 {
+		dofs = 1 << 20 // the least default (a CPU's)
+	}
+	return bpMemory(bps, orders, dofs, o.maxMemory)
+}
+
+// hasLayout reports whether name is one of in's layouts on a GPU or a CPU.
+func hasLayout(in family.Instance, name string) bool {
+	for _, gpu := range []bool{true, false} {
+		for _, c := range in.Candidates(family.Target{GPU: gpu}) {
+			if c.Name() == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// bpMemory refuses assemblies that would take more host memory than max.
+func bpMemory(bps []string, orders []int, dofs, max int64) error {
+	for _, bp := range bps {
+		for _, n := range orders {
+			b, err := fem.NewBasis(bakeOffs[bp], n)
+			if err != nil {
+				return usageError{err}
+			}
+			side := bpMesh(n, dofs)
+			if need := fem.AssemblyBytes(b, side, side, side); need > max {
+				return fmt.Errorf("%s/n%d: assembling %d³ elements for --bp-dofs %d needs at least %.1f GB, more than the %.1f GB allowed (--max-memory raises it)",
+					bp, n, side, dofs, float64(need)/1e9, float64(max)/1e9)
+			}
+		}
+	}
+	return nil
 }
 
 // bpLayouts are the operator layouts a BP is solved with: the named ones,
@@ -117,6 +195,12 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 	if target < 1 || target > fem.MaxAssembled {
 		return usagef("--bp-dofs %d: want 1..%d E-vector nodes", target, fem.MaxAssembled)
 	}
+	if o.maxMemory == 0 {
+		o.maxMemory = bpMaxMemory
+	}
+	if err := bpMemory(bps, orders, target, o.maxMemory); err != nil {
+		return err
+	}
 	start := time.Now()
 	progress := func(s string) { fmt.Fprintf(errw, "bench: %7.1fs %s\n", time.Since(start).Seconds(), s) }
 	var rows []bpRow
@@ -185,7 +269,7 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(jsonOut, append(buf, '\n'), 0o644); err != nil {
+		if err := paths.WriteFile(jsonOut, append(buf, '\n')); err != nil {
 			return err
 		}
 	}

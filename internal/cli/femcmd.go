@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/bespoke-hpc/bespoke/fem"
 	"github.com/bespoke-hpc/bespoke/fem/meshfile"
+	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/tensor"
@@ -114,7 +114,7 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 	var bp bpOptions
 	var bpJSON string
 	c.Flags().IntVar(&bp.iterations, "iterations", 100, "bp3, bp5: CG iterations timed per solve")
-	c.Flags().Int64Var(&bp.dofs, "bp-dofs", 0, "bp3, bp5: E-vector nodes the cube mesh aims at (default 2^23 on GPUs, 2^20 on CPUs)")
+	c.Flags().Int64Var(&bp.dofs, "bp-dofs", 0, "bp3, bp5: E-vector nodes the cube mesh aims at (default 2^23 on GPUs, 2^20 on CPUs; the assembly must fit --max-memory, by default 8G)")
 	c.Flags().StringVar(&bpJSON, "bp-json", "", "bp3, bp5: write the solves as JSON to this file")
 	c.Flags().StringVar(&bp.variants, "bp-variant", "", "bp3, bp5: operator layouts to solve with, comma-separated, or all (default: those of 64–512 threads per block)")
 	c.Flags().Lookup("kernel").Usage = "operators, comma-separated: bk1, bk3, bk5 (one application per launch) and bp3, bp5 (CG solves on BK3's and BK5's operator)"
@@ -131,6 +131,44 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 		if ops == "" && len(bps) == 0 {
 			return usagef("--kernel %q names no operator", kernels)
 		}
+		// Both parts' outputs, and the solves' settings, are checked
+		// before the operators are timed.
+		var bo benchOptions
+		bo.jsonOut, _ = fs.GetString("json")
+		bo.csvOut, _ = fs.GetString("csv")
+		bo.goOut, _ = fs.GetString("gobench")
+		bo.mdOut, _ = fs.GetString("markdown")
+		bo.plotDir, _ = fs.GetString("plot")
+		if err := checkFiles(nil, append(bo.outputs(), outFile("--bp-json", bpJSON))); err != nil {
+			return err
+		}
+		var pf problemFlags
+		pf.orders, _ = fs.GetString("order")
+		pf.dtypes, _ = fs.GetString("dtype")
+		lambda, _ := fs.GetFloat64("lambda")
+		bp.maxMemory = bpMaxMemory
+		if mm, _ := fs.GetString("max-memory"); mm != "" && len(bps) > 0 {
+			var err error
+			if bp.maxMemory, err = parseBytes("--max-memory", mm); err != nil {
+				return err
+			}
+			if bp.maxMemory < minMaxMemory {
+				return usagef("--max-memory %q: want at least 1M", mm)
+			}
+		}
+		if len(bps) > 0 {
+			orders, err := pf.orderList(fem.MaxOrder)
+			if err != nil {
+				return err
+			}
+			dts, err := pf.dtypeList()
+			if err != nil {
+				return err
+			}
+			if err := checkBakeOffs(bps, orders, dts, lambda, bp); err != nil {
+				return err
+			}
+		}
 		if ops != "" {
 			if err := fs.Set("kernel", ops); err != nil {
 				return err
@@ -142,9 +180,6 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 		if len(bps) == 0 {
 			return nil
 		}
-		var pf problemFlags
-		pf.orders, _ = fs.GetString("order")
-		pf.dtypes, _ = fs.GetString("dtype")
 		orders, err := pf.orderList(fem.MaxOrder)
 		if err != nil {
 			return err
@@ -153,7 +188,6 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 		if err != nil {
 			return err
 		}
-		lambda, _ := fs.GetFloat64("lambda")
 		backend, _ := fs.GetString("backend")
 		sel, _ := fs.GetString("device")
 		in := interruptible(cmd.ErrOrStderr(), "stopping after this solve")
@@ -227,13 +261,14 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 	if o.in == "" || o.out == "" {
 		return usagef("apply needs --in and --out")
 	}
-	if sameFile(o.in, o.out) {
-		return usagef("--in and --out name the same file %s", o.in)
-	}
-	for _, in := range o.meshFile.Inputs() {
-		if sameFile(in, o.out) {
-			return usagef("--out names the mesh file %s", in)
+	ins := inputFiles("--in", o.in)
+	for _, in := range [][2]string{{"--nodes", o.meshFile.Nodes}, {"--cells", o.meshFile.Cells}, {"--mesh-file", o.meshFile.Gmsh}} {
+		if in[1] != "" {
+			ins = append(ins, inputFiles(in[0], in[1])...)
 		}
+	}
+	if err := checkFiles(ins, []paths.File{outFile("--out", o.out)}); err != nil {
+		return err
 	}
 	mesh, meshName, err := femApplyMesh(o)
 	if err != nil {
@@ -272,15 +307,7 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(o.out)
-	if err != nil {
-		return err
-	}
-	if err := npy.WriteMatrix(f, rows, cols, v); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", o.out, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := paths.Write(o.out, func(w io.Writer) error { return npy.WriteMatrix(w, rows, cols, v) }); err != nil {
 		return err
 	}
 	where := "float64 reference"

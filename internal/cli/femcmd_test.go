@@ -96,7 +96,7 @@ func TestFEMApply(t *testing.T) {
 	}{
 		{"shape", []string{"fem", "apply", "--order", "2", "--mesh", "2x1x3", "--in", in, "--out", ref}, ExitFailure, "want (6, 27)"},
 		{"mesh", []string{"fem", "apply", "--mesh", "2x1", "--in", in, "--out", ref}, ExitUsage, "NXxNYxNZ"},
-		{"same file", []string{"fem", "apply", "--mesh", "2x1x3", "--in", in, "--out", in}, ExitUsage, "same file"},
+		{"same file", []string{"fem", "apply", "--mesh", "2x1x3", "--in", in, "--out", in}, ExitUsage, "would overwrite the input --in"},
 		{"huge mesh", []string{"fem", "apply", "--mesh", "999999x999999x9", "--in", in, "--out", ref}, ExitUsage, "more than"},
 		{"bk5's layout for bk1", []string{"fem", "apply", "--kernel", "bk1", "--mesh", "2x1x3", "--backend", "c", "--variant", "slab/e1", "--in", in, "--out", ref}, ExitUsage, "no layout"},
 		{"missing input", []string{"fem", "apply", "--mesh", "2x1x3", "--in", filepath.Join(dir, "none.npy"), "--out", ref}, ExitFailure, "none.npy"},

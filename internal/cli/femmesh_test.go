@@ -177,7 +177,7 @@ func TestFEMApplyUserMesh(t *testing.T) {
 		{"file and arrays", []string{"--mesh-file", msh, "--nodes", nodes, "--cells", cells}, ExitUsage, "give one"},
 		{"perturb a file", []string{"--mesh-file", msh, "--perturb", "0.1"}, ExitUsage, "--perturb"},
 		{"cells as nodes", []string{"--nodes", cells, "--cells", cells}, ExitFailure, "want (nodes, 3)"},
-		{"out over the mesh", []string{"--mesh-file", msh, "--out-over-mesh"}, ExitUsage, "mesh file"},
+		{"out over the mesh", []string{"--mesh-file", msh, "--out-over-mesh"}, ExitUsage, "--mesh-file"},
 	} {
 		in := filepath.Join(dir, "u.npy")
 		args := append([]string{"fem", "apply", "--order", "3", "--in", in}, tc.args...)

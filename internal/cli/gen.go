@@ -3,13 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bespoke-hpc/bespoke/bench"
 	"github.com/bespoke-hpc/bespoke/emit"
+	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/tune"
 )
@@ -88,12 +87,15 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 		return nil
 	}
 	if o.name != "" {
-		if err := emit.CheckIdentifier(o.name); err != nil {
+		if err := emit.CheckEntryPoint(o.name); err != nil {
 			return usagef("--name: %v", err)
 		}
 	}
-	if o.out != "" && o.meta != "" && sameFile(o.out, o.meta) {
-		return usagef("-o and --meta name the same file %s", o.out)
+	if err := checkFiles(inputFiles("file", append(args, o.sources...)...), []paths.File{outFile("-o", o.out), outFile("--meta", o.meta)}); err != nil {
+		return err
+	}
+	if o.best && o.set != nil && o.set.Changed("variant") {
+		return usagef("--best writes the kernel tune chose: give --best or --variant, not both")
 	}
 	variant := o.variant
 	if o.best && (o.ldb > 0 || o.ldc > 0) {
@@ -112,7 +114,13 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 		return usageError{err}
 	}
 	if err := in.Check(c); err != nil {
-		return fmt.Errorf("%s: %w", ps[0].Name(), err)
+		err = fmt.Errorf("%s: %w", ps[0].Name(), err)
+		// A sound problem (it checks at a small size) makes this the
+		// variant's fault: a usage error, as an unknown variant is.
+		if _, perr := ps[0].Checks(1); !o.best && perr == nil {
+			return usageError{err}
+		}
+		return err
 	}
 	k, err := in.Build(c)
 	if err != nil {
@@ -125,34 +133,24 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 	if err != nil {
 		return err
 	}
+	var js []byte
+	if o.meta != "" {
+		if js, err = k.JSON(); err != nil {
+			return err
+		}
+	}
 	if o.out == "" {
 		_, err = io.WriteString(w, src.Text)
 	} else {
-		err = os.WriteFile(o.out, []byte(src.Text), 0o644)
+		err = paths.WriteFile(o.out, []byte(src.Text))
 	}
 	if err != nil {
 		return err
 	}
 	if o.meta != "" {
-		js, err := k.JSON()
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(o.meta, append(js, '\n'), 0o644)
+		return paths.WriteFile(o.meta, append(js, '\n'))
 	}
 	return nil
-}
-
-// sameFile reports whether two paths name one file (existing or not).
-func sameFile(a, b string) bool {
-	if sa, err := os.Stat(a); err == nil {
-		if sb, err := os.Stat(b); err == nil {
-			return os.SameFile(sa, sb)
-		}
-	}
-	aa, err1 := filepath.Abs(a)
-	bb, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && aa == bb
 }
 
 // tunedVariant is the choice the tuning store holds for the problem on the

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/element"
+	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/integrate"
@@ -122,6 +122,9 @@ func integrateBenchOptions(cmd *cobra.Command) (benchOptions, []family.Problem, 
 	if err := o.validate(); err != nil {
 		return o, nil, err
 	}
+	if err := checkFiles(nil, o.outputs()); err != nil {
+		return o, nil, err
+	}
 	opts := integrate.Options{Symmetric: boolean("symmetric"), Upper: boolean("upper"), ElemMajor: boolean("element-major"), Load: boolean("load")}
 	ps, err := integrateProblems(str("element"), str("problem"), o.dtypes, opts)
 	return o, ps, err
@@ -223,8 +226,8 @@ func runIntegrateApply(w io.Writer, o integrateApplyOptions) error {
 	if o.nodes == "" || o.cells == "" || o.out == "" {
 		return usagef("apply needs --nodes, --cells and --out")
 	}
-	if sameFile(o.nodes, o.out) || sameFile(o.cells, o.out) {
-		return usagef("--out %s is an input", o.out)
+	if err := checkFiles(append(inputFiles("--nodes", o.nodes), inputFiles("--cells", o.cells)...), []paths.File{outFile("--out", o.out)}); err != nil {
+		return err
 	}
 	reference := o.backend == "reference"
 	if reference && (o.dtype != "f64" || o.device != "" || o.variant != "w64/e1") {
@@ -271,15 +274,7 @@ func runIntegrateApply(w io.Writer, o integrateApplyOptions) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(o.out)
-	if err != nil {
-		return err
-	}
-	if err := npy.WriteArray(f, []int{ne, nb, nb}, mats); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", o.out, err)
-	}
-	return f.Close()
+	return paths.Write(o.out, func(w io.Writer) error { return npy.WriteArray(w, []int{ne, nb, nb}, mats) })
 }
 
 // coefOf is the compiled-in coefficient block of apply's problems.

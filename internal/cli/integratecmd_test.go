@@ -242,7 +242,7 @@ func TestIntegrateErrors(t *testing.T) {
 		{"bad problem", apply("--element", "tet", "--problem", "heat", "--nodes", nodes, "--cells", cells), ExitUsage, "want laplace, mass or cdr"},
 		{"cdr", apply("--element", "tet", "--problem", "cdr", "--nodes", nodes, "--cells", cells), ExitUsage, "coefficient block"},
 		{"no cells", apply("--element", "tet", "--nodes", nodes), ExitUsage, "needs --nodes, --cells and --out"},
-		{"output is an input", []string{"integrate", "apply", "--element", "tet", "--nodes", nodes, "--cells", cells, "--out", cells}, ExitUsage, "is an input"},
+		{"output is an input", []string{"integrate", "apply", "--element", "tet", "--nodes", nodes, "--cells", cells, "--out", cells}, ExitUsage, "would overwrite the input --cells"},
 		{"reference in f32", apply("--element", "tet", "--nodes", nodes, "--cells", cells, "--dtype", "f32"), ExitUsage, "do not apply"},
 		{"missing nodes", apply("--element", "tet", "--nodes", filepath.Join(dir, "none.npy"), "--cells", cells), ExitFailure, "none.npy"},
 		{"nodes not 3 wide", apply("--element", "tet", "--nodes", wide, "--cells", cells), ExitFailure, "want (nodes, 3)"},

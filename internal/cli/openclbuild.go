@@ -11,6 +11,7 @@ import (
 
 	"github.com/bespoke-hpc/bespoke/device/host"
 	"github.com/bespoke-hpc/bespoke/device/opencl"
+	"github.com/bespoke-hpc/bespoke/internal/paths"
 )
 
 // OpenCL programs are compiled by bespoke itself in a child process (see
@@ -70,6 +71,9 @@ func openclBuildCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.ExactArgs(4),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFiles(inputFiles("SOURCE", args[2]), []paths.File{outFile("OUTPUT", args[3])}); err != nil {
+				return err
+			}
 			text, err := os.ReadFile(args[2])
 			if err != nil {
 				return err

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bespoke-hpc/bespoke/fr"
+	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/operator/mtx"
 )
 
@@ -60,14 +60,21 @@ func runOps(w io.Writer, o opsOptions) error {
 	}
 	names := fr.OperatorNames
 	if o.op != "all" {
-		names = strings.Split(o.op, ",")
-		for _, n := range names {
+		names = nil
+		for _, n := range strings.Split(o.op, ",") {
 			if !slices.Contains(fr.OperatorNames, n) {
 				return usagef("unknown operator %q (want %s or all)", n, strings.Join(fr.OperatorNames, ", "))
 			}
+			if !slices.Contains(names, n) { // each file written once
+				names = append(names, n)
+			}
 		}
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
+	outs := []paths.File{{Flag: "-o", Path: o.out, Dir: true}}
+	for _, n := range names {
+		outs = append(outs, outFile("-o", filepath.Join(o.out, n+".mtx")))
+	}
+	if err := checkFiles(nil, outs); err != nil {
 		return err
 	}
 	for _, n := range names {
@@ -76,7 +83,7 @@ func runOps(w io.Writer, o opsOptions) error {
 			return err
 		}
 		path := filepath.Join(o.out, n+".mtx")
-		if err := mtx.WriteFile(path, op); err != nil {
+		if err := paths.Write(path, func(w io.Writer) error { return mtx.Write(w, op) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "%s  %s\n", path, op.Shape())

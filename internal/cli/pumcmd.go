@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	kpum "github.com/bespoke-hpc/bespoke/kernel/pum"
 	"github.com/bespoke-hpc/bespoke/operator/npy"
@@ -314,6 +314,19 @@ type pumSolveFlags struct {
 	maxIter int
 }
 
+// check refuses the solve's settings without --solve.
+func (f pumSolveFlags) check(cmd *cobra.Command) error {
+	if f.on {
+		return nil
+	}
+	for _, name := range []string{"solve-tol", "solve-iter"} {
+		if cmd.Flags().Changed(name) {
+			return usagef("--%s applies only with --solve", name)
+		}
+	}
+	return nil
+}
+
 // config is the solve the flags ask for (nil without --solve): the
 // tolerance 1e-10 in f64 and 1e-5 in f32 unless given.
 func (f pumSolveFlags) config(dt kernel.DType) (*pumSolve, error) {
@@ -371,6 +384,12 @@ and the device time of the iterations.`,
   bespoke pum bench --dim 2 --level 6 --degree 3 --strategy fused --backend c --solve`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := sf.check(cmd); err != nil {
+				return err
+			}
+			if err := checkFiles(nil, []paths.File{outFile("--json", jsonOut), outFile("--csv", csvOut), outFile("--plot", plotOut)}); err != nil {
+				return err
+			}
 			levels, degrees, err := o.grid()
 			if err != nil {
 				return err
@@ -579,33 +598,30 @@ func writePUMBench(w io.Writer, rows []pumBenchRow, jsonOut, csvOut string) erro
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
+		if err := paths.WriteFile(jsonOut, append(b, '\n')); err != nil {
 			return err
 		}
 	}
 	if csvOut != "" {
-		f, err := os.Create(csvOut)
-		if err != nil {
-			return err
-		}
-		cw := csv.NewWriter(f)
-		cw.Write(strings.Split("backend,device,dtype,strategy,layout,dim,level,degree,periodic,coeff,patches,dof,cells,points,setup_s,decomposition_s,integration_s,assembly_s,download_s,total_s,build_s,us_per_dof,cells_per_s,points_per_s,model_gflop,model_gflops,thesis_gpu_s,thesis_cpu1_s,integrator,decompose,solve_iterations,solve_relres,solve_setup_s,solve_s,system_on_device", ","))
-		g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-		for _, r := range rows {
-			cw.Write([]string{r.Backend, r.Device, r.DType, r.Strategy, r.Layout, strconv.Itoa(r.Dim), strconv.Itoa(r.Level), strconv.Itoa(r.Degree),
-				strconv.FormatBool(r.Periodic), r.Coeff, strconv.Itoa(r.Patches), strconv.Itoa(r.DOF), strconv.Itoa(r.Cells), strconv.Itoa(r.Points),
-				g(r.SetupS), g(r.DecompS), g(r.IntegS), g(r.AssemS), g(r.DownloadS), g(r.TotalS), g(r.BuildS),
-				g(r.USPerDOF), g(r.CellsPerS), g(r.PointsPerS), g(r.ModelGFLOP), g(r.GFLOPS), g(r.ThesisGPU), g(r.ThesisCPU), r.Integrator, r.Decompose,
-				strconv.Itoa(r.SolveIters), g(r.SolveRelRes), g(r.SolveSetupS), g(r.SolveS), strconv.FormatBool(r.SystemOnDevice)})
-		}
-		cw.Flush()
-		if err := cw.Error(); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
+		return paths.Write(csvOut, func(f io.Writer) error { return writePUMCSV(f, rows) })
 	}
 	return nil
+}
+
+// writePUMCSV writes one row per run.
+func writePUMCSV(f io.Writer, rows []pumBenchRow) error {
+	cw := csv.NewWriter(f)
+	cw.Write(strings.Split("backend,device,dtype,strategy,layout,dim,level,degree,periodic,coeff,patches,dof,cells,points,setup_s,decomposition_s,integration_s,assembly_s,download_s,total_s,build_s,us_per_dof,cells_per_s,points_per_s,model_gflop,model_gflops,thesis_gpu_s,thesis_cpu1_s,integrator,decompose,solve_iterations,solve_relres,solve_setup_s,solve_s,system_on_device", ","))
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for _, r := range rows {
+		cw.Write([]string{r.Backend, r.Device, r.DType, r.Strategy, r.Layout, strconv.Itoa(r.Dim), strconv.Itoa(r.Level), strconv.Itoa(r.Degree),
+			strconv.FormatBool(r.Periodic), r.Coeff, strconv.Itoa(r.Patches), strconv.Itoa(r.DOF), strconv.Itoa(r.Cells), strconv.Itoa(r.Points),
+			g(r.SetupS), g(r.DecompS), g(r.IntegS), g(r.AssemS), g(r.DownloadS), g(r.TotalS), g(r.BuildS),
+			g(r.USPerDOF), g(r.CellsPerS), g(r.PointsPerS), g(r.ModelGFLOP), g(r.GFLOPS), g(r.ThesisGPU), g(r.ThesisCPU), r.Integrator, r.Decompose,
+			strconv.Itoa(r.SolveIters), g(r.SolveRelRes), g(r.SolveSetupS), g(r.SolveS), strconv.FormatBool(r.SystemOnDevice)})
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // writePUMSolves prints the rows' solves (--solve), if any, as a second
@@ -634,7 +650,7 @@ func writePUMSolves(w io.Writer, rows []pumBenchRow) error {
 
 func pumAssembleCmd() *cobra.Command {
 	var o pumFlags
-	var out, rhs string
+	var out, rhs, maxMemory, maxOutput string
 	c := &cobra.Command{
 		Use:   "assemble",
 		Short: "Assemble the PUM stiffness matrix (MatrixMarket) and load vector (.npy)",
@@ -653,11 +669,17 @@ integration and assembly kernels (in --dtype, widened to float64).`,
 			if out == "" {
 				return usagef("-o: the MatrixMarket file to write is required")
 			}
+			if err := checkFiles(nil, []paths.File{outFile("-o", out), outFile("--rhs", rhs)}); err != nil {
+				return err
+			}
 			if err := o.single(); err != nil {
 				return err
 			}
 			cfg, err := o.config()
 			if err != nil {
+				return err
+			}
+			if err := assembleLimits(cfg, maxMemory, maxOutput); err != nil {
 				return err
 			}
 			var res *pumOutcome
@@ -684,36 +706,54 @@ integration and assembly kernels (in --dtype, widened to float64).`,
 	o.register(c, kpum.CoeffConst, 0, "reference", pumAtomic)
 	c.Flags().StringVarP(&out, "out", "o", "", "MatrixMarket file for A")
 	c.Flags().StringVar(&rhs, "rhs", "", "also write the load vector f as .npy")
+	c.Flags().StringVar(&maxMemory, "max-memory", "8G", "the most memory the assembled matrix may take, e.g. 16G")
+	c.Flags().StringVar(&maxOutput, "max-output", "4G", "the largest MatrixMarket file to write, e.g. 20G")
 	return c
 }
 
-func writePUMSystem(w io.Writer, sys *pum.System, o pumFlags, out, rhs string) error {
-	f, err := os.Create(out)
+// assembleLimits refuses, before any work, a matrix that would take more
+// memory than maxMemory or a MatrixMarket file larger than maxOutput.
+func assembleLimits(cfg pumConfig, maxMemory, maxOutput string) error {
+	mem, err := parseBytes("--max-memory", maxMemory)
 	if err != nil {
 		return err
 	}
+	outMax, err := parseBytes("--max-output", maxOutput)
+	if err != nil {
+		return err
+	}
+	entries := uniformEntries(cfg)
+	what := fmt.Sprintf("--dim %d --level %d --degree %d", cfg.dim, cfg.level, cfg.degree)
+	if entries > pum.MaxMatrixEntries {
+		return usagef("%s: %d matrix entries exceed MaxMatrixEntries = %d (lower the level or degree)", what, entries, int64(pum.MaxMatrixEntries))
+	}
+	if need := entries * 8; need > mem {
+		return fmt.Errorf("%s: the matrix takes at least %.1f GB (%d entries), more than --max-memory %s allows (raise it with --max-memory)", what, float64(need)/1e9, entries, maxMemory)
+	}
+	// A line per entry: two indices and a value of 17 digits (about 23
+	// characters; exact zeros fewer).
+	n := int64(1) << cfg.level
+	dof := int64(kpum.Spec{Dim: cfg.dim, Degree: cfg.degree}.B())
+	for range cfg.dim {
+		dof *= n
+	}
+	if size := entries * int64(2*len(strconv.FormatInt(dof, 10))+3+20); size > outMax {
+		return fmt.Errorf("%s: the MatrixMarket file would take about %.1f GB (%d entries), more than --max-output %s allows (raise it with --max-output)", what, float64(size)/1e9, entries, maxOutput)
+	}
+	return nil
+}
+
+func writePUMSystem(w io.Writer, sys *pum.System, o pumFlags, out, rhs string) error {
 	note := []string{
 		fmt.Sprintf("bespoke pum assemble: dim %d, level %d, degree %d, alpha %g, periodic %v, coeff %s K=%g R=%g, backend %s %s",
 			o.dim, o.level, o.degree, sys.Cover.Alpha, o.periodic, o.coeff, o.kappa, o.r, o.backend, o.dtype),
 		fmt.Sprintf("DOF (i,n) = i*%d + n: patches x-fastest, Legendre products by total degree, psi^0 = 1 first", sys.Space.B),
 	}
-	if err := pum.WriteMatrixMarket(f, sys.A, note...); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := paths.Write(out, func(f io.Writer) error { return pum.WriteMatrixMarket(f, sys.A, note...) }); err != nil {
 		return err
 	}
 	if rhs != "" {
-		g, err := os.Create(rhs)
-		if err != nil {
-			return err
-		}
-		if err := npy.WriteMatrix(g, len(sys.F), 1, sys.F); err != nil {
-			g.Close()
-			return err
-		}
-		if err := g.Close(); err != nil {
+		if err := paths.Write(rhs, func(g io.Writer) error { return npy.WriteMatrix(g, len(sys.F), 1, sys.F) }); err != nil {
 			return err
 		}
 	}

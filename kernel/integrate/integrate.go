@@ -179,6 +179,10 @@ func (p *Problem) UnitBytes() int64 {
 	return int64(in+out) * int64(p.Prec.Bytes())
 }
 
+// ArrayBytes is what one copy of the bench's arrays takes at units
+// elements: each array is read or written once, so the least traffic.
+func (p *Problem) ArrayBytes(units int) int64 { return int64(units) * p.UnitBytes() }
+
 // Flops is the nominal count per element. For the prism it is the paper's
 // (Banaś & Kružel, Table 1): 2916 (Laplace) and 4806 (convection–diffusion),
 // which fit 6 points × (234 flops of geometry + 36 entries × 7 or 15.75).

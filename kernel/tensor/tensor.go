@@ -126,6 +126,10 @@ func (p *Problem) UnitBytes() int64 {
 	return int64(2*p.nodes()+p.factors()) * int64(p.Prec.Bytes())
 }
 
+// ArrayBytes is what one copy of the bench's arrays takes at units
+// elements: each array is read or written once, so the least traffic.
+func (p *Problem) ArrayBytes(units int) int64 { return int64(units) * p.UnitBytes() }
+
 // Flops per element by the fixed formulas of the CEED benchmark drivers
 // (n = N+1, m = Q, a multiply-add counted as two): BK5 12n⁴ + 15n³; BK1
 // 4(mn³ + m²n² + m³n) + m³; BK3 the same interpolation and projection
