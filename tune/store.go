@@ -18,9 +18,15 @@ const Generation = 7 // 2: the CPU dense form prefetches (dense/…-pf); 3: row 
 // Key names the choice for an instance on a device: the family's key of
 // the instance, the device (backend, name, platform and driver, architecture
 // and compiler, compute units) and bespoke's Generation.
-func Key(in family.Instance, dev device.Device) string {
-	i := dev.Info()
-	return cache.Key("tune", strconv.Itoa(Generation), in.TuneKey(), i.Backend, i.Name, i.Platform, i.Arch, strconv.Itoa(i.ComputeUnits))
+func Key(in family.Instance, dev device.Device) string { return KeyFor(in, dev.Info()) }
+
+// KeyFor is Key for a device described by its facts alone, with no device
+// open (a client describing its own device). Extra parts, when given,
+// follow the device's (a client's namespace, exact sizes …); without them
+// the key is Key's.
+func KeyFor(in family.Instance, i device.Info, extra ...string) string {
+	parts := []string{"tune", strconv.Itoa(Generation), in.TuneKey(), i.Backend, i.Name, i.Platform, i.Arch, strconv.Itoa(i.ComputeUnits)}
+	return cache.Key(append(parts, extra...)...)
 }
 
 // Record is a tuning result: the winner and the measurements that chose it.
