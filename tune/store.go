@@ -78,3 +78,6 @@ func (s *Store) Put(r *Record) error {
 	}
 	return s.st.Put(r.Key, data)
 }
+
+// Remove drops the record under key, if any (a choice found to be stale).
+func (s *Store) Remove(key string) { s.st.Remove(key) }

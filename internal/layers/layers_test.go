@@ -53,12 +53,13 @@ var allowed = map[string][]string{
 	"tune":                     {"device", "emit", "internal/cache", "kernel", "kernel/cost", "kernel/family"},
 	"bench":                    {"build", "device", "kernel", "kernel/family", "tune"},
 	"report":                   {"bench", "device", "tune"},
+	"serve":                    {"device", "emit", "kernel", "kernel/family", "kernel/sparse", "operator", "tune"},
 	"conformance": {"device", "element", "fem", "kernel/integrate", "kernel/pum", "pum", "internal/testenv", "kernel", "kernel/contract", "kernel/family", "kernel/interp",
 		"kernel/kerneltest", "kernel/sparse", "kernel/tensor", "kernel/vector", "operator", "operator/load", "verify"},
 	"internal/cli": {"baseline", "bench", "build", "device", "device/cuda", "device/host", "device/opencl", "element", "emit", "fem", "fr",
 		"kernel/integrate", "kernel/pum", "pum",
 		"internal/cache", "kernel", "kernel/contract", "kernel/family", "kernel/sparse", "kernel/tensor", "operator", "operator/load",
-		"operator/mtx", "operator/npy", "report", "solve", "tune", "verify"},
+		"operator/mtx", "operator/npy", "report", "serve", "solve", "tune", "verify"},
 	"cmd/bespoke": {"internal/cli"},
 }
 
@@ -79,6 +80,7 @@ var never = map[string][]string{
 	"bench":           {"device/cuda", "device/opencl", "device/host", "kernel/sparse", "kernel/contract", "verify", "report", "baseline"},
 	"report":          {"device/cuda", "device/opencl", "device/host", "kernel/sparse", "kernel/contract"},
 	"internal/cache":  {"kernel", "device"},
+	"serve":           {"device/cuda", "device/opencl", "device/host", "build", "verify", "bench"},
 }
 
 // golist returns, for each bespoke package, its bespoke imports (direct,
