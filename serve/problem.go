@@ -173,9 +173,13 @@ func (r *resolved) device(backend string, d *Device) error {
 // client's namespace, so that a client's choices never meet bespoke's own.
 func (r *resolved) key() string {
 	d := r.dev
+	kind := "cpu"
+	if r.target.GPU {
+		kind = "gpu"
+	}
 	return tune.KeyFor(r.in, r.info, "serve", "client="+r.client,
 		fmt.Sprintf("n=%d ldb=%d ldc=%d", r.in.N, r.in.LDB, r.in.LDC),
-		fmt.Sprintf("align=%d,%d", r.alignB, r.alignC), "vendor="+d.Vendor, "type="+d.Type,
+		fmt.Sprintf("align=%d,%d", r.alignB, r.alignC), "vendor="+d.Vendor, "type="+kind,
 		fmt.Sprintf("shared=%d,%d wg=%d", d.LocalMemBytes, d.MaxDynamicSharedBytes, d.MaxWorkGroupSize))
 }
 

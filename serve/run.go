@@ -103,15 +103,26 @@ func Run(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 		if a.Error != nil && opts.Log != nil {
 			fmt.Fprintf(opts.Log, "bespoke serve: request %s: %v\n", a.ID, a.Error)
 		}
-		out, err := json.Marshal(a)
+		out, err := encode(a)
 		if err != nil {
-			a = answer{V: Protocol, ID: a.ID, Error: errorf(CodeInternal, "", "encoding the answer: %v", err)}
-			out, _ = json.Marshal(a)
+			out, _ = encode(answer{V: Protocol, ID: a.ID, Error: errorf(CodeInternal, "", "encoding the answer: %s", oneLine(err.Error()))})
 		}
-		if _, err := w.Write(append(out, '\n')); err != nil {
+		if _, err := w.Write(out); err != nil {
 			return fmt.Errorf("serve: writing an answer: %w", err)
 		}
 	}
+}
+
+// encode is an answer's line, newline included: JSON on one line, with
+// kernel source's < > & as they are.
+func encode(a answer) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(a); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // readLines sends the lines of r (without their newline) until r ends or
