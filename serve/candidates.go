@@ -321,6 +321,10 @@ func (r *resolved) launch(k *kernel.Kernel, sizes map[string]int64) (Launch, err
 	return l, nil
 }
 
+// cFlags are the host backend's base flags (device/host.BaseFlags, which
+// a test holds this to): a shared object with OpenMP.
+var cFlags = []string{"-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11"}
+
 // build is how bespoke compiles the source on the device described.
 func (r *resolved) build(src emit.Source) Build {
 	b := Build{Options: []string{}, MinArch: src.MinArch, ArchSpecific: src.ArchSpecific}
@@ -333,6 +337,8 @@ func (r *resolved) build(src emit.Source) Build {
 		b.Options = []string{arch, "-default-device", "-std=c++17"}
 	case emit.OpenCL:
 		b.Options = []string{"-cl-std=CL1.2"}
+	case emit.C:
+		b.Options = slices.Clone(cFlags)
 	}
 	return b
 }

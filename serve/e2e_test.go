@@ -246,6 +246,18 @@ func endToEnd(t *testing.T, dev device.Device, backend string, most int) {
 	}
 }
 
+// TestCFlags: the C build options an answer gives are the host backend's.
+func TestCFlags(t *testing.T) {
+	req := request(cooOp(testenv.Rand(t), 4, 4), "c", "f64", 0, 64)
+	var a serve.CandidatesAnswer
+	if err := jsonInto(exchange(t, serve.Options{}, line(t, req))[0], &a); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(a.Candidates[0].Build.Options, " "); got != strings.Join(host.BaseFlags, " ") {
+		t.Errorf("C build options %q, the host backend's %q", got, strings.Join(host.BaseFlags, " "))
+	}
+}
+
 // TestAnswersRunOnC runs the best five C answers through the host
 // backend.
 func TestAnswersRunOnC(t *testing.T) {

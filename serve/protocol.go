@@ -178,7 +178,7 @@ type Launch struct {
 // contract: wgmma kernels build for sm_90a only.)
 type Build struct {
 	// Options are the compiler options bespoke builds the source with
-	// (NVRTC's for CUDA, clBuildProgram's for OpenCL; none listed for C).
+	// (NVRTC's for CUDA, clBuildProgram's for OpenCL, the C compiler's).
 	Options []string `json:"options"`
 	// MinArch is the least compute capability ×10 the kernel needs.
 	MinArch int `json:"min_arch,omitempty"`
