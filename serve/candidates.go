@@ -20,11 +20,11 @@ const familyName = "sparse"
 const bespokePrefix = "bespoke/"
 
 // Candidates returns the kernels that compute the problem on the device it
-// describes, best predicted first, at most req.Limit (DefaultLimit when
-// nil, all when 0). A candidate the device cannot run (shared memory over
-// its limits, an architecture below the kernel's, a vector width the
-// alignment does not allow, more threads than a block may have) is never
-// returned.
+// describes, in the order to try them (see order), at most req.Limit
+// (DefaultLimit when nil, all when 0). A candidate the device cannot run
+// (shared memory over its limits, an architecture below the kernel's, a
+// vector width the alignment does not allow, more threads than a block
+// may have) is never returned.
 func Candidates(req CandidatesRequest) (*CandidatesAnswer, error) {
 	limit := DefaultLimit
 	if req.Limit != nil {
@@ -38,12 +38,9 @@ func Candidates(req CandidatesRequest) (*CandidatesAnswer, error) {
 	if err != nil {
 		return nil, err
 	}
-	offered, all, err := r.candidates()
+	offered, all, err := r.candidates(limit)
 	if err != nil {
 		return nil, err
-	}
-	if limit > 0 && len(all) > limit {
-		all = all[:limit]
 	}
 	for i := range all {
 		all[i].Rank = i
@@ -54,22 +51,41 @@ func Candidates(req CandidatesRequest) (*CandidatesAnswer, error) {
 	return &CandidatesAnswer{Key: r.key(), Offered: offered, Returned: len(all), Candidates: all}, nil
 }
 
-// candidates describes every candidate the family offers that the device
-// can run, best predicted first; offered is how many the family offered.
-func (r *resolved) candidates() (offered int, out []Candidate, err error) {
+// pending is a candidate described but not yet rendered.
+type pending struct {
+	k    *kernel.Kernel
+	cand Candidate
+}
+
+// candidates describes the candidates the family offers that the device
+// can run, in order, at most limit (0: all); offered is how many the
+// family offered. Sources are rendered in that order until limit are
+// found: rendering every candidate of a large operator costs seconds.
+func (r *resolved) candidates(limit int) (offered int, out []Candidate, err error) {
 	cs := r.in.Candidates(r.target)
 	work, err := r.workload()
 	if err != nil {
 		return 0, nil, err
 	}
 	var why []string
+	var ps []pending
 	for _, c := range cs {
-		cand, err := r.describe(c, work)
+		p, err := r.prepare(c, work)
 		if err != nil {
 			why = append(why, err.Error())
 			continue
 		}
-		out = append(out, *cand)
+		ps = append(ps, *p)
+	}
+	for _, p := range order(ps) {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		if err := r.render(&p); err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		out = append(out, p.cand)
 	}
 	if len(out) == 0 {
 		msg := "the family offers no candidate for this problem"
@@ -78,10 +94,33 @@ func (r *resolved) candidates() (offered int, out []Candidate, err error) {
 		}
 		return len(cs), nil, errorf(CodeNoCandidates, "", "%s", oneLine(msg))
 	}
-	// Best predicted first; ties (and unmodelled kernels at the roof)
-	// keep the family's order.
-	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(a.PredictedS, b.PredictedS) })
 	return len(cs), out, nil
+}
+
+// order is the order to try candidates in: those the cost model predicts
+// by their predicted time (ties in the family's order), alternating from
+// the top with those it does not (tensor-core kernels, in the family's
+// order), so that a client that tries the first few tries both kinds.
+func order(ps []pending) []pending {
+	var modelled, other []pending
+	for _, p := range ps {
+		if p.cand.Modelled {
+			modelled = append(modelled, p)
+		} else {
+			other = append(other, p)
+		}
+	}
+	slices.SortStableFunc(modelled, func(a, b pending) int { return cmp.Compare(a.cand.PredictedS, b.cand.PredictedS) })
+	out := make([]pending, 0, len(ps))
+	for i := 0; i < max(len(modelled), len(other)); i++ {
+		if i < len(modelled) {
+			out = append(out, modelled[i])
+		}
+		if i < len(other) {
+			out = append(out, other[i])
+		}
+	}
+	return out
 }
 
 // candidate describes the named variant if it is one the family offers
@@ -101,7 +140,14 @@ func (r *resolved) candidate(variant string) (*Candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.describe(found, work)
+	p, err := r.prepare(found, work)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.render(p); err != nil {
+		return nil, err
+	}
+	return &p.cand, nil
 }
 
 // workload is the instance's description for timing: the arrays a
@@ -114,22 +160,12 @@ func (r *resolved) workload() (*family.Workload, error) {
 	return w, nil
 }
 
-// describe builds candidate c and everything a client needs to run it, or
-// says why the device described cannot.
-func (r *resolved) describe(c family.Candidate, work *family.Workload) (*Candidate, error) {
-	if err := r.in.Check(c); err != nil {
-		return nil, err
-	}
+// prepare builds candidate c (one the family offered, so checked) and
+// describes all but its source, or says why a client could not run it.
+func (r *resolved) prepare(c family.Candidate, work *family.Workload) (*pending, error) {
 	k, err := r.in.Build(c)
 	if err != nil {
 		return nil, err
-	}
-	src, err := emit.Render(r.dialect, k)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.fits(k, src); err != nil {
-		return nil, fmt.Errorf("%s: %w", k.Variant, err)
 	}
 	params, err := r.params(k, work)
 	if err != nil {
@@ -139,12 +175,23 @@ func (r *resolved) describe(c family.Candidate, work *family.Workload) (*Candida
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", k.Variant, err)
 	}
-	cand := &Candidate{
-		Name: k.Variant, Family: familyName, Entry: k.Name, Language: string(r.dialect),
-		Source: src.Text, Params: params, Launch: launch, Build: r.build(src),
-	}
+	cand := Candidate{Name: k.Variant, Family: familyName, Entry: k.Name, Language: string(r.dialect), Params: params, Launch: launch}
 	cand.PredictedS, cand.Modelled = r.predict(k, work)
-	return cand, nil
+	return &pending{k: k, cand: cand}, nil
+}
+
+// render prints p's source and checks that the device described can run
+// it.
+func (r *resolved) render(p *pending) error {
+	src, err := emit.Render(r.dialect, p.k)
+	if err != nil {
+		return err
+	}
+	if err := r.fits(p.k, src); err != nil {
+		return fmt.Errorf("%s: %w", p.k.Variant, err)
+	}
+	p.cand.Source, p.cand.Build = src.Text, r.build(src)
+	return nil
 }
 
 // fits reports why the device described cannot run k, or nil.

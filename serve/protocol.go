@@ -200,13 +200,15 @@ type Candidate struct {
 	// PredictedS is bespoke's cost model's time for one launch, for
 	// ordering only. Where the model has no estimate (tensor-core
 	// kernels), Modelled is false and PredictedS is the time at the
-	// bandwidth given, a bound nothing beats.
+	// bandwidth given, a bound nothing beats. Rank is the order to try
+	// candidates in: the modelled ones by PredictedS, alternating with
+	// the others.
 	PredictedS float64 `json:"predicted_s"`
 	Modelled   bool    `json:"modelled"`
 	Rank       int     `json:"rank"`
 }
 
-// CandidatesAnswer lists candidates, best predicted first.
+// CandidatesAnswer lists candidates in the order to try them.
 type CandidatesAnswer struct {
 	Key        string      `json:"key"`
 	Offered    int         `json:"offered"`

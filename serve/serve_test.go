@@ -143,10 +143,14 @@ func TestCandidates(t *testing.T) {
 						t.Fatalf("key %q, offered %d, returned %d of %d", a.Key, a.Offered, a.Returned, len(a.Candidates))
 					}
 					m, k := ops[opName]["m"].(int), ops[opName]["k"].(int)
+					last := 0.0
 					for i, c := range a.Candidates {
 						checkCandidate(t, c, strings.TrimRight(backend, "0123456789"), dtype, m*k, 300)
-						if c.Rank != i || (i > 0 && c.PredictedS < a.Candidates[i-1].PredictedS) {
-							t.Errorf("%s: rank %d, predicted %g after %g", c.Name, c.Rank, c.PredictedS, a.Candidates[max(i-1, 0)].PredictedS)
+						if c.Rank != i || (c.Modelled && c.PredictedS < last) {
+							t.Errorf("%s: rank %d, predicted %g after %g", c.Name, c.Rank, c.PredictedS, last)
+						}
+						if c.Modelled {
+							last = c.PredictedS
 						}
 					}
 				})
@@ -258,6 +262,12 @@ func TestCandidateFilters(t *testing.T) {
 	}
 	if a := with("cuda90", "f32", func(_, dev map[string]any) { dev["cuda_arch"] = 100 }); has(a, prefix("wgmma/")) {
 		t.Errorf("sm_100: wgmma (sm_90a only) offered")
+	}
+	// The unmodelled tensor-core kernels alternate with the others from
+	// the top.
+	first := with("cuda80", "f64", none).Candidates[:4]
+	if !first[0].Modelled || first[1].Modelled || !strings.HasPrefix(first[1].Name, "dmma/") || !first[2].Modelled {
+		t.Errorf("sm_80 f64: the first candidates %s %s %s do not alternate", first[0].Name, first[1].Name, first[2].Name)
 	}
 	if a := with("cuda80", "f64", none); !has(a, prefix("dmma/")) || has(a, prefix("wgmma/")) {
 		t.Errorf("sm_80 f64: dmma %v, wgmma %v", has(a, prefix("dmma/")), has(a, prefix("wgmma/")))
