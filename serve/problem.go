@@ -61,7 +61,7 @@ func resolve(p *Problem) (*resolved, error) {
 			op.Data[i] = dt.Rounded(a)
 		}
 		if err := op.Validate(); err != nil {
-			return nil, badField("operator", "%v (in f32)", err)
+			return nil, badField("operator", "%s (in f32)", strings.TrimPrefix(err.Error(), "operator: "))
 		}
 	}
 	if p.Alpha == nil {
@@ -148,8 +148,8 @@ func (r *resolved) device(backend string, d *Device) error {
 	case dev.Type != "" && dev.Type != "gpu" && dev.Type != "cpu":
 		return badField("device.type", "%q: want gpu or cpu", dev.Type)
 	}
-	if r.dialect != emit.CUDA && dev.CUDAArch != 0 {
-		return badField("device.cuda_arch", "given for backend %s (CUDA only)", backend)
+	if r.dialect != emit.CUDA {
+		dev.CUDAArch, dev.MaxDynamicSharedBytes = 0, 0 // CUDA's alone: ignored elsewhere
 	}
 	if dev.LocalMemBytes == 0 {
 		dev.LocalMemBytes = staticSharedDefault
@@ -157,7 +157,7 @@ func (r *resolved) device(backend string, d *Device) error {
 	if dev.MaxWorkGroupSize == 0 {
 		dev.MaxWorkGroupSize = 1024
 	}
-	gpu := r.dialect != emit.C && dev.Type != "cpu"
+	gpu := r.dialect == emit.CUDA || (r.dialect == emit.OpenCL && dev.Type != "cpu")
 	r.target = family.Target{GPU: gpu, MinBlocks: emit.HonoursMinBlocks(r.dialect)}
 	r.info = device.Info{Backend: backend, Name: dev.Name, Platform: dev.Driver, ComputeUnits: dev.ComputeUnits, GPU: gpu, CopyGBs: dev.BandwidthGBs}
 	if r.dialect == emit.CUDA {
@@ -251,7 +251,7 @@ func buildOperator(o *Operator) (*operator.Operator, error) {
 	}
 	op, err := operator.New(fmt.Sprintf("%d×%d", o.M, o.K), o.M, o.K, data)
 	if err != nil {
-		return nil, badField("operator", "%v", err)
+		return nil, badField("operator", "%s", strings.TrimPrefix(err.Error(), "operator: "))
 	}
 	return op, nil
 }

@@ -188,8 +188,9 @@ func handle(l line) (a answer) {
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(l.data, &env); err != nil || env == nil {
 		msg := "not a JSON object"
-		if err != nil {
-			msg = oneLine(err.Error())
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			msg = oneLine(se.Error())
 		}
 		a.Error = errorf(CodeBadJSON, "", "%s", msg)
 		return a

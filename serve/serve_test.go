@@ -522,3 +522,34 @@ func TestGoAPI(t *testing.T) {
 		t.Errorf("Hello %+v", h)
 	}
 }
+
+// TestOddRequests: requests at the edges of what JSON allows get an
+// answer each, never an internal error (which would be a panic or a bug).
+func TestOddRequests(t *testing.T) {
+	dev := `"backend":"cuda","device":{"name":"x","cuda_arch":90,"compute_units":1}`
+	lines := []string{
+		`{"v":1,"id":{"nested":[1,2,{"a":null}]},"op":"hello"}`,
+		`{"v":1,"id":1,"op":"candidates","operator":{"m":1,"k":1,"coo":null,"dense":null},"dtype":"f64","alpha":1,"beta":0,"n":1,"ldb":1,"ldc":1,` + dev + `}`,
+		`{"v":1,"id":1,"op":"candidates","operator":{"m":2,"k":2,"coo":{"rows":[0],"cols":[],"vals":[1]}},"dtype":"f64","alpha":1,"beta":0,"n":1,"ldb":1,"ldc":1,` + dev + `}`,
+		`{"v":1,"id":1,"op":"candidates","operator":{"m":1,"k":1,"dense":[1]},"dtype":"f64","alpha":1,"beta":0,"n":1e18,"ldb":1,"ldc":1,` + dev + `}`,
+		`{"v":1,"id":1,"op":"candidates","operator":{"m":1,"k":1,"dense":[1e300]},"dtype":"f32","alpha":1,"beta":0,"n":1,"ldb":1,"ldc":1,` + dev + `}`,
+		`{"v":1,"id":1,"op":"candidates","operator":{"m":1,"k":1,"dense":[1]},"dtype":"f64","alpha":1e308,"beta":0,"n":3000000000,"ldb":3000000000,"ldc":3000000000,"limit":1,"source":false,` + dev + `}`,
+		`{"v":1,"id":1,"op":"candidates","operator":{"m":1,"k":1,"dense":[1]},"dtype":"f64","alpha":1,"beta":0,"n":1,"ldb":1,"ldc":1,"align_b":-8,` + dev + `}`,
+		`{"v":1,"id":1,"op":"record","operator":{"m":1,"k":1,"dense":[1]},"dtype":"f64","alpha":1,"beta":0,"n":1,"ldb":1,"ldc":1,"winner":"x","times":null,` + dev + `}`,
+		`{"v":"1","id":1,"op":"hello"}`,
+		`{"v":1,"id":1,"op":7}`,
+		`null`,
+		`"hello"`,
+	}
+	t.Setenv("BESPOKE_CACHE_DIR", t.TempDir())
+	rs := exchange(t, serve.Options{}, lines...)
+	if len(rs) != len(lines) {
+		t.Fatalf("%d answers to %d lines", len(rs), len(lines))
+	}
+	for i, r := range rs {
+		if r.Error != nil && (r.Error.Code == serve.CodeInternal || r.Error.Message == "") {
+			t.Errorf("line %d: %+v", i, r.Error)
+		}
+		t.Logf("line %d: ok=%v %+v", i, r.OK, r.Error)
+	}
+}
