@@ -3,8 +3,10 @@ package serve
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -67,12 +69,31 @@ func (r *resolved) candidates(limit int) (offered int, out []Candidate, err erro
 	if err != nil {
 		return 0, nil, err
 	}
+	// Building and predicting a large operator's candidates takes
+	// seconds each: on all cores, kept in the family's order.
+	prepared := make([]*pending, len(cs))
+	errs := make([]error, len(cs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(cs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				prepared[i], errs[i] = r.safePrepare(cs[i], work)
+			}
+		}()
+	}
+	for i := range cs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	var why []string
 	var ps []pending
-	for _, c := range cs {
-		p, err := r.prepare(c, work)
-		if err != nil {
-			why = append(why, err.Error())
+	for i, p := range prepared {
+		if errs[i] != nil {
+			why = append(why, errs[i].Error())
 			continue
 		}
 		ps = append(ps, *p)
@@ -178,6 +199,17 @@ func (r *resolved) prepare(c family.Candidate, work *family.Workload) (*pending,
 	cand := Candidate{Name: k.Variant, Family: familyName, Entry: k.Name, Language: string(r.dialect), Params: params, Launch: launch}
 	cand.PredictedS, cand.Modelled = r.predict(k, work)
 	return &pending{k: k, cand: cand}, nil
+}
+
+// safePrepare is prepare on a goroutine of its own: a panic (a bug) is
+// the candidate's error, not the process's end.
+func (r *resolved) safePrepare(c family.Candidate, work *family.Workload) (p *pending, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			p, err = nil, errorf(CodeInternal, "", "%s: %s", c.Name(), oneLine(fmt.Sprint(x)))
+		}
+	}()
+	return r.prepare(c, work)
 }
 
 // render prints p's source and checks that the device described can run
