@@ -157,11 +157,16 @@ func (r *resolved) candidate(variant string) (*Candidate, error) {
 	if found == nil {
 		return nil, fmt.Errorf("%s is not among the current candidates", variant)
 	}
+	return r.describe(found)
+}
+
+// describe is the whole description of candidate c, source included.
+func (r *resolved) describe(c family.Candidate) (*Candidate, error) {
 	work, err := r.workload()
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.prepare(found, work)
+	p, err := r.prepare(c, work)
 	if err != nil {
 		return nil, err
 	}

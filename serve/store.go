@@ -22,8 +22,8 @@ type clientResult struct {
 }
 
 // Lookup returns the choice stored for the problem. A record that is
-// damaged, not a client's, or whose bespoke winner is no longer a current
-// candidate on the device described is removed and not found.
+// damaged, not a client's, or whose bespoke winner is no longer among the
+// current candidates on the device described is removed and not found.
 func Lookup(req LookupRequest) (*LookupAnswer, error) {
 	r, err := resolve(&req.Problem)
 	if err != nil {
