@@ -69,8 +69,8 @@ func (r *resolved) candidates(limit int) (offered int, out []Candidate, err erro
 	if err != nil {
 		return 0, nil, err
 	}
-	// Building and predicting a large operator's candidates takes
-	// seconds each: on all cores, kept in the family's order.
+	// Building and predicting the candidates of a large operator takes
+	// seconds: on all cores, kept in the family's order.
 	prepared := make([]*pending, len(cs))
 	errs := make([]error, len(cs))
 	next := make(chan int)
