@@ -61,3 +61,7 @@ func printerDigest(samples func() []*kernel.Kernel) (digest string, rendered int
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12]), rendered
 }
+
+// PrinterVersion is the digest of the printer's output that tuning keys
+// carry, for programs that report which printer they run.
+func PrinterVersion() string { return printerVersion() }

@@ -15,10 +15,16 @@ import (
 // printer's version (printerVersion), and the device (backend, name,
 // platform and driver, architecture and compiler, compute units). A change
 // to any of them makes older choices unreachable, with no counter to raise.
-func Key(in family.Instance, dev device.Device) string {
-	i := dev.Info()
-	return cache.Key("tune", candidateDigest(in, Target(dev)), printerVersion(), in.TuneKey(),
-		i.Backend, i.Name, i.Platform, i.Arch, strconv.Itoa(i.ComputeUnits))
+func Key(in family.Instance, dev device.Device) string { return KeyFor(in, dev.Info()) }
+
+// KeyFor is Key for a device described by its facts alone, with no device
+// open (a client describing its own device). Extra parts, when given,
+// follow the device's (a client's namespace, exact sizes …); without them
+// the key is Key's.
+func KeyFor(in family.Instance, i device.Info, extra ...string) string {
+	parts := []string{"tune", candidateDigest(in, TargetOf(i)), printerVersion(), in.TuneKey(),
+		i.Backend, i.Name, i.Platform, i.Arch, strconv.Itoa(i.ComputeUnits)}
+	return cache.Key(append(parts, extra...)...)
 }
 
 // Record is a tuning result: the winner and the measurements that chose it.
@@ -70,3 +76,6 @@ func (s *Store) Put(r *Record) error {
 	}
 	return s.st.Put(r.Key, data)
 }
+
+// Remove drops the record under key, if any (a choice found to be stale).
+func (s *Store) Remove(key string) { s.st.Remove(key) }

@@ -26,6 +26,17 @@ func Target(dev device.Device) family.Target {
 	return t
 }
 
+// TargetOf is Target for a device described by its facts (its backend
+// names its dialect).
+func TargetOf(i device.Info) family.Target {
+	d := emit.Dialect(i.Backend)
+	t := family.Target{GPU: i.GPU, MinBlocks: emit.HonoursMinBlocks(d)}
+	if d == emit.CUDA {
+		t.CUDAArch = CUDAArch(i.Arch)
+	}
+	return t
+}
+
 // CUDAArch reads a CUDA device's architecture ("sm_90") as its compute
 // capability ×10 (90); 0 when it is not of that form.
 func CUDAArch(arch string) int {

@@ -41,7 +41,7 @@ roof and vendor libraries.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(statsCmd(), genCmd(), verifyCmd(), benchCmd(), tuneCmd(), devicesCmd(), opsCmd(), femCmd(), openclBuildCmd(), pumCmd(), integrateCmd(), reportCmd())
+	root.AddCommand(statsCmd(), genCmd(), verifyCmd(), benchCmd(), tuneCmd(), devicesCmd(), opsCmd(), femCmd(), openclBuildCmd(), pumCmd(), integrateCmd(), reportCmd(), serveCmd())
 	err := root.Execute()
 	if err == nil {
 		return ExitOK

@@ -17,6 +17,7 @@ var allowed = map[string][]string{
 	"internal/cache":           {},
 	"internal/dl":              {},
 	"internal/testenv":         {},
+	"internal/paths":           {},
 	"internal/layers":          {},
 	"operator":                 {},
 	"operator/dense":           {"operator"},
@@ -54,12 +55,13 @@ var allowed = map[string][]string{
 	"tune":                     {"device", "emit", "internal/cache", "kernel", "kernel/cost", "kernel/family", "kernel/kerneltest"},
 	"bench":                    {"build", "device", "kernel", "kernel/family", "tune"},
 	"report":                   {"bench", "device", "tune"},
+	"serve":                    {"device", "emit", "kernel", "kernel/family", "kernel/sparse", "operator", "tune"},
 	"conformance": {"device", "element", "fem", "kernel/integrate", "kernel/pum", "pum", "internal/testenv", "kernel", "kernel/contract", "kernel/family", "kernel/interp",
 		"kernel/kerneltest", "kernel/sparse", "kernel/tensor", "kernel/vector", "operator", "operator/load", "verify"},
 	"internal/cli": {"baseline", "bench", "build", "device", "device/cuda", "device/host", "device/opencl", "element", "emit", "fem", "fem/meshfile", "fr",
 		"kernel/integrate", "kernel/pum", "pum",
-		"internal/cache", "kernel", "kernel/contract", "kernel/family", "kernel/sparse", "kernel/tensor", "operator", "operator/load",
-		"operator/mtx", "operator/npy", "report", "solve", "tune", "verify"},
+		"internal/cache", "internal/paths", "kernel", "kernel/contract", "kernel/family", "kernel/sparse", "kernel/tensor", "operator", "operator/load",
+		"operator/mtx", "operator/npy", "report", "serve", "solve", "tune", "verify"},
 	"cmd/bespoke": {"internal/cli"},
 }
 
@@ -80,6 +82,7 @@ var never = map[string][]string{
 	"bench":           {"device/cuda", "device/opencl", "device/host", "kernel/sparse", "kernel/contract", "verify", "report", "baseline"},
 	"report":          {"device/cuda", "device/opencl", "device/host", "kernel/sparse", "kernel/contract"},
 	"internal/cache":  {"kernel", "device"},
+	"serve":           {"device/cuda", "device/opencl", "device/host", "build", "verify", "bench"},
 }
 
 // golist returns, for each bespoke package, its bespoke imports (direct,
