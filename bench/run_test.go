@@ -79,7 +79,7 @@ func (kb kernelBaseline) Setup(in family.Instance, w *family.Workload) (func(map
 		return func(map[string]device.Buffer) error { return nil }, true, nil
 	}
 	si := in.(*sparse.Instance)
-	other := *si
+	other := &sparse.Instance{Problem: si.Problem, N: si.N, LDB: si.LDB, LDC: si.LDC}
 	other.Op = kb.op
 	k, err := other.Build(sparse.Defaults(sparse.CStream))
 	if err != nil {

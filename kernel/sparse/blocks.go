@@ -194,6 +194,17 @@ func (p *blockPlan) loads() int {
 // groupBySupport groups the lines (rows, or with transposed the columns)
 // of A with the same non-empty support into blocks, in order of their first
 // line.
+// supportKey spells a support as a map key (fmt.Sprint's cost showed in
+// every candidate list).
+func supportKey(s []int) string {
+	b := make([]byte, 0, 4*len(s))
+	for _, x := range s {
+		b = strconv.AppendInt(b, int64(x), 10)
+		b = append(b, ',')
+	}
+	return string(b)
+}
+
 func groupBySupport(support [][]int, transposed bool) []blockTask {
 	index := map[string]int{}
 	var tasks []blockTask
@@ -201,7 +212,7 @@ func groupBySupport(support [][]int, transposed bool) []blockTask {
 		if len(s) == 0 {
 			continue
 		}
-		key := fmt.Sprint(s)
+		key := supportKey(s)
 		t, ok := index[key]
 		if !ok {
 			t = len(tasks)

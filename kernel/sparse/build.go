@@ -13,6 +13,7 @@ func Build(pb Problem, v Variant) (*kernel.Kernel, error) {
 		return nil, err
 	}
 	g := newGen(pb, v)
+	g.kern.Name = pb.EntryName(v)
 	switch v.Family {
 	case CStream, BStream:
 		g.streamKernel()
@@ -66,8 +67,9 @@ func newGen(pb Problem, v Variant) *gen {
 		a[i] = pb.Alpha * x
 	}
 	st := operator.Analyze(op)
+	// The kernel's name (Problem.EntryName, a digest of the whole operator)
+	// is set by Build alone: checks plan kernels without naming them.
 	k := &kernel.Kernel{
-		Name:    pb.EntryName(v),
 		Variant: v.Name(),
 		DType:   pb.DType,
 		Index64: pb.index64(),

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
@@ -144,6 +145,9 @@ func LeadingDim(n int) int {
 type Instance struct {
 	Problem
 	N, LDB, LDC int
+
+	candMu     sync.Mutex
+	candidates map[family.Target][]family.Candidate // Candidates' lists, by target
 }
 
 var _ family.Instance = (*Instance)(nil)
@@ -172,6 +176,22 @@ func (in *Instance) DType() kernel.DType { return in.Problem.DType }
 // model, which ranks them far above that, would prune the unrolled kernels
 // for them; they run when named (--variant).
 func (in *Instance) Candidates(t family.Target) []family.Candidate {
+	// The list is asked for more than once (the tuning key digests it):
+	// checking every variant against the operator is worth keeping.
+	in.candMu.Lock()
+	defer in.candMu.Unlock()
+	if cs, ok := in.candidates[t]; ok {
+		return slices.Clone(cs)
+	}
+	cs := in.candidateList(t)
+	if in.candidates == nil {
+		in.candidates = map[family.Target][]family.Candidate{}
+	}
+	in.candidates[t] = cs
+	return slices.Clone(cs)
+}
+
+func (in *Instance) candidateList(t family.Target) []family.Candidate {
 	vs := Candidates(in.Problem)
 	if t.GPU {
 		vs = append(GPUCandidates(in.Problem), DMMACandidates(in.Problem, t.CUDAArch)...)
