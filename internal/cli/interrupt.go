@@ -39,6 +39,9 @@ type watcher struct {
 	sigs   chan os.Signal
 	done   chan struct{}
 	hit    atomic.Bool // a signal came
+	// handled closes once the compilers are killed and their files
+	// removed: the command, which their deaths end, waits for it.
+	handled chan struct{}
 
 	mu   sync.Mutex
 	what string // what the command does on a stop; "" to end at once
@@ -48,7 +51,7 @@ type watcherKey struct{}
 
 // watch starts watching for interrupts until release is called.
 func watch(stderr io.Writer) *watcher {
-	w := &watcher{stderr: stderr, stop: make(chan struct{}), sigs: make(chan os.Signal, 2), done: make(chan struct{})}
+	w := &watcher{stderr: stderr, stop: make(chan struct{}), sigs: make(chan os.Signal, 2), done: make(chan struct{}), handled: make(chan struct{})}
 	signal.Notify(w.sigs, os.Interrupt, syscall.SIGTERM)
 	go w.run()
 	return w
@@ -61,16 +64,21 @@ func (w *watcher) run() {
 		return
 	}
 	w.hit.Store(true)
-	host.Abort()
 	w.mu.Lock()
 	what := w.what
 	w.mu.Unlock()
 	if what == "" {
 		fmt.Fprintln(w.stderr, "bespoke: interrupted")
+		host.Abort()
+		close(w.handled)
 		end()
 	}
 	fmt.Fprintf(w.stderr, "bespoke: interrupted: %s (interrupt again to quit now)\n", what)
+	// Stop before the compilers are killed, so that the command takes
+	// their failures for the interrupt they are.
 	close(w.stop)
+	host.Abort()
+	close(w.handled)
 	select {
 	case <-w.sigs:
 	case <-time.After(graceAfterInterrupt):
@@ -87,8 +95,15 @@ func end() {
 	os.Exit(exitInterrupted)
 }
 
-// interrupted reports whether a signal came.
-func (w *watcher) interrupted() bool { return w.hit.Load() }
+// interrupted reports whether a signal came, once the compilers it ends
+// are gone.
+func (w *watcher) interrupted() bool {
+	if !w.hit.Load() {
+		return false
+	}
+	<-w.handled
+	return true
+}
 
 // release stops watching; signals get their default effect again.
 func (w *watcher) release() {
