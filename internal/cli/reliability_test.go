@@ -413,3 +413,37 @@ func TestInterruptKillsCompilers(t *testing.T) {
 		})
 	}
 }
+
+// With caching off (BESPOKE_NO_CACHE), or a cache folder that cannot be
+// written, the stores are private folders in TMPDIR that end with the run:
+// nothing of them is left after a normal exit (issue 37).
+func TestPrivateCachesRemovedAtExit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	m0 := writeFile(t, dir, "m0.mtx", "%%MatrixMarket matrix coordinate real general\n3 2 4\n1 1 1.5\n2 2 -2\n3 1 0.25\n3 2 1\n")
+	notDir := writeFile(t, dir, "file", "") // a file where the cache folder should be
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{"BESPOKE_NO_CACHE", []string{"BESPOKE_NO_CACHE=1"}},
+		{"unwritable cache", []string{"BESPOKE_CACHE_DIR=" + notDir}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			r := runBinary(t, append([]string{"TMPDIR=" + tmp}, tc.env...), "tune", m0, "--backend", "c", "--n", "1", "--reps", "3", "--variant", "cstream", "--working-set", "1M", "--no-baselines", "-q")
+			if r.code != ExitOK {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("left in TMPDIR after the run: %v", names)
+			}
+		})
+	}
+}
