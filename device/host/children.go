@@ -115,22 +115,26 @@ func Run(cmd *exec.Cmd) ([]byte, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = procAttr()
+	// Where TMPDIR cannot be written the compiler finds a folder of its
+	// own (gcc takes /tmp), as it did before.
 	tmp, err := os.MkdirTemp("", "bespoke-cc-")
-	if err != nil {
-		return nil, err
+	private := err == nil
+	if private {
+		cmd.Env = withTempDir(cmd.Env, tmp)
+		defer func() {
+			children.Lock()
+			delete(children.dirs, tmp)
+			children.Unlock()
+			os.RemoveAll(tmp)
+		}()
 	}
-	cmd.Env = withTempDir(cmd.Env, tmp)
 	children.Lock()
-	if children.dirs == nil {
-		children.dirs = map[string]bool{}
+	if private {
+		if children.dirs == nil {
+			children.dirs = map[string]bool{}
+		}
+		children.dirs[tmp] = true
 	}
-	children.dirs[tmp] = true
-	defer func() {
-		children.Lock()
-		delete(children.dirs, tmp)
-		children.Unlock()
-		os.RemoveAll(tmp)
-	}()
 	if children.aborted {
 		children.Unlock()
 		return nil, ErrAborted
