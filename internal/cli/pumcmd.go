@@ -401,19 +401,39 @@ and the device time of the iterations.`,
 					cfgs = append(cfgs, cfg)
 				}
 			}
-			var rows []pumBenchRow
+			// A grid's finished sizes are written on an interrupt; one
+			// size has nothing to write and ends at once.
+			stopped := func() bool { return false }
+			if len(cfgs) > 1 {
+				in := interruptible(cmd, "writing the sizes finished")
+				defer in.release()
+				stopped = in.interrupted
+			}
+			rows := []pumBenchRow{}
+			done := 0
 			for _, cfg := range cfgs {
 				rs, err := runPUMBench(o, cfg, sts, reps)
+				if err == nil {
+					rows = append(rows, rs...)
+					done++
+				}
+				if stopped() {
+					break
+				}
 				if err != nil {
 					return err
 				}
-				rows = append(rows, rs...)
 			}
 			if err := writePUMBench(cmd.OutOrStdout(), rows, jsonOut, csvOut); err != nil {
 				return err
 			}
 			if plotOut != "" {
-				return plotPUMBench(plotOut, rows)
+				if err := plotPUMBench(plotOut, rows); err != nil {
+					return err
+				}
+			}
+			if stopped() {
+				return fmt.Errorf("interrupted after %d of %d sizes (the rows so far are written)", done, len(cfgs))
 			}
 			return nil
 		},
