@@ -331,6 +331,9 @@ func (r *Runner) timeRounds(sets int, launches []func(set int) error, stop func(
 // GB/s (bytes read plus written, 10⁹ bytes per second) and its timing.
 func (r *Runner) Roof() (float64, Timing, error) { return r.roof(r.cfg.Reps) }
 
+// errStopped ends a measurement that Config.Stop interrupted.
+var errStopped = errors.New("bench: stopped")
+
 // roof is Roof with reps timed launches of each kernel.
 func (r *Runner) roof(reps int) (float64, Timing, error) {
 	w := int64(r.dt.Bytes())
@@ -360,7 +363,14 @@ func (r *Runner) roof(reps int) (float64, Timing, error) {
 		kern  device.Kernel
 		words int64 // read plus written per element
 	}{{r.copyK, 2}, {r.updateK, 3}} {
-		t, err := r.time(1, func(int) error { return r.launchAux(k.kern, n, nil, map[string]device.Buffer{"x": x, "y": y}) })
+		t, err := r.time(1, func(int) error {
+			select {
+			case <-r.cfg.Stop: // the roof takes seconds: an interrupt ends it
+				return errStopped
+			default:
+			}
+			return r.launchAux(k.kern, n, nil, map[string]device.Buffer{"x": x, "y": y})
+		})
 		if err != nil {
 			return 0, Timing{}, err
 		}

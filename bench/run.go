@@ -75,8 +75,22 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 		rep.RoofMethod = "every result from the tuning store (each with the roof of the run that measured it)"
 		return rep, nil
 	}
+	// An interrupt while the helper kernels build or the roof is timed
+	// still gives a report: marked interrupted, with no problem.
+	stopped := func() bool {
+		select {
+		case <-cfg.Stop:
+			rep.Interrupted = true
+			return true
+		default:
+			return false
+		}
+	}
 	r, err := NewRunner(dev, dt, cfg)
 	if err != nil {
+		if stopped() {
+			return rep, nil
+		}
 		return nil, err
 	}
 	defer r.Close()
@@ -97,6 +111,9 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 		return nil
 	}
 	if err := roof(r.cfg.Reps); err != nil {
+		if stopped() {
+			return rep, nil
+		}
 		return nil, err
 	}
 	r.roofGBs = rep.RoofGBs
@@ -156,6 +173,9 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 		}
 		if measured {
 			if err := roof(roofReps); err != nil {
+				if stopped() {
+					break
+				}
 				return nil, err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/build"
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/device/host"
+	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
@@ -36,17 +37,20 @@ func TestRunStop(t *testing.T) {
 	close(closed)
 	for _, tc := range []struct {
 		name        string
+		dev         device.Device
 		stop        chan struct{}
 		want        int
 		interrupted bool
 	}{
-		{"runs", nil, 1, false},
-		{"stopped", closed, 0, true},
+		{"runs", dev, nil, 1, false},
+		{"stopped", dev, closed, 0, true},
+		// The interrupt killed the compilers of the helper kernels.
+		{"stopped while building", abortedDevice{dev}, closed, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := bench.Config{Units: 4096, Reps: 3, Warmup: 1, WorkingSet: 1 << 20, MaxMemory: 64 << 20,
 				Variants: []string{"cstream"}, Stop: tc.stop}
-			rep, err := bench.Run(dev, []family.Problem{sparse.NewOperator(op, kernel.F64, 1, 0)}, cfg)
+			rep, err := bench.Run(tc.dev, []family.Problem{sparse.NewOperator(op, kernel.F64, 1, 0)}, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,6 +67,12 @@ func TestRunStop(t *testing.T) {
 		})
 	}
 }
+
+// abortedDevice is the C device once an interrupt has stopped its
+// compilers: every build fails.
+type abortedDevice struct{ *host.Device }
+
+func (abortedDevice) Build(emit.Source) (device.Program, error) { return nil, host.ErrAborted }
 
 // kernelBaseline runs a generated kernel for op (not the operator being
 // benched) as a baseline; nil op leaves C alone.

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Compilers run in process groups of their own, so that an interrupt can
 // kill a compiler together with everything it started (cc1, as, ld) and
 // leave nothing running; a compiler also dies with bespoke where the
-// kernel allows (Pdeathsig).
+// kernel allows (Pdeathsig). Each runs with a private TMPDIR, removed when
+// it ends or is killed: a killed gcc leaves its cc*.s and cc*.o there.
 
 // ErrAborted is the error of a compilation stopped by Abort, or started
 // after it.
@@ -21,9 +24,15 @@ var ErrAborted = errors.New("host: compilation stopped: bespoke is ending")
 var children struct {
 	sync.Mutex
 	pids    map[int]bool
-	files   map[string]int // temporary files of compilations in progress (a count per path)
+	files   map[string]int  // temporary files of compilations in progress (a count per path)
+	dirs    map[string]bool // private temporary folders of compilers running
 	aborted bool
 }
+
+// reapWait bounds how long Abort waits for the killed compilers to be
+// gone before it removes their files: a process still in a system call
+// when killed may yet create one.
+const reapWait = 500 * time.Millisecond
 
 // Abort kills every compiler running, removes the temporary files of the
 // compilations it stops, and makes later compilations fail at once with
@@ -36,8 +45,20 @@ func Abort() {
 	for pid := range children.pids {
 		syscall.Kill(-pid, syscall.SIGKILL)
 	}
+	for deadline := time.Now().Add(reapWait); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		alive := false
+		for pid := range children.pids {
+			alive = alive || groupAlive(pid)
+		}
+		if !alive {
+			break
+		}
+	}
 	for f := range children.files {
 		os.Remove(f)
+	}
+	for d := range children.dirs {
+		os.RemoveAll(d)
 	}
 }
 
@@ -70,15 +91,50 @@ func Aborted() bool {
 	return children.aborted
 }
 
-// Run runs cmd in a process group of its own and returns its combined
-// output; the group is killed if the compilation is aborted. Any compiler
-// process bespoke starts (gcc, an OpenCL build in a child bespoke) runs
-// through it.
+// withTempDir is env (the process's when nil) with TMPDIR, TMP and TEMP
+// set to dir.
+func withTempDir(env []string, dir string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != "TMPDIR" && k != "TMP" && k != "TEMP" {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "TMPDIR="+dir, "TMP="+dir, "TEMP="+dir)
+}
+
+// Run runs cmd in a process group of its own, with a private TMPDIR, and
+// returns its combined output; the group is killed if the compilation is
+// aborted. Any compiler process bespoke starts (gcc, an OpenCL build in a
+// child bespoke) runs through it.
 func Run(cmd *exec.Cmd) ([]byte, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = procAttr()
+	// Where TMPDIR cannot be written the compiler finds a folder of its
+	// own (gcc takes /tmp), as it did before.
+	tmp, err := os.MkdirTemp("", "bespoke-cc-")
+	private := err == nil
+	if private {
+		cmd.Env = withTempDir(cmd.Env, tmp)
+		defer func() {
+			children.Lock()
+			delete(children.dirs, tmp)
+			children.Unlock()
+			os.RemoveAll(tmp)
+		}()
+	}
 	children.Lock()
+	if private {
+		if children.dirs == nil {
+			children.dirs = map[string]bool{}
+		}
+		children.dirs[tmp] = true
+	}
 	if children.aborted {
 		children.Unlock()
 		return nil, ErrAborted
@@ -93,7 +149,7 @@ func Run(cmd *exec.Cmd) ([]byte, error) {
 	}
 	children.pids[pid] = true
 	children.Unlock()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	children.Lock()
 	delete(children.pids, pid)
 	aborted := children.aborted

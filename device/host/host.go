@@ -24,8 +24,10 @@
 // -march=native is used) and the source. A later Build of the same source
 // loads <key>.so without calling the compiler, after checking it against
 // the checksum recorded when it was written (a damaged object is compiled
-// again). BESPOKE_NO_CACHE=1 compiles in a temporary directory every time. The compiler is $CC (which may carry arguments), else
-// the first of cc, gcc, clang in PATH; flags are
+// again). BESPOKE_NO_CACHE=1 compiles in a temporary directory every time.
+// The compiler is $CC (which may carry arguments; a CC that names no
+// compiler is an error), else the first of cc, gcc, clang in PATH; flags
+// are
 //
 //	-O3 -march=native -fopenmp -fPIC -shared -std=gnu11
 //
@@ -119,14 +121,16 @@ func Open() (*Device, error) {
 }
 
 func (d *Device) findCompiler() error {
-	var tried []string
 	if cc := strings.Fields(os.Getenv("CC")); len(cc) > 0 {
-		tried = append(tried, "$CC="+os.Getenv("CC"))
-		if p, err := exec.LookPath(cc[0]); err == nil {
-			d.cc, d.ccPath = cc, p
+		// A compiler asked for by name is used or reported, never
+		// replaced by another one behind the user's back.
+		p, err := exec.LookPath(cc[0])
+		if err != nil {
+			return fmt.Errorf("host: CC=%q: no such compiler (%v); set CC to a C compiler, or unset it to use cc, gcc or clang from PATH", os.Getenv("CC"), errors.Unwrap(err))
 		}
-	}
-	if d.cc == nil {
+		d.cc, d.ccPath = cc, p
+	} else {
+		var tried []string
 		for _, name := range []string{"cc", "gcc", "clang"} {
 			tried = append(tried, name)
 			if p, err := exec.LookPath(name); err == nil {
@@ -134,11 +138,11 @@ func (d *Device) findCompiler() error {
 				break
 			}
 		}
+		if d.cc == nil {
+			return fmt.Errorf("host: no C compiler found (looked for %s in PATH); install gcc or set CC", strings.Join(tried, ", "))
+		}
 	}
-	if d.cc == nil {
-		return fmt.Errorf("host: no C compiler found (looked for %s in PATH); install gcc or set CC", strings.Join(tried, ", "))
-	}
-	out, err := d.command("--version").CombinedOutput()
+	out, err := Run(d.command("--version"))
 	if err != nil {
 		return fmt.Errorf("host: %s --version: %v: %s", strings.Join(d.cc, " "), err, bytes.TrimSpace(out))
 	}
@@ -154,7 +158,7 @@ func (d *Device) findCompiler() error {
 	}
 	ver := ""
 	for _, arg := range []string{"-dumpfullversion", "-dumpversion"} {
-		if out, err := d.command(arg).Output(); err == nil {
+		if out, err := Run(d.command(arg)); err == nil {
 			if v := strings.TrimSpace(string(out)); v != "" {
 				ver = v
 				break
@@ -179,7 +183,8 @@ func (d *Device) probeFlags() {
 	accepts := func(flag string) bool {
 		cmd := d.command("-Werror", flag, "-x", "c", "-c", "-o", os.DevNull, "-")
 		cmd.Stdin = strings.NewReader("int bespoke_probe;\n")
-		return cmd.Run() == nil
+		_, err := Run(cmd)
+		return err == nil
 	}
 	for _, f := range BaseFlags {
 		if f == "-march=native" && !accepts(f) {
@@ -333,16 +338,13 @@ func (d *Device) compile(st *cache.Store, key string, src emit.Source, out strin
 	cmd.Dir = dir
 	d.compiles.Add(1)
 	log, err := Run(cmd)
-	if errors.Is(err, ErrAborted) {
-		remove()
-		return err
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrAborted) {
+		remove(true)
 		return &CompileError{Compiler: d.short, Command: strings.Join(cmd.Args, " "), Dir: dir,
 			Entries: src.Entries, Err: err, Log: headLines(string(log), maxLogLines)}
 	}
-	remove()
-	return nil
+	remove(false)
+	return err
 }
 
 // CompileError is a failed compilation; Log holds the first lines of the

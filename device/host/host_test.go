@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -294,12 +295,50 @@ func TestCompileError(t *testing.T) {
 	}
 }
 
+// A CC that names no compiler is an error naming CC, not a quiet fall back
+// to cc; only an unset CC looks through cc, gcc and clang.
 func TestNoCompiler(t *testing.T) {
-	t.Setenv("CC", "bespoke-no-such-compiler")
-	t.Setenv("PATH", t.TempDir())
-	_, err := Open()
-	if err == nil || !strings.Contains(err.Error(), "bespoke-no-such-compiler") || !strings.Contains(err.Error(), "gcc") {
-		t.Fatalf("error %v", err)
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name, cc, path string
+		want           []string
+	}{
+		{"CC unset, empty PATH", "", empty, []string{"cc, gcc, clang"}},
+		{"CC missing, empty PATH", "bespoke-no-such-compiler", empty, []string{`CC="bespoke-no-such-compiler"`}},
+		{"CC a missing path", "/nonexistent/cc", os.Getenv("PATH"), []string{`CC="/nonexistent/cc"`, "no such compiler"}},
+		{"CC missing, gcc in PATH", "bespoke-no-such-compiler -O1", os.Getenv("PATH"), []string{`CC="bespoke-no-such-compiler -O1"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CC", tc.cc)
+			t.Setenv("PATH", tc.path)
+			d, err := Open()
+			if err == nil {
+				t.Fatalf("opened %v", d.cc)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) || strings.Contains(err.Error(), "\n") {
+					t.Errorf("error %q: want one line containing %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// Every compiler runs with a private TMPDIR, removed when it ends: a
+// killed gcc leaves its cc*.s there.
+func TestRunPrivateTempDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	out, err := Run(exec.Command("sh", "-c", `echo "$TMPDIR"; touch "$TMPDIR/ccXXXX.s"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == tmp || filepath.Dir(dir) != tmp {
+		t.Errorf("the compiler's TMPDIR is %q, want a fresh folder in %s", dir, tmp)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("left in TMPDIR: %v", left)
 	}
 }
 

@@ -7,7 +7,8 @@
 // caller rebuilds it.
 //
 // Every store honours BESPOKE_CACHE_DIR (where) and BESPOKE_NO_CACHE (off:
-// a private temporary folder per process, removed by Cleanup). A folder
+// a private temporary folder per process, removed by Cleanup, which a
+// program calls as it ends). A folder
 // that cannot be written also falls back to a private temporary one, with
 // one warning.
 //
@@ -79,7 +80,24 @@ var (
 	storesMu sync.Mutex
 	stores   = map[string]*Store{} // by kind, for the process
 	temps    []string              // private folders to remove
+	writing  = map[string]int{}    // temporary files being written (a count per path)
 )
+
+// track records a temporary file being written until the returned
+// function is called, so that Cleanup can remove it when the process ends
+// in the middle (an interrupt).
+func track(path string) (done func()) {
+	storesMu.Lock()
+	writing[path]++
+	storesMu.Unlock()
+	return func() {
+		storesMu.Lock()
+		defer storesMu.Unlock()
+		if writing[path]--; writing[path] <= 0 {
+			delete(writing, path)
+		}
+	}
+}
 
 // Open returns the store of a kind: Root()/kind, or a private temporary
 // folder when caching is off or that folder cannot be written.
@@ -127,10 +145,15 @@ func writable(dir string) error {
 	return os.Remove(name)
 }
 
-// Cleanup removes the private folders of this process's stores.
+// Cleanup removes the private folders of this process's stores and the
+// temporary files still being written. It is for a process that is
+// ending, at its exit or on an interrupt.
 func Cleanup() {
 	storesMu.Lock()
 	defer storesMu.Unlock()
+	for f := range writing {
+		os.Remove(f)
+	}
 	for _, d := range temps {
 		os.RemoveAll(d)
 	}
@@ -224,6 +247,7 @@ func (s *Store) PutFile(key, ext string, produce func(tmp string) error) (string
 		return "", err
 	}
 	tmp := f.Name()
+	defer track(tmp)()
 	f.Close()
 	defer os.Remove(tmp) // a no-op once renamed
 	if err := produce(tmp); err != nil {
@@ -246,9 +270,11 @@ func (s *Store) PutFile(key, ext string, produce func(tmp string) error) (string
 }
 
 // TempFile is a temporary file in the store's folder for a producer that
-// must write beside other files (a compiler's source); the returned
-// function removes it.
-func (s *Store) TempFile(pattern string, data []byte) (string, func(), error) {
+// must write beside other files (a compiler's source). The returned
+// function removes it, or with keep leaves it for good (a failed
+// compilation's source, for its error message to point at); until then
+// Cleanup removes it.
+func (s *Store) TempFile(pattern string, data []byte) (string, func(keep bool), error) {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return "", nil, err
 	}
@@ -256,15 +282,22 @@ func (s *Store) TempFile(pattern string, data []byte) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
+	untrack := track(f.Name())
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		os.Remove(f.Name())
+		untrack()
 		return "", nil, err
 	}
-	return f.Name(), func() { os.Remove(f.Name()) }, nil
+	return f.Name(), func(keep bool) {
+		if !keep {
+			os.Remove(f.Name())
+		}
+		untrack()
+	}, nil
 }
 
 // writeAtomic writes data to a temporary file beside path and renames it
@@ -277,6 +310,7 @@ func writeAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	defer track(f.Name())()
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -176,3 +176,34 @@ func TestPrivate(t *testing.T) {
 	}
 	Cleanup()
 }
+
+// A process that ends in the middle of writing entries (an interrupt)
+// leaves no temporary file in the cache: Cleanup removes those still being
+// written, but keeps a file its writer chose to keep.
+func TestCleanupRemovesPartialWrites(t *testing.T) {
+	s := store(t, "test")
+	kept, keep, err := s.TempFile("kept.*.c", []byte("int x;"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep(true)
+	_, err = s.PutFile("obj", ".so", func(tmp string) error {
+		src, _, err := s.TempFile("obj.*.c", []byte("int y;"))
+		if err != nil {
+			return err
+		}
+		Cleanup() // as an interrupt does, while the compiler runs
+		for _, p := range []string{tmp, src} {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("%s left after Cleanup", filepath.Base(p))
+			}
+		}
+		return fmt.Errorf("interrupted")
+	})
+	if err == nil {
+		t.Fatal("PutFile succeeded")
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("Cleanup removed a kept file: %v", err)
+	}
+}

@@ -387,7 +387,7 @@ func gitCommit() string {
 // with the channel an interrupt closes. A device with compilations still
 // running when interrupted is left open: the process is ending.
 func onTimingDevice(cmd *cobra.Command, backend, sel string, f func(device.Device, <-chan struct{}) error) error {
-	in := interruptible(cmd.ErrOrStderr(), "writing the results so far")
+	in := interruptible(cmd, "writing the results so far")
 	defer in.release()
 	dev, err := openDevice(backend, sel)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bespoke-hpc/bespoke/device/host"
 )
 
 // Exit codes.
@@ -42,7 +44,23 @@ roof and vendor libraries.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(statsCmd(), genCmd(), verifyCmd(), benchCmd(), tuneCmd(), devicesCmd(), opsCmd(), femCmd(), openclBuildCmd(), pumCmd(), integrateCmd(), reportCmd(), serveCmd())
-	err := root.Execute()
+	// Every command is interruptible, but the hidden opencl-build, a
+	// child its parent kills, and serve, which compiles nothing and ends
+	// on a signal between two answers by itself.
+	var w *watcher
+	if len(args) == 0 || (args[0] != "opencl-build" && args[0] != "serve") {
+		w = watch(stderr)
+		defer w.release()
+	}
+	err := root.ExecuteContext(withWatcher(w))
+	if w != nil && w.interrupted() {
+		// A command that wrote what it finished: its own line, if it
+		// has more to say than that its compilations were stopped.
+		if err != nil && !errors.Is(err, host.ErrAborted) {
+			fmt.Fprintf(stderr, "bespoke: %s\n", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
+		}
+		return exitInterrupted
+	}
 	if err == nil {
 		return ExitOK
 	}

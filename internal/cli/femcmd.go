@@ -190,7 +190,7 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 		}
 		backend, _ := fs.GetString("backend")
 		sel, _ := fs.GetString("device")
-		in := interruptible(cmd.ErrOrStderr(), "stopping after this solve")
+		in := interruptible(cmd, "stopping after this solve")
 		defer in.release()
 		dev, err := openDevice(backend, sel)
 		if err != nil {

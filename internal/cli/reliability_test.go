@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bespoke-hpc/bespoke/device/opencl"
 	"github.com/bespoke-hpc/bespoke/fr"
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/operator/mtx"
@@ -211,23 +212,38 @@ func group(pgid int) []string {
 	return live
 }
 
-// children lists the processes whose parent is pid.
-func children(pid int) []int {
-	var kids []int
+// groups lists the process groups of pid's children (each compiler
+// bespoke starts leads one).
+func groups(pid int) []int {
+	var gs []int
 	for _, p := range procs() {
-		if p.ppid == pid {
-			kids = append(kids, p.pid)
+		if p.ppid == pid && !slices.Contains(gs, p.pgrp) {
+			gs = append(gs, p.pgrp)
 		}
 	}
-	return kids
+	return gs
 }
 
-// An interrupt while the C compiler runs stops verify, bench or tune within 5 s and
-// leaves no compiler process (it runs in a process group of its own, which
-// bespoke kills) and no temporary file behind (issue 12).
+// compiling returns a cc1 running in one of the groups, or 0.
+func compiling(gs []int) int {
+	for _, p := range procs() {
+		if slices.Contains(gs, p.pgrp) && p.name == fmt.Sprintf("%d (cc1)", p.pid) && p.state != "Z" {
+			return p.pid
+		}
+	}
+	return 0
+}
+
+// Every command that compiles, interrupted (SIGINT or SIGTERM) while its
+// compiler runs, exits non-zero within 5 s with a line that says so,
+// leaves no compiler running (each runs in a process group of its own,
+// which bespoke kills), no temporary file in the cache, and nothing in
+// TMPDIR (each compiler has a private one: a killed gcc leaves its cc*.s
+// there). Bench and tune still write what they finished (issues 12, 37).
+// About a minute: the binary runs once per command, cold.
 func TestInterruptKillsCompilers(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("builds and runs the binary, once per command")
 	}
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
@@ -242,84 +258,200 @@ func TestInterruptKillsCompilers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(dir, "m132.mtx")
-	if err := mtx.WriteFile(file, op); err != nil {
+	m132 := filepath.Join(dir, "m132.mtx")
+	if err := mtx.WriteFile(m132, op); err != nil {
 		t.Fatal(err)
 	}
-	cacheDir := filepath.Join(dir, "cache")
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		for _, cmdName := range []string{"verify", "bench", "tune"} {
-			t.Run(cmdName+"/"+sig.String(), func(t *testing.T) {
-				args := []string{cmdName, file, "--backend", "c", "--dtype", "f64", "--variant", "cstream,bstream"}
-				if cmdName != "verify" {
-					args = append(args, "-q", "--json", filepath.Join(dir, "out.json"))
-				}
-				cmd := exec.Command(binary(t), args...)
-				cmd.Env = append(os.Environ(), "BESPOKE_CACHE_DIR="+cacheDir)
-				var errb bytes.Buffer
-				cmd.Stderr = &errb
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				defer cmd.Process.Kill()
-				// Wait for a compilation that lasts (not the compiler's
-				// version probes at start, nor the helper kernels).
-				var compilers []int
-				for deadline := time.Now().Add(60 * time.Second); len(compilers) == 0; {
-					if time.Now().After(deadline) {
-						t.Fatal("no long compilation within 60 s")
-					}
-					first := children(cmd.Process.Pid)
-					time.Sleep(time.Second)
-					for _, pid := range children(cmd.Process.Pid) {
-						if slices.Contains(first, pid) {
-							compilers = append(compilers, pid)
-						}
-					}
-				}
-				start := time.Now()
-				cmd.Process.Signal(sig)
-				done := make(chan error, 1)
-				go func() { done <- cmd.Wait() }()
-				select {
-				case <-done:
-				case <-time.After(5 * time.Second):
-					t.Fatalf("still running 5 s after %v; stderr %q", sig, errb.String())
-				}
-				took := time.Since(start)
-				if cmd.ProcessState.ExitCode() == 0 {
-					t.Errorf("exit 0 after an interrupt")
-				}
-				// Killed processes take a moment to die; zombies waiting
-				// for init to reap them run nothing.
-				for _, pid := range compilers {
-					for time.Since(start) < 5*time.Second && len(group(pid)) > 0 {
-						time.Sleep(10 * time.Millisecond)
-					}
-					if live := group(pid); len(live) > 0 {
-						t.Errorf("compiler group %d still running 5 s after %v: %v", pid, sig, live)
-					}
-				}
-				left, _ := filepath.Glob(filepath.Join(cacheDir, "c", "*.tmp"))
-				srcs, _ := filepath.Glob(filepath.Join(cacheDir, "c", "*.c"))
-				if len(left)+len(srcs) > 0 {
-					t.Errorf("left behind: %v %v", left, srcs)
-				}
-				if cmdName != "verify" {
-					// What finished (here: nothing) is written as a
-					// report marked interrupted.
-					data, err := os.ReadFile(filepath.Join(dir, "out.json"))
-					var rep struct {
-						Interrupted bool              `json:"interrupted"`
-						Problems    []json.RawMessage `json:"problems"`
-					}
-					if err != nil || json.Unmarshal(data, &rep) != nil || !rep.Interrupted || rep.Problems == nil {
-						t.Errorf("the interrupted bench's JSON: %v, %.200q", err, data)
-					}
-					os.Remove(filepath.Join(dir, "out.json"))
-				}
-				t.Logf("stopped in %v: %s", took.Round(time.Millisecond), strings.TrimSpace(errb.String()))
-			})
+	// One hexahedron (x fastest), and an E-vector of one order-8 element.
+	u := filepath.Join(dir, "u.npy")
+	integrateNPY(t, u, 1, 729, make([]float64, 729))
+	var hex []float64
+	for k := range 2 {
+		for j := range 2 {
+			for i := range 2 {
+				hex = append(hex, float64(i), float64(j), float64(k))
+			}
 		}
+	}
+	nodes, cells := filepath.Join(dir, "x.npy"), filepath.Join(dir, "c.npy")
+	integrateNPY(t, nodes, 8, 3, hex)
+	integrateInts(t, cells, 1, 8, []int64{0, 1, 3, 2, 4, 5, 7, 6})
+	out := func(name string) string { return filepath.Join(dir, name) }
+	const cc1 = 0 // wait for a compiler that lasts
+	for _, tc := range []struct {
+		name string
+		sig  syscall.Signal
+		args []string
+		// wait: cc1, or how long to let an in-process compiler (PoCL)
+		// run.
+		wait time.Duration
+		// lines: 1, or 2 for a command that writes what it finished
+		// and says what that is.
+		lines int
+		json  string // the report of what finished (bench, tune, a pum bench grid)
+	}{
+		{"verify", syscall.SIGTERM, []string{"verify", m132, "--backend", "c", "--dtype", "f64", "--variant", "cstream,bstream"}, cc1, 2, ""},
+		{"bench", syscall.SIGINT, []string{"bench", m132, "--backend", "c", "--dtype", "f64", "--variant", "cstream,bstream", "--working-set", "8M", "--no-baselines", "-q", "--json", out("bench.json")}, cc1, 2, out("bench.json")},
+		{"tune", syscall.SIGTERM, []string{"tune", m132, "--backend", "c", "--dtype", "f64", "--variant", "cstream,bstream", "--working-set", "8M", "--no-baselines", "-q", "--json", out("tune.json")}, cc1, 2, out("tune.json")},
+		{"pum bench", syscall.SIGTERM, []string{"pum", "bench", "--dim", "3", "--level", "2", "--degree", "2", "--backend", "c", "--integrator", "group", "--side", "6", "--tiles", "8"}, cc1, 1, ""},
+		{"pum bench grid", syscall.SIGINT, []string{"pum", "bench", "--dim", "3", "--level", "2", "--degree", "2,3", "--backend", "c", "--integrator", "group", "--json", out("pum.json")}, cc1, 2, out("pum.json")},
+		{"pum assemble", syscall.SIGINT, []string{"pum", "assemble", "--dim", "3", "--level", "2", "--degree", "3", "--backend", "c", "-o", out("A.mtx"), "--rhs", out("f.npy")}, cc1, 1, ""},
+		{"fem apply", syscall.SIGTERM, []string{"fem", "apply", "--kernel", "bk5", "--order", "8", "--mesh", "1x1x1", "--backend", "c", "--in", u, "--out", out("v.npy")}, cc1, 1, ""},
+		{"fem bench", syscall.SIGTERM, []string{"fem", "bench", "--kernel", "bk5", "--order", "8", "--backend", "c", "-q"}, cc1, 2, ""},
+		{"integrate apply", syscall.SIGTERM, []string{"integrate", "apply", "--element", "hex", "--nodes", nodes, "--cells", cells, "--backend", "c", "--out", out("a.npy")}, cc1, 1, ""},
+		{"integrate bench", syscall.SIGINT, []string{"integrate", "bench", "--element", "hex", "--problem", "laplace", "--backend", "c", "--n", "4096", "--working-set", "8M", "-q"}, cc1, 2, ""},
+		{"pum bench opencl", syscall.SIGTERM, []string{"pum", "bench", "--dim", "2", "--level", "3", "--degree", "2", "--backend", "opencl"}, 2 * time.Second, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if slices.Contains(tc.args, "opencl") {
+				if err := opencl.Available(); err != nil {
+					testenv.Unavailable(t, "opencl", err)
+				}
+			}
+			// A cold cache (and PoCL's), and a TMPDIR of the test's own.
+			cacheDir, tmp := t.TempDir(), t.TempDir()
+			cmd := exec.Command(binary(t), tc.args...)
+			cmd.Env = append(os.Environ(), "BESPOKE_CACHE_DIR="+cacheDir, "TMPDIR="+tmp, "XDG_CACHE_HOME="+t.TempDir())
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			var seen []int // the compilers' process groups
+			note := func() {
+				for _, g := range groups(cmd.Process.Pid) {
+					// Not bespoke's own group (the test's), where its
+					// short helpers (uname) run.
+					if g != cmd.Process.Pid && g != syscall.Getpgrp() && !slices.Contains(seen, g) {
+						seen = append(seen, g)
+					}
+				}
+			}
+			if tc.wait == cc1 {
+				// Not the compiler's probes at start (a few ms): a cc1
+				// seen twice 300 ms apart.
+				for deadline, last := time.Now().Add(60*time.Second), 0; ; {
+					if time.Now().After(deadline) {
+						t.Fatalf("no long compilation within 60 s; stderr %q", errb.String())
+					}
+					note()
+					pid := compiling(seen)
+					if pid != 0 && pid == last {
+						break
+					}
+					last = pid
+					time.Sleep(300 * time.Millisecond)
+				}
+			} else {
+				for end := time.Now().Add(tc.wait); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+					note()
+				}
+			}
+			start := time.Now()
+			cmd.Process.Signal(tc.sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("still running 5 s after %v; stderr %q", tc.sig, errb.String())
+			}
+			took := time.Since(start)
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Errorf("exit %d after an interrupt, want %d", code, exitInterrupted)
+			}
+			var said []string
+			for _, line := range strings.Split(errb.String(), "\n") {
+				if strings.HasPrefix(line, "bespoke: ") {
+					said = append(said, line)
+				}
+			}
+			if len(said) != tc.lines || !strings.HasPrefix(said[0], "bespoke: interrupted") {
+				t.Errorf("stderr %q: want %d line(s), the first bespoke: interrupted", errb.String(), tc.lines)
+			}
+			if strings.Contains(errb.String(), "goroutine ") || strings.Contains(errb.String(), "panic") {
+				t.Errorf("stack trace on stderr: %.300q", errb.String())
+			}
+			// Killed processes take a moment to die; zombies waiting for
+			// init to reap them run nothing.
+			for _, g := range seen {
+				for time.Since(start) < 5*time.Second && len(group(g)) > 0 {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if live := group(g); len(live) > 0 {
+					t.Errorf("compiler group %d still running 5 s after %v: %v", g, tc.sig, live)
+				}
+			}
+			var left []string
+			filepath.WalkDir(cacheDir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".tmp") || strings.HasSuffix(p, ".c")) {
+					left = append(left, p)
+				}
+				return nil
+			})
+			if len(left) > 0 {
+				t.Errorf("left in the cache: %v", left)
+			}
+			if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("left in TMPDIR: %v", names)
+			}
+			if tc.json != "" {
+				// What finished (here: nothing) is written as a report
+				// marked interrupted.
+				data, err := os.ReadFile(tc.json)
+				var rep struct {
+					Interrupted bool              `json:"interrupted"`
+					Problems    []json.RawMessage `json:"problems"`
+				}
+				var rows []json.RawMessage // pum bench's rows
+				if tc.args[0] == "pum" {
+					if err != nil || json.Unmarshal(data, &rows) != nil || rows == nil {
+						t.Errorf("the interrupted run's JSON: %v, %.200q", err, data)
+					}
+				} else if err != nil || json.Unmarshal(data, &rep) != nil || !rep.Interrupted || rep.Problems == nil {
+					t.Errorf("the interrupted run's JSON: %v, %.200q", err, data)
+				}
+			}
+			t.Logf("stopped in %v: %s", took.Round(time.Millisecond), strings.TrimSpace(errb.String()))
+		})
+	}
+}
+
+// With caching off (BESPOKE_NO_CACHE), or a cache folder that cannot be
+// written, the stores are private folders in TMPDIR that end with the run:
+// nothing of them is left after a normal exit (issue 37).
+func TestPrivateCachesRemovedAtExit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	m0 := writeFile(t, dir, "m0.mtx", "%%MatrixMarket matrix coordinate real general\n3 2 4\n1 1 1.5\n2 2 -2\n3 1 0.25\n3 2 1\n")
+	notDir := writeFile(t, dir, "file", "") // a file where the cache folder should be
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{"BESPOKE_NO_CACHE", []string{"BESPOKE_NO_CACHE=1"}},
+		{"unwritable cache", []string{"BESPOKE_CACHE_DIR=" + notDir}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			r := runBinary(t, append([]string{"TMPDIR=" + tmp}, tc.env...), "tune", m0, "--backend", "c", "--n", "1", "--reps", "3", "--variant", "cstream", "--working-set", "1M", "--no-baselines", "-q")
+			if r.code != ExitOK {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("left in TMPDIR after the run: %v", names)
+			}
+		})
 	}
 }

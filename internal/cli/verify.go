@@ -38,7 +38,7 @@ func verifyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in := interruptible(cmd.ErrOrStderr(), "stopping after the problems in progress")
+			in := interruptible(cmd, "stopping after the problems in progress")
 			defer in.release()
 			dev, err := openDevice(o.backend, o.device)
 			if err != nil {
