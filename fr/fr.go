@@ -45,6 +45,7 @@ package fr
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -119,6 +120,11 @@ type RefElement struct {
 	upIdx         [][]int   // per solution point, its 1-D index per dim
 	fpIdx         [][]int   // per flux point, its 1-D flux index per free dim
 
+	// pyClean selects PyFR 3.1's cleaning (cleanPyFR) for the final
+	// operators of the non-tensor kinds; defaultPts marks their default
+	// point sets (for the label).
+	pyClean, defaultPts bool
+
 	mu    sync.Mutex
 	cache map[string][]float64
 }
@@ -131,8 +137,11 @@ type RefElement struct {
 // the element type is RefElement.)
 func Element(kind string, order int, solPts, fluxPts string) (*RefElement, error) {
 	fs, ok := faces[kind]
+	if !ok && slices.Contains(Elements, canonical(kind)) {
+		return Build(kind, order, Options{SolPts: solPts, FluxPts: fluxPts})
+	}
 	if !ok {
-		return nil, fmt.Errorf("fr: unknown element kind %q (want one of %s)", kind, strings.Join(Kinds, ", "))
+		return nil, fmt.Errorf("fr: unknown element kind %q (want one of %s)", kind, strings.Join(Elements, ", "))
 	}
 	if order < 1 || order > MaxOrder {
 		return nil, fmt.Errorf("fr: order %d out of range (1 ≤ p ≤ %d)", order, MaxOrder)
