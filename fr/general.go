@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -650,6 +651,20 @@ func ReadPoints(r io.Reader, ndims int) ([][]float64, error) {
 	}
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("no points")
+	}
+	return pts, nil
+}
+
+// ReadPointsFile reads a point set file (ReadPoints).
+func ReadPointsFile(path string, ndims int) ([][]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	pts, err := ReadPoints(f, ndims)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return pts, nil
 }

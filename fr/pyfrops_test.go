@@ -1,18 +1,13 @@
 package fr
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -20,65 +15,12 @@ import (
 	"github.com/bespoke-hpc/bespoke/operator/mtx"
 )
 
-// pyfrOpsArchive holds the output of scripts/pyfr-export-ops.py: PyFR
-// 3.1's operators m0 … m460 for tri, tet, pri and pyr with their point
-// sets, KIND-VARIANT/pN/{OP.mtx, upts.txt, tri-fpts.txt}.
-const pyfrOpsArchive = "testdata/pyfr-ops.tar.gz"
-
 // relTol bounds |bespoke − PyFR| relative to the operator's largest entry.
 // Both build the operators from the same points in float64 (with a
 // different but exact face quadrature, and a different summation order),
 // so they differ by rounding amplified by the Vandermonde inverse: up to
 // 1.3e-12 measured (p6 tetrahedra, p4 pyramids with Lobatto points).
 const relTol = 2e-12
-
-// pyfrOps reads the archive into memory: path → contents. BESPOKE_PYFR_OPS
-// names a folder of the script's output to use instead.
-func pyfrOps(t *testing.T) map[string][]byte {
-	t.Helper()
-	files := map[string][]byte{}
-	if dir := os.Getenv("BESPOKE_PYFR_OPS"); dir != "" {
-		err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-			if err != nil || info.IsDir() {
-				return err
-			}
-			b, err := os.ReadFile(p)
-			rel, _ := filepath.Rel(dir, p)
-			files[filepath.ToSlash(rel)] = b
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return files
-	}
-	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), pyfrOpsArchive))
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag == tar.TypeReg {
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[path.Clean(strings.TrimPrefix(h.Name, "./"))] = b
-		}
-	}
-	return files
-}
 
 // variantOptions maps the script's variants to bespoke's point set names.
 var variantOptions = map[string]Options{
@@ -107,14 +49,15 @@ func underIntegrated(kind string, order int) bool { return kind == "pyr" && orde
 // tabulated ones (triangle and tetrahedron sets) are passed as the points
 // files the script exported, as a user would pass them.
 func TestMatchesPyFRExport(t *testing.T) {
-	files := pyfrOps(t)
-	var dirs []string
-	for p := range files {
-		if strings.HasSuffix(p, "/m0.mtx") {
-			dirs = append(dirs, path.Dir(p))
-		}
+	root := testenv.PyFROps(t)
+	dirs, err := filepath.Glob(filepath.Join(root, "*", "p*"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(dirs)
+	for i := range dirs {
+		dirs[i], _ = filepath.Rel(root, dirs[i])
+		dirs[i] = filepath.ToSlash(dirs[i])
+	}
 	if len(dirs) == 0 {
 		t.Fatal("no operators in the PyFR export")
 	}
@@ -130,13 +73,13 @@ func TestMatchesPyFRExport(t *testing.T) {
 			continue
 		}
 		t.Run(dir, func(t *testing.T) {
-			upts := readPts(t, files, dir+"/upts.txt", NDims(kind))
+			upts := readPts(t, filepath.Join(root, dir, "upts.txt"), NDims(kind))
 			// Tabulated sets come from files; computed ones must match.
 			if kind == "tri" || kind == "tet" {
 				opt.SolFile = upts
 			}
-			if _, ok := files[dir+"/tri-fpts.txt"]; ok {
-				opt.TriFaceFile = readPts(t, files, dir+"/tri-fpts.txt", 2)
+			if tf := filepath.Join(root, dir, "tri-fpts.txt"); fileExists(tf) {
+				opt.TriFaceFile = readPts(t, tf, 2)
 			}
 			e, err := Build(kind, order, opt)
 			if err != nil {
@@ -153,7 +96,7 @@ func TestMatchesPyFRExport(t *testing.T) {
 				if !exact && underIntegrated(kind, order) && strings.ContainsAny(op, "36") {
 					continue
 				}
-				want, err := mtx.Parse(bytes.NewReader(files[dir+"/"+op+".mtx"]), dir+"/"+op+".mtx")
+				want, err := mtx.Read(filepath.Join(root, dir, op+".mtx"))
 				if err != nil {
 					t.Fatalf("%s: %v", op, err)
 				}
@@ -181,17 +124,18 @@ func TestMatchesPyFRExport(t *testing.T) {
 	t.Logf("checked %d operators in %d element/order/point-set combinations", checked, len(dirs))
 }
 
-func readPts(t *testing.T, files map[string][]byte, name string, nd int) [][]float64 {
+func readPts(t *testing.T, name string, nd int) [][]float64 {
 	t.Helper()
-	b, ok := files[name]
-	if !ok {
-		t.Fatalf("%s missing", name)
-	}
-	pts, err := ReadPoints(bytes.NewReader(b), nd)
+	pts, err := ReadPointsFile(name, nd)
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatal(err)
 	}
 	return pts
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
 }
 
 // TestTensorOutputStable pins the MatrixMarket output of quadrilateral and
