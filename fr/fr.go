@@ -1,9 +1,10 @@
 // Package fr builds the constant operator matrices of the flux
-// reconstruction (FR) method on tensor-product elements exactly as PyFR does
-// with its default settings, so that bespoke can generate kernels for them
-// without running PyFR.
+// reconstruction (FR) method as PyFR does, so that bespoke can generate
+// kernels for them without running PyFR: on tensor-product elements (quad,
+// hex; this file and ops.go) and on triangles, tetrahedra, prisms and
+// pyramids (general.go, basis.go).
 //
-// Conventions (all as in PyFR's pyfr/shapes.py, pyfr/polys.py and
+// Tensor-product conventions (all as in PyFR's pyfr/shapes.py, pyfr/polys.py and
 // pyfr/quadrules):
 //
 //   - Reference element [-1,1]^d. Solution points are the tensor product of
