@@ -3,6 +3,7 @@ package fr
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/poly"
@@ -95,6 +96,47 @@ func TestBasisGradient(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestReadPoints: coordinates with an optional weight, commas or spaces,
+// comments; bad lines give the line number.
+func TestReadPoints(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		nd   int
+		n    int
+		err  string
+	}{
+		{"# s t\n-0.5 -0.5\n0.1,-0.9, 0.25\n\n-1 1\n", 2, 3, ""},
+		{"-0.5 -0.5 0.1 7\n", 2, 0, "line 1: 4 numbers"},
+		{"0 0\n-0.5 x\n", 2, 0, `line 2: "x" is no number`},
+		{"# nothing\n", 3, 0, "no points"},
+	} {
+		pts, err := ReadPoints(strings.NewReader(tc.text), tc.nd)
+		if tc.err == "" && (err != nil || len(pts) != tc.n) {
+			t.Errorf("%q: %d points, %v", tc.text, len(pts), err)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%q: error %v, want %q", tc.text, err, tc.err)
+		}
+	}
+	// Points files that do not fit the element are refused by Build.
+	tri := [][]float64{{-0.6, -0.6}, {0.2, -0.6}, {-0.6, 0.2}}
+	for _, tc := range []struct {
+		kind string
+		opt  Options
+		err  string
+	}{
+		{"tri", Options{SolFile: tri[:2]}, "2 solution points given, the order needs 3"},
+		{"tri", Options{SolFile: [][]float64{{-0.6, -0.6}, {0.2, -0.6}, {-0.6, 3}}}, "outside"},
+		{"pyr", Options{TriFaceFile: [][]float64{{0, 0, 0}, {1, 1, 1}, {2, 2, 2}}}, "has 3 coordinates"},
+		{"tri", Options{SolFile: [][]float64{{-0.6, -0.6}, {0.2, -0.6}, {-0.2, -0.6}}}, "do not determine"},
+		{"quad", Options{SolFile: tri}, "computed"},
+	} {
+		if _, err := Build(tc.kind, 1, tc.opt); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s %+v: error %v, want %q", tc.kind, tc.opt, err, tc.err)
 		}
 	}
 }

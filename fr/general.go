@@ -531,9 +531,16 @@ func cleanMat(m [][]float64) {
 }
 
 // invert returns the inverse of a square matrix (Gauss–Jordan with
-// partial pivoting).
+// partial pivoting); a pivot below 1e-13 of the largest entry means the
+// points do not determine a polynomial (repeated or degenerate points).
 func invert(a [][]float64) ([][]float64, error) {
 	n := len(a)
+	big := 0.0
+	for _, r := range a {
+		for _, v := range r {
+			big = math.Max(big, math.Abs(v))
+		}
+	}
 	m := newMat(n, 2*n)
 	for i := range n {
 		copy(m[i], a[i])
@@ -546,7 +553,7 @@ func invert(a [][]float64) ([][]float64, error) {
 				piv = r
 			}
 		}
-		if m[piv][c] == 0 {
+		if math.Abs(m[piv][c]) <= 1e-13*big {
 			return nil, fmt.Errorf("singular Vandermonde matrix")
 		}
 		m[c], m[piv] = m[piv], m[c]
