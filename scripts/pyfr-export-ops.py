@@ -18,6 +18,14 @@ writes OUTDIR/KIND-VARIANT/pORDER/ with
                   coordinates), where the element has triangular faces
 
 Only PyFR's output is kept in the repository, never its code or tables.
+testdata/pyfr-ops.tar.gz (folder pyfr-ops/) holds, from this script:
+
+    tri:default:1-6 tri:alpha-opt:1-4 tet:default:1-4 tet:alpha-opt:1-3
+    pri:default:1-4 pri:gll:1-3 pyr:default:1-4 pyr:gll:1-3
+    pyr:default:5:exact
+
+(the whole sweep to p6 is 41 MB and takes minutes; `go test ./fr` reads
+any such folder named by BESPOKE_PYFR_OPS).
 """
 import os
 import sys
