@@ -30,6 +30,7 @@ var variantOptions = map[string]Options{
 	"tet-alpha-opt": {SolPts: "alpha-opt", FluxPts: "alpha-opt"},
 	"pri-default":   {},
 	"pri-gll":       {SolPts: "williams-shunn~gauss-legendre-lobatto", FluxPts: "gauss-legendre-lobatto"},
+	"pri-alpha-opt": {SolPts: "alpha-opt~gauss-legendre-lobatto", FluxPts: "gauss-legendre-lobatto"},
 	"pyr-default":   {},
 	"pyr-gll":       {SolPts: "gauss-legendre-lobatto", FluxPts: "gauss-legendre-lobatto"},
 }
@@ -75,7 +76,7 @@ func TestMatchesPyFRExport(t *testing.T) {
 		t.Run(dir, func(t *testing.T) {
 			upts := readPts(t, filepath.Join(root, dir, "upts.txt"), NDims(kind))
 			// Tabulated sets come from files; computed ones must match.
-			if kind == "tri" || kind == "tet" {
+			if kind == "tri" || kind == "tet" || strings.HasPrefix(opt.SolPts, "alpha-opt") {
 				opt.SolFile = upts
 			}
 			if tf := filepath.Join(root, dir, "tri-fpts.txt"); fileExists(tf) {

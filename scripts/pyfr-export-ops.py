@@ -21,7 +21,7 @@ Only PyFR's output is kept in the repository, never its code or tables.
 testdata/pyfr-ops.tar.gz (folder pyfr-ops/) holds, from this script:
 
     tri:default:1-6 tri:alpha-opt:1-4 tet:default:1-4 tet:alpha-opt:1-3
-    pri:default:1-4 pri:gll:1-3 pyr:default:1-4 pyr:gll:1-3
+    pri:default:1-4 pri:gll:1-3 pri:alpha-opt:1-3 pyr:default:1-4 pyr:gll:1-3
     pyr:default:5:exact
 
 (the whole sweep to p6 is 41 MB and takes minutes; `go test ./fr` reads
@@ -52,6 +52,8 @@ VARIANTS = {
                     'gauss-legendre'),
         'gll': ('williams-shunn~gauss-legendre-lobatto', None,
                 'williams-shunn', 'gauss-legendre-lobatto'),
+        'alpha-opt': ('alpha-opt~gauss-legendre-lobatto', None, 'alpha-opt',
+                      'gauss-legendre-lobatto'),
     },
     'pyr': {
         'default': ('gauss-legendre', None, 'williams-shunn',
