@@ -39,6 +39,29 @@ var Representative = []string{
 	"p1/tet/m460", "p2/tet/m132",
 }
 
+// RepresentativeExport adds the prism and the pyramid, from PyFR's
+// operators as scripts/pyfr-export-ops.py exported them (testdata).
+var RepresentativeExport = []string{"p1/pri/m132", "p1/pyr/m460"}
+
+// PyFRExport loads operators of that export by the same names: "p2/pri/m132"
+// is pri-default/p1/m132.mtx (PyFR's default points).
+func PyFRExport(dir string, names ...string) ([]*operator.Operator, error) {
+	var ops []*operator.Operator
+	for _, n := range names {
+		parts := strings.Split(n, "/")
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("conformance: operator name %q: want pN/KIND/OP", n)
+		}
+		op, err := load.File(filepath.Join(dir, parts[1]+"-default", parts[0], parts[2]+".mtx"))
+		if err != nil {
+			return nil, err
+		}
+		op.Name = n
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
 // SparseShape is an operator checked at one shape: n columns with leading
 // dimensions ldb and ldc (passed at run time, or baked in).
 type SparseShape struct {
@@ -227,6 +250,11 @@ func RunSparseVariants(t *testing.T, dev device.Device) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	more, err := PyFRExport(testenv.PyFROps(t), RepresentativeExport...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops = append(ops, more...)
 	rng := testenv.Rand(t)
 	total := 0
 	var mu sync.Mutex

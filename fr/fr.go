@@ -1,9 +1,10 @@
 // Package fr builds the constant operator matrices of the flux
-// reconstruction (FR) method on tensor-product elements exactly as PyFR does
-// with its default settings, so that bespoke can generate kernels for them
-// without running PyFR.
+// reconstruction (FR) method as PyFR does, so that bespoke can generate
+// kernels for them without running PyFR: on tensor-product elements (quad,
+// hex; this file and ops.go) and on triangles, tetrahedra, prisms and
+// pyramids (general.go, basis.go).
 //
-// Conventions (all as in PyFR's pyfr/shapes.py, pyfr/polys.py and
+// Tensor-product conventions (all as in PyFR's pyfr/shapes.py, pyfr/polys.py and
 // pyfr/quadrules):
 //
 //   - Reference element [-1,1]^d. Solution points are the tensor product of
@@ -45,6 +46,7 @@ package fr
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -119,6 +121,11 @@ type RefElement struct {
 	upIdx         [][]int   // per solution point, its 1-D index per dim
 	fpIdx         [][]int   // per flux point, its 1-D flux index per free dim
 
+	// pyClean selects PyFR 3.1's cleaning (cleanPyFR) for the final
+	// operators of the non-tensor kinds; defaultPts marks their default
+	// point sets (for the label).
+	pyClean, defaultPts bool
+
 	mu    sync.Mutex
 	cache map[string][]float64
 }
@@ -131,8 +138,11 @@ type RefElement struct {
 // the element type is RefElement.)
 func Element(kind string, order int, solPts, fluxPts string) (*RefElement, error) {
 	fs, ok := faces[kind]
+	if !ok && slices.Contains(Elements, canonical(kind)) {
+		return Build(kind, order, Options{SolPts: solPts, FluxPts: fluxPts})
+	}
 	if !ok {
-		return nil, fmt.Errorf("fr: unknown element kind %q (want one of %s)", kind, strings.Join(Kinds, ", "))
+		return nil, fmt.Errorf("fr: unknown element kind %q (want one of %s)", kind, strings.Join(Elements, ", "))
 	}
 	if order < 1 || order > MaxOrder {
 		return nil, fmt.Errorf("fr: order %d out of range (1 ≤ p ≤ %d)", order, MaxOrder)

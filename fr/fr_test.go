@@ -65,7 +65,12 @@ func TestErrors(t *testing.T) {
 		sol, flux  string
 		wantInText string
 	}{
-		{"tri", 2, "", "", "unknown element kind"},
+		{"wedge", 2, "", "", "unknown element kind"},
+		{"tri", 2, "", "", "tabulated"},
+		{"tet", 2, "alpha-opt", "", "tabulated"},
+		{"pyr", 2, "", "", "tabulated"}, // triangular faces need a file
+		{"pri", 9, "", "", "1 ≤ p ≤ 8"},
+		{"pyr", 2, "gauss-chebyshev", "", "unknown pyr solution point set"},
 		{"quad", 0, "", "", "order 0"},
 		{"hex", -1, "", "", "order -1"},
 		{"quad", MaxOrder + 1, "", "", "out of range"},

@@ -42,7 +42,7 @@ func (e *RefElement) Operator(name string) (*operator.Operator, error) {
 	}
 	data, rows, cols := e.final(name)
 	label := fmt.Sprintf("p%d/%s/%s", e.Order, e.Kind, name)
-	if e.SolPts != DefaultPointSet || e.FluxPts != DefaultPointSet {
+	if e.pyClean && !e.defaultPts || !e.pyClean && (e.SolPts != DefaultPointSet || e.FluxPts != DefaultPointSet) {
 		label += fmt.Sprintf("[%s,%s]", e.SolPts, e.FluxPts)
 	}
 	return operator.New(label, rows, cols, slices.Clone(data))
@@ -99,7 +99,11 @@ func (e *RefElement) final(name string) ([]float64, int, int) {
 		d = e.m4()
 		mulSub(d, e.m6(), e.m0(), nd*nu, nf, nu)
 	}
-	clean(d, CleanTol)
+	if e.pyClean {
+		cleanPyFR(d, CleanTol)
+	} else {
+		clean(d, CleanTol)
+	}
 	e.cache["op:"+name] = d
 	return d, rows, cols
 }

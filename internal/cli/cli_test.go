@@ -39,7 +39,10 @@ func TestErrors(t *testing.T) {
 		{"verify variant that overflows", []string{"verify", "--backend", "c", "--variant", "cstream-msplit/x16-y1152921504606846976"}, ExitUsage, "split out of"},
 		{"bench variant that overflows", []string{"bench", "--backend", "c", "--no-store", "--variant", "cstream/x128,blocks/x16-y1152921504606846976"}, ExitUsage, "x·y ≤"},
 		{"ops without order", []string{"ops", "--element", "hex"}, ExitUsage, "--order"},
-		{"ops bad element", []string{"ops", "--element", "prism", "--order", "2", "-o", dir}, ExitUsage, "prism"},
+		{"ops bad element", []string{"ops", "--element", "wedge", "--order", "2", "-o", dir}, ExitUsage, `"wedge" (want one of quad, hex, tri, tet, pri, pyr)`},
+		{"ops order past the limit", []string{"ops", "--element", "prism", "--order", "9", "-o", dir}, ExitUsage, "1 ≤ p ≤ 8"},
+		{"ops tabulated points without a file", []string{"ops", "--element", "tri", "--order", "2", "-o", dir}, ExitUsage, "points file"},
+		{"ops unreadable points file", []string{"ops", "--element", "tri", "--order", "1", "--points-file", bad, "-o", dir}, ExitUsage, "bad.mtx: line"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := run(t, tc.args...)
@@ -53,6 +56,35 @@ func TestErrors(t *testing.T) {
 				t.Errorf("stack trace on stderr: %q", stderr)
 			}
 		})
+	}
+}
+
+// ops builds the non-tensor elements from points files: a pyramid needs
+// only its triangular faces' flux points, a triangle its solution points.
+func TestOpsPointsFiles(t *testing.T) {
+	dir := t.TempDir()
+	tri := filepath.Join(dir, "tri.txt")
+	// Any three points in general position inside the reference triangle.
+	if err := os.WriteFile(tri, []byte("# s t\n-0.6 -0.6\n0.2 -0.6\n-0.6 0.2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args  []string
+		shape string // of m132
+	}{
+		{[]string{"--element", "pyramid", "--face-points-file", tri}, "5×15"},
+		{[]string{"--element", "tri", "--points-file", tri}, "3×6"},
+		{[]string{"--element", "pri", "--face-points-file", tri, "--op", "m132"}, "6×18"},
+	} {
+		out := filepath.Join(dir, tc.args[1])
+		args := append([]string{"ops", "--order", "1", "-o", out}, tc.args...)
+		code, stdout, stderr := run(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if !strings.Contains(stdout, "m132.mtx  "+tc.shape) {
+			t.Errorf("%v: output %q, want m132 %s", args, stdout, tc.shape)
+		}
 	}
 }
 

@@ -48,7 +48,7 @@ func Suite(spec string) ([]*operator.Operator, error) {
 			return nil, usagef("suite %q: %v", sel, err)
 		}
 		for p := lo; p <= hi; p++ {
-			el, err := fr.Element(kind, p, "gauss-legendre", "gauss-legendre")
+			el, err := fr.Element(kind, p, "", "") // PyFR's default points
 			if err != nil {
 				return nil, fmt.Errorf("suite %q: %w", sel, err)
 			}

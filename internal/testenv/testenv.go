@@ -55,7 +55,29 @@ func PyFRMats(t testing.TB) string {
 		}
 		return dir
 	}
-	dir, err := unpack(filepath.Join(RepoRoot(t), pyfrArchive))
+	dir, err := unpack(filepath.Join(RepoRoot(t), pyfrArchive), "pyfr-mats")
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	return dir
+}
+
+// pyfrOpsArchive holds the output of scripts/pyfr-export-ops.py: PyFR's
+// operators m0 … m460 of tri, tet, pri and pyr elements with the point sets
+// behind them, KIND-VARIANT/pN/{OP.mtx, upts.txt, tri-fpts.txt}.
+const pyfrOpsArchive = "testdata/pyfr-ops.tar.gz"
+
+// PyFROps returns a folder of that export: BESPOKE_PYFR_OPS when set, else
+// the repository's archive unpacked once (as PyFRMats).
+func PyFROps(t testing.TB) string {
+	t.Helper()
+	if dir := os.Getenv("BESPOKE_PYFR_OPS"); dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			t.Fatalf("BESPOKE_PYFR_OPS=%s is no folder", dir)
+		}
+		return dir
+	}
+	dir, err := unpack(filepath.Join(RepoRoot(t), pyfrOpsArchive), "pyfr-ops")
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
@@ -64,15 +86,15 @@ func PyFRMats(t testing.TB) string {
 
 // unpack extracts a .tar.gz into os.TempDir()/bespoke-testdata-<digest>
 // (through a temporary folder renamed into place, so that concurrent test
-// processes never see half an archive) and returns the folder it holds.
-func unpack(archive string) (string, error) {
+// processes never see half an archive) and returns its folder top.
+func unpack(archive, top string) (string, error) {
 	data, err := os.ReadFile(archive)
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(data)
 	root := filepath.Join(os.TempDir(), "bespoke-testdata-"+hex.EncodeToString(sum[:8]))
-	dir := filepath.Join(root, "pyfr-mats")
+	dir := filepath.Join(root, top)
 	if st, err := os.Stat(dir); err == nil && st.IsDir() {
 		return dir, nil
 	}
