@@ -173,12 +173,18 @@ func (o genOptions) tunedVariant(p family.Problem) (string, family.Instance, err
 	if err != nil {
 		return "", nil, err
 	}
-	rec, ok := tune.Open().Get(tune.Key(in, dev))
-	switch {
-	case !ok:
+	store := tune.Open()
+	key := tune.Key(in, dev)
+	rec, ok := store.Get(key)
+	if !ok {
 		return "", nil, fmt.Errorf("%s: no choice for %s at size %d in the tuning store (run bespoke tune first)", p.Label(), dev.Info().Name, units)
-	case rec.Kind != "bespoke":
-		return "", nil, fmt.Errorf("%s: the choice on %s is %s, a vendor library: no kernel to write", p.Label(), dev.Info().Name, rec.Winner)
+	}
+	if rec.Kind == "baseline" && tune.CheckName(rec.Winner) == nil {
+		return "", nil, fmt.Errorf("%s: the choice on %s is %q, a vendor library: no kernel to write", p.Label(), dev.Info().Name, rec.Winner)
+	}
+	if _, err := bench.Stored(rec, in, dev, nil); err != nil {
+		store.Remove(key)
+		return "", nil, fmt.Errorf("%s: the stored choice was removed (run bespoke tune again): %v", p.Label(), err)
 	}
 	return rec.Winner, in, nil
 }
