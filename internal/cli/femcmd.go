@@ -49,11 +49,12 @@ func femGenCmd() *cobra.Command {
 	if err := fl.Value.Set(familyFEM); err != nil {
 		panic(err) // a known family name
 	}
-	for _, name := range []string{"beta", "alpha", "max-nnz", "axis", "n", "ldb", "ldc"} {
+	for _, name := range []string{"beta", "alpha", "max-nnz", "axis", "ldb", "ldc"} {
 		if f := c.Flags().Lookup(name); f != nil {
 			f.Hidden = true
 		}
 	}
+	c.Flags().Lookup("n").Usage = "with --best: the elements fem bench timed (its --n)"
 	v := c.Flags().Lookup("variant")
 	v.Usage = "kernel variant (see --list; default slab-lit/e1 for bk5, cube-lit/e1 for bk1 and bk3)"
 	gen := c.RunE
