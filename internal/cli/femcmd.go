@@ -266,6 +266,9 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := fem.CheckFinite(v, p3); err != nil {
+		return fmt.Errorf("%s not written: the result at %v: it overflows %s (the input or --lambda is too large)", o.out, err, o.dtype)
+	}
 	f, err := os.Create(o.out)
 	if err != nil {
 		return err
@@ -282,6 +285,12 @@ func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float
 	dt, err := kernel.ParseDType(o.dtype)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if math.IsInf(dt.Rounded(o.lambda), 0) {
+		return nil, usagef("--lambda %g is beyond the %s range (%.2g)", o.lambda, dt, dt.Max())
+	}
+	if err := dt.CheckRange(o.in, u); err != nil {
+		return nil, err
 	}
 	p, err := tensor.New(k, o.order, o.lambda, dt)
 	if err != nil {
