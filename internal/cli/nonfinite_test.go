@@ -92,3 +92,27 @@ func TestNoNonFiniteOutput(t *testing.T) {
 		})
 	}
 }
+
+// A coefficient an f32 run cannot hold is refused before anything is
+// built (its kernels would fold in an infinity).
+func TestCoefficientsInRange(t *testing.T) {
+	op := filepath.Join(t.TempDir(), "a.mtx")
+	os.WriteFile(op, []byte("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.5\n2 2 -2\n"), 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"alpha", []string{"verify", op, "--backend", "c", "--dtype", "f32", "--alpha", "1e300"}, "--alpha 1e+300 is beyond the f32 range"},
+		{"beta", []string{"bench", op, "--backend", "c", "--dtype", "f32", "--beta", "-1e39"}, "--beta -1e+39 is beyond the f32 range"},
+		{"lambda", []string{"verify", "--family", "fem", "--order", "1", "--backend", "c", "--dtype", "f64,f32", "--lambda", "1e300"}, "--lambda 1e+300 is beyond the f32 range"},
+		{"gen lambda", []string{"gen", "--family", "fem", "--order", "1", "--backend", "c", "--dtype", "f32", "--lambda", "1e40", "--variant", "cpu/e1"}, "--lambda 1e+40 is beyond the f32 range"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, tc.args...)
+			if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.msg) {
+				t.Errorf("exit %d, stderr %q; want a usage error with %q", code, stderr, tc.msg)
+			}
+		})
+	}
+}
