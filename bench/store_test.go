@@ -147,7 +147,7 @@ func TestRunStore(t *testing.T) {
 	}
 	// warns: the forged entries are said to be removed, in one line.
 	warns := map[string]bool{"forged winner": true, "winner with a newline": true, "stale baseline": true,
-		"impossible roof fraction": true, "negative time": true}
+		"impossible roof fraction": true, "negative time": true, "a loser's name with a newline": true}
 	damage = append(damage, []struct {
 		name  string
 		spoil func(t *testing.T)
@@ -159,6 +159,16 @@ func TestRunStore(t *testing.T) {
 			forge(t, func(r *tune.Record, res *bench.Result) {
 				c := res.Find(r.Winner)
 				c.RoofFrac, c.GBs = 5.22, 5.22*res.RoofGBs
+			})
+		}},
+		{"a loser's name with a newline", func(t *testing.T) {
+			forge(t, func(r *tune.Record, res *bench.Result) {
+				for i := range res.Candidates {
+					if res.Candidates[i].Name != r.Winner {
+						res.Candidates[i].Name = "x\n\x1b[2Jfake"
+						break
+					}
+				}
 			})
 		}},
 		{"negative time", func(t *testing.T) {

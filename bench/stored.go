@@ -61,6 +61,11 @@ func (o *Result) checkStored(rec *tune.Record) error {
 	if w == nil || !w.Verified || w.Kind != rec.Kind || w.Timing.Median <= 0 || w.Timing.Median != o.Choice.Median {
 		return fmt.Errorf("winner %q is not a verified, timed candidate of its result", rec.Winner)
 	}
+	for _, c := range o.Candidates { // every name is printed in the tables
+		if err := tune.CheckName(c.Name); err != nil {
+			return fmt.Errorf("candidate %w", err)
+		}
+	}
 	if o.Units <= 0 || o.IdealBytes <= 0 {
 		return fmt.Errorf("size %d and %d bytes a launch: want both positive", o.Units, o.IdealBytes)
 	}

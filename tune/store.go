@@ -73,7 +73,7 @@ func (s *Store) Put(r *Record) error {
 		return fmt.Errorf("tune: a record needs a key and a winner")
 	}
 	if err := CheckName(r.Winner); err != nil {
-		return fmt.Errorf("tune: %w", err)
+		return fmt.Errorf("tune: winner %w", err)
 	}
 	data, err := json.Marshal(r)
 	if err != nil {
@@ -92,16 +92,16 @@ func (s *Store) Put(r *Record) error {
 // caches trim below the least counted, and refuses the impossible.
 const MaxRoofFrac = 1.5
 
-// CheckName refuses a winner's name that could not be a candidate's or a
+// CheckName refuses a name that could not be a candidate's or a
 // baseline's: empty, too long, or holding control or other unprintable
 // characters (a name is printed in tables and messages).
 func CheckName(name string) error {
 	if name == "" || len(name) > 200 {
-		return fmt.Errorf("winner name %q: want 1 to 200 characters", name)
+		return fmt.Errorf("name %q: want 1 to 200 characters", name)
 	}
 	for _, c := range name {
 		if !unicode.IsPrint(c) || c == unicode.ReplacementChar {
-			return fmt.Errorf("winner name %q holds an unprintable character", name)
+			return fmt.Errorf("name %q holds an unprintable character", name)
 		}
 	}
 	return nil
@@ -117,7 +117,7 @@ var ErrStale = errors.New("not a current candidate")
 // record that fails is stale or forged: its choice must be measured anew.
 func (r *Record) Check(in family.Instance, dev device.Device, baselines []string) error {
 	if err := CheckName(r.Winner); err != nil {
-		return err
+		return fmt.Errorf("winner %w", err)
 	}
 	switch r.Kind {
 	case "bespoke":
