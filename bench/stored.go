@@ -87,7 +87,7 @@ func (o *Result) checkFigures() error {
 		case !(c.GBs >= 0) || math.IsInf(c.GBs, 0) || !(c.RoofFrac >= 0) || math.IsInf(c.RoofFrac, 0):
 			return fmt.Errorf("candidate %q: %g GB/s, %g of the roof: want finite, non-negative figures", c.Name, c.GBs, c.RoofFrac)
 		case c.RoofFrac > tune.MaxRoofFrac || c.GBs > tune.MaxRoofFrac*o.RoofGBs:
-			return fmt.Errorf("candidate %q at %.0f %% of the roof (%.1f GB/s against %.1f GB/s), over %.0f %%: the roof was unstable",
+			return fmt.Errorf("candidate %q at %.0f %% of the roof (%.1f GB/s against %.1f GB/s), over %.0f %%: the roof measurement was unreliable (a busy machine); run again",
 				c.Name, 100*max(c.RoofFrac, c.GBs/o.RoofGBs), c.GBs, o.RoofGBs, 100*tune.MaxRoofFrac)
 		}
 	}
