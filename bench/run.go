@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/build"
@@ -59,11 +60,10 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 	cfg.defaults()
 	rep := &Report{Device: dev.Info(), DType: dt.String(), Units: cfg.Units, Problems: []Result{},
 		MinLaunchBytes: cfg.MinLaunchBytes, MaxUnits: cfg.MaxUnits, Date: time.Now().UTC().Format("2006-01-02")}
-	planned := make([]*prepared, len(problems))
+	planned := planAll(dev, cfg, problems)
 	fresh := 0
-	for i, p := range problems {
-		planned[i] = plan(dev, cfg, p)
-		if planned[i].cached == nil {
+	for _, pr := range planned {
+		if pr.cached == nil {
 			fresh++
 		}
 	}
@@ -178,6 +178,33 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 	rep.scale()
 	rep.record(planned, cfg)
 	return rep, nil
+}
+
+// planAll plans every problem, several at once: checking a stored choice
+// enumerates the candidates of its instance (the tensor-product analysis
+// of a p6 hexahedron's operator takes a second or two), which a run whose
+// choices are all stored would otherwise spend one problem at a time.
+func planAll(dev device.Device, cfg Config, problems []family.Problem) []*prepared {
+	warn := cfg.Warn
+	var mu sync.Mutex
+	cfg.Warn = func(w string) {
+		mu.Lock()
+		defer mu.Unlock()
+		warn(w)
+	}
+	planned := make([]*prepared, len(problems))
+	sem := make(chan struct{}, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for i, p := range problems {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			planned[i] = plan(dev, cfg, p)
+		}()
+	}
+	wg.Wait()
+	return planned
 }
 
 // record stores the fresh, complete measurements in the tuning store.

@@ -14,6 +14,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/sparse"
+	"github.com/bespoke-hpc/bespoke/operator"
 	"github.com/bespoke-hpc/bespoke/tune"
 )
 
@@ -213,5 +214,54 @@ func writeRecord(t *testing.T, path, key string, r *tune.Record) {
 	}
 	if err := os.Rename(filepath.Join(filepath.Dir(path), r.Key+".entry"), path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Problems whose choices are stored are checked side by side (problems
+// sharing one operator included) and all reported from the store.
+func TestRunStoreManyProblems(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	t.Setenv("BESPOKE_CACHE_DIR", t.TempDir())
+	t.Setenv("BESPOKE_NO_CACHE", "")
+	a := small(t, "a", []float64{1, 0, 0.5, -2, 0, 3})
+	b := small(t, "b", []float64{0, 1, 2, 0, -1, 0.25})
+	var problems []family.Problem
+	for _, op := range []*operator.Operator{a, b} {
+		for _, beta := range []float64{0, 1, 0.5} {
+			problems = append(problems, sparse.NewOperator(op, kernel.F64, 1, beta))
+		}
+	}
+	var warnings []string
+	cfg := bench.Config{Units: 4096, Reps: 3, Warmup: 1, WorkingSet: 1 << 20, MaxMemory: 64 << 20,
+		Store: tune.Open(), Warn: func(w string) { warnings = append(warnings, w) }}
+	first, err := bench.Run(dev, problems, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	for _, p := range first.Problems {
+		if p.Choice != nil && !strings.Contains(strings.Join(warnings, "\n"), p.Name+":") {
+			stored++
+		}
+	}
+	again, err := bench.Run(dev, problems, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := 0
+	for i, p := range again.Problems {
+		if p.Cached {
+			cached++
+			if p.Choice.Winner != first.Problems[i].Choice.Winner {
+				t.Errorf("%s: winner %s from the store, %s measured", p.Name, p.Choice.Winner, first.Problems[i].Choice.Winner)
+			}
+		}
+	}
+	if cached != stored || stored == 0 {
+		t.Errorf("%d of %d problems from the store, %d stored (warnings %q)", cached, len(problems), stored, warnings)
 	}
 }
