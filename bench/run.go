@@ -181,9 +181,9 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 }
 
 // planAll plans every problem, several at once: checking a stored choice
-// enumerates the candidates of its instance (the tensor-product analysis
-// of a p6 hexahedron's operator takes a second or two), which a run whose
-// choices are all stored would otherwise spend one problem at a time.
+// enumerates the candidates of its instance (for a large tensor-product
+// operator, the analysis of its blocks for every variant), which a run
+// whose choices are all stored would otherwise do one problem at a time.
 func planAll(dev device.Device, cfg Config, problems []family.Problem) []*prepared {
 	warn := cfg.Warn
 	var mu sync.Mutex

@@ -36,7 +36,7 @@ func fromStore(dev device.Device, cfg Config, pr *prepared) *Result {
 
 // Stored reads a tuning record's result and checks it: the result is the
 // record's, its figures are possible, and its winner exists now (one of
-// the candidates in offers on dev, or of baselines).
+// the candidates the instance offers on dev, or of baselines).
 func Stored(rec *tune.Record, in family.Instance, dev device.Device, baselines []string) (*Result, error) {
 	var res Result
 	if err := json.Unmarshal(rec.Result, &res); err != nil {

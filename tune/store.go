@@ -86,10 +86,10 @@ func (s *Store) Put(r *Record) error {
 // The roof is the best streaming bandwidth over the same working set, and
 // a candidate's bandwidth counts only its least traffic, so a candidate
 // cannot beat it by much; a figure far above it means the roof was
-// measured while the machine was busy (a shared CPU under contention gave
-// one roof sample of 11.5 GB/s and "522 %" of it). 1.5 leaves room for
-// noise between the two measurements and for a kernel whose traffic the
-// caches trim below the least counted, and refuses the impossible.
+// measured while the machine was busy (a CPU shared with other work can
+// give a roof sample several times too low). 1.5 leaves room for noise
+// between the two measurements and for a kernel whose traffic the caches
+// trim below the least counted, and refuses the impossible.
 const MaxRoofFrac = 1.5
 
 // CheckName refuses a name that could not be a candidate's or a
