@@ -38,6 +38,10 @@ type Config struct {
 	// Notes, when set, hears about background work (builds over 10 s); it
 	// may be called from several goroutines at once.
 	Notes func(note string)
+	// Warn, when set, hears what the user must know although the run
+	// goes on (a stored choice found stale and measured again, a choice
+	// not stored); one line each.
+	Warn func(warning string)
 	// Stop, when closed, ends the run after the problem in progress; the
 	// report then holds the problems done so far (Report.Interrupted).
 	Stop <-chan struct{}
@@ -113,6 +117,9 @@ func (c *Config) defaults() {
 	}
 	if c.Notes == nil {
 		c.Notes = func(string) {}
+	}
+	if c.Warn == nil {
+		c.Warn = func(string) {}
 	}
 }
 

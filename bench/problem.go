@@ -2,7 +2,6 @@ package bench
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"math"
 	"runtime"
@@ -186,13 +185,7 @@ func plan(dev device.Device, cfg Config, p family.Problem) *prepared {
 	if cfg.Retune {
 		return pr
 	}
-	if rec, ok := cfg.Store.Get(pr.key); ok {
-		var res Result
-		if err := json.Unmarshal(rec.Result, &res); err == nil && res.Choice != nil && res.Choice.Winner == rec.Winner {
-			res.Cached, res.Name = true, p.Name()
-			pr.cached = &res
-		}
-	}
+	pr.cached = fromStore(dev, cfg, pr)
 	return pr
 }
 

@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,10 +9,12 @@ import (
 
 	"github.com/bespoke-hpc/bespoke/bench"
 	"github.com/bespoke-hpc/bespoke/device/host"
+	"github.com/bespoke-hpc/bespoke/internal/cache"
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/sparse"
+	"github.com/bespoke-hpc/bespoke/operator"
 	"github.com/bespoke-hpc/bespoke/tune"
 )
 
@@ -29,13 +32,15 @@ func TestRunStore(t *testing.T) {
 	op := small(t, "small", []float64{1, 0, 0.5, -2, 0, 3})
 	problems := []family.Problem{sparse.NewOperator(op, kernel.F64, 1, 0)}
 	store := tune.Open()
+	var warnings []string
 	// run benches the problem and reports whether it was measured (any
 	// progress step at all) and its result.
 	run := func(t *testing.T, retune bool) (bool, bench.Result) {
 		t.Helper()
 		steps := 0
 		cfg := bench.Config{Units: 4096, Reps: 3, Warmup: 1, WorkingSet: 1 << 20, MaxMemory: 64 << 20,
-			Store: store, Retune: retune, Progress: func(string) { steps++ }}
+			Store: store, Retune: retune, Progress: func(string) { steps++ },
+			Warn: func(w string) { warnings = append(warnings, w) }}
 		rep, err := bench.Run(dev, problems, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -107,11 +112,88 @@ func TestRunStore(t *testing.T) {
 			writeRecord(t, path, key, &r)
 		}},
 	}
+	// forge re-signs the good record with its result changed by f (the
+	// winner renamed in the record, its result and its candidate list
+	// alike, as a forger would).
+	forge := func(t *testing.T, f func(r *tune.Record, res *bench.Result)) {
+		t.Helper()
+		r := *good
+		var res bench.Result
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		f(&r, &res)
+		data, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Result = data
+		// Signed by the cache itself: tune's Put refuses some of these.
+		payload, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cache.Open("tune").Put(key, payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rename := func(to, kind string) func(r *tune.Record, res *bench.Result) {
+		return func(r *tune.Record, res *bench.Result) {
+			if c := res.Find(r.Winner); c != nil {
+				c.Name, c.Kind = to, kind
+			}
+			r.Winner, r.Kind = to, kind
+			res.Choice.Winner, res.Choice.Kind = to, kind
+		}
+	}
+	// warns: the forged entries are said to be removed, in one line.
+	warns := map[string]bool{"forged winner": true, "winner with a newline": true, "stale baseline": true,
+		"impossible roof fraction": true, "negative time": true, "a loser's name with a newline": true}
+	damage = append(damage, []struct {
+		name  string
+		spoil func(t *testing.T)
+	}{
+		{"forged winner", func(t *testing.T) { forge(t, rename("bogus/x999", "bespoke")) }},
+		{"winner with a newline", func(t *testing.T) { forge(t, rename("cstream\nPWNED", "bespoke")) }},
+		{"stale baseline", func(t *testing.T) { forge(t, rename("gone-blas", "baseline")) }},
+		{"impossible roof fraction", func(t *testing.T) {
+			forge(t, func(r *tune.Record, res *bench.Result) {
+				c := res.Find(r.Winner)
+				c.RoofFrac, c.GBs = 5.22, 5.22*res.RoofGBs
+			})
+		}},
+		{"a loser's name with a newline", func(t *testing.T) {
+			forge(t, func(r *tune.Record, res *bench.Result) {
+				for i := range res.Candidates {
+					if res.Candidates[i].Name != r.Winner {
+						res.Candidates[i].Name = "x\n\x1b[2Jfake"
+						break
+					}
+				}
+			})
+		}},
+		{"negative time", func(t *testing.T) {
+			forge(t, func(r *tune.Record, res *bench.Result) {
+				for i := range res.Candidates {
+					if res.Candidates[i].Name != r.Winner {
+						res.Candidates[i].Timing.Median = -1
+						break
+					}
+				}
+			})
+		}},
+	}...)
 	for _, tc := range damage {
 		t.Run(tc.name, func(t *testing.T) {
+			warnings = nil
 			tc.spoil(t)
 			if measured, _ := run(t, false); !measured {
 				t.Fatal("a damaged entry was reused")
+			}
+			if warns[tc.name] {
+				if len(warnings) != 1 || strings.ContainsAny(warnings[0], "\n\r") || !strings.Contains(warnings[0], "measured again") {
+					t.Errorf("warnings %q: want one line saying the choice is measured again", warnings)
+				}
 			}
 			if _, ok := store.Get(key); !ok {
 				t.Fatal("the choice was not stored again")
@@ -132,5 +214,54 @@ func writeRecord(t *testing.T, path, key string, r *tune.Record) {
 	}
 	if err := os.Rename(filepath.Join(filepath.Dir(path), r.Key+".entry"), path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Problems whose choices are stored are checked side by side (problems
+// sharing one operator included) and all reported from the store.
+func TestRunStoreManyProblems(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	t.Setenv("BESPOKE_CACHE_DIR", t.TempDir())
+	t.Setenv("BESPOKE_NO_CACHE", "")
+	a := small(t, "a", []float64{1, 0, 0.5, -2, 0, 3})
+	b := small(t, "b", []float64{0, 1, 2, 0, -1, 0.25})
+	var problems []family.Problem
+	for _, op := range []*operator.Operator{a, b} {
+		for _, beta := range []float64{0, 1, 0.5} {
+			problems = append(problems, sparse.NewOperator(op, kernel.F64, 1, beta))
+		}
+	}
+	var warnings []string
+	cfg := bench.Config{Units: 4096, Reps: 3, Warmup: 1, WorkingSet: 1 << 20, MaxMemory: 64 << 20,
+		Store: tune.Open(), Warn: func(w string) { warnings = append(warnings, w) }}
+	first, err := bench.Run(dev, problems, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	for _, p := range first.Problems {
+		if p.Choice != nil && !strings.Contains(strings.Join(warnings, "\n"), p.Name+":") {
+			stored++
+		}
+	}
+	again, err := bench.Run(dev, problems, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := 0
+	for i, p := range again.Problems {
+		if p.Cached {
+			cached++
+			if p.Choice.Winner != first.Problems[i].Choice.Winner {
+				t.Errorf("%s: winner %s from the store, %s measured", p.Name, p.Choice.Winner, first.Problems[i].Choice.Winner)
+			}
+		}
+	}
+	if cached != stored || stored == 0 {
+		t.Errorf("%d of %d problems from the store, %d stored (warnings %q)", cached, len(problems), stored, warnings)
 	}
 }

@@ -224,6 +224,38 @@ func (k Kind) Jacobian(x [][3]float64, p [3]float64) (j [3][3]float64, det float
 	return j, det3(j)
 }
 
+// degenerateDet is the least det J, relative to the product of the
+// lengths of J's columns (the element's edge vectors at the point: 1 for a
+// right angle, 0 for a flat element), that is not zero to rounding: det J
+// is a sum of products of those columns' entries, each carrying a
+// relative rounding error of a few ε, so below a few tens of ε it holds
+// no significant digit and J⁻¹ (the gradients) is noise or overflows.
+const degenerateDet = 64 * 0x1p-52
+
+// JacobianCause says why det J (of J) at a point cannot be integrated
+// over, or "" when it can: not finite (the coordinates too large), not
+// positive (inverted, or out of the reference node order), below the
+// smallest normal float64 (underflows), or zero to rounding relative to
+// the element's edge vectors (a degenerate, flat element).
+func JacobianCause(j [3][3]float64, det float64) string {
+	switch {
+	case math.IsNaN(det) || math.IsInf(det, 0):
+		return fmt.Sprintf("its Jacobian determinant overflows (det J = %g): the coordinates are too large", det)
+	case det < 0:
+		return fmt.Sprintf("det J = %.3g: inverted or out of the reference node order", det)
+	case det < 0x1p-1022:
+		return fmt.Sprintf("its Jacobian determinant is zero or underflows (det J = %.3g): a degenerate or vanishingly small element", det)
+	}
+	scale := 1.0
+	for d := range 3 {
+		scale *= math.Sqrt(j[0][d]*j[0][d] + j[1][d]*j[1][d] + j[2][d]*j[2][d])
+	}
+	if det <= degenerateDet*scale {
+		return fmt.Sprintf("its Jacobian determinant is zero to rounding (det J = %.3g, %.2g of its edge vectors' lengths' product): a degenerate (flat) element", det, det/scale)
+	}
+	return ""
+}
+
 func det3(j [3][3]float64) float64 {
 	return j[0][0]*(j[1][1]*j[2][2]-j[1][2]*j[2][1]) -
 		j[0][1]*(j[1][0]*j[2][2]-j[1][2]*j[2][0]) +

@@ -459,7 +459,7 @@ func TestErrors(t *testing.T) {
 		{"ragged nodes", "multiple of 3", func() error { _, err := Gather(Tet, nodes[:4], []int{0, 0, 0, 0}); return err }},
 		{"short SoA", "want 36", func() error { _, err := NewBatch(Prism, 2, make([]float64, 35)); return err }},
 		{"NaN coordinate", "NaN", func() error { _, err := NewBatch(Tet, 1, append(make([]float64, 11), math.NaN())); return err }},
-		{"inverted element", "element 0 (prism): det J", func() error { return inverted().CheckJacobians() }},
+		{"inverted element", "element 0 (prism) at quadrature point 0: det J", func() error { return inverted().CheckJacobians() }},
 		{"inverted element's matrix", "det J", func() error {
 			c := LaplaceCoef(1)
 			return Prism.Matrix(inverted().Coords(0), &c, make([]float64, 36))

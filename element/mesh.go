@@ -210,12 +210,12 @@ func (b *Batch) CheckJacobians() error {
 	for e := range b.E {
 		b.Element(e, x)
 		for q, p := range pts {
-			if _, det := b.Kind.Jacobian(x, p); !(det > 0) || math.IsInf(det, 0) {
+			if why := JacobianCause(b.Kind.Jacobian(x, p)); why != "" {
 				where := fmt.Sprintf("quadrature point %d", q)
 				if q >= len(r.Points) {
 					where = fmt.Sprintf("vertex %d", q-len(r.Points))
 				}
-				return fmt.Errorf("element: element %d (%s): det J = %.3g at %s: inverted, degenerate or out of the reference node order", e, b.Kind, det, where)
+				return fmt.Errorf("element: element %d (%s) at %s: %s", e, b.Kind, where, why)
 			}
 		}
 	}
@@ -235,4 +235,17 @@ func vertices(k Kind) [][3]float64 {
 		v[a] = s
 	}
 	return v
+}
+
+// CheckFinite reports the first entry of E element matrices (nb×nb each,
+// row-major) that is NaN or an infinity, by element and entry: where an
+// integration overflowed.
+func CheckFinite(a []float64, nb int) error {
+	for i, x := range a {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			m := i % (nb * nb)
+			return fmt.Errorf("element %d's matrix entry [%d, %d] is %g", i/(nb*nb), m/nb, m%nb, x)
+		}
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package element
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 )
 
@@ -84,8 +83,8 @@ func (k Kind) Psi(x [][3]float64) (psi [][4][]float64, wdet []float64, err error
 	for q, p := range r.Points {
 		n, d := k.Shape(p)
 		j, det := k.Jacobian(x, p)
-		if !(det > 0) || math.IsInf(det, 0) {
-			return nil, nil, fmt.Errorf("element: %s: det J = %.3g at quadrature point %d", k, det, q)
+		if why := JacobianCause(j, det); why != "" {
+			return nil, nil, fmt.Errorf("element: %s at quadrature point %d: %s", k, q, why)
 		}
 		inv := inverse3(j, det)
 		psi[q][0] = n

@@ -1,6 +1,9 @@
 package fem
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Apply is the reference application of b's operator to the E-vector u
 // (E elements × (N+1)³ nodes) with the geometric factors geo (Geometry)
@@ -118,4 +121,16 @@ func transpose(m [][]float64) [][]float64 {
 		}
 	}
 	return t
+}
+
+// CheckFinite reports the first value of an E-vector (nodes per element)
+// that is NaN or an infinity, by element and node: where an application
+// overflowed.
+func CheckFinite(v []float64, nodes int) error {
+	for i, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("element %d, node %d is %g", i/max(nodes, 1), i%max(nodes, 1), x)
+		}
+	}
+	return nil
 }

@@ -245,6 +245,9 @@ func CG(apply func([]float64) ([]float64, error), b []float64, tol float64, maxI
 	rr := dotL(r, r)
 	bnorm := math.Sqrt(rr)
 	res := &CGResult{X: x}
+	if math.IsNaN(bnorm) || math.IsInf(bnorm, 0) {
+		return nil, fmt.Errorf("fem: CG: the right-hand side's norm is %g (it overflows float64)", bnorm)
+	}
 	if bnorm == 0 {
 		res.Converged = true
 		return res, nil

@@ -2,8 +2,32 @@ package kernel
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 )
+
+// Max is the largest finite value of d.
+func (d DType) Max() float64 {
+	if d == F32 {
+		return math.MaxFloat32
+	}
+	return math.MaxFloat64
+}
+
+// CheckRange reports the first value of xs (read from name) that d cannot
+// hold: not finite, or rounding to an infinity in d. A kernel run on it
+// would compute with an infinity and write NaN or infinities.
+func (d DType) CheckRange(name string, xs []float64) error {
+	for i, x := range xs {
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			return fmt.Errorf("%s: value %g at index %d is not finite", name, x, i)
+		case math.IsInf(d.Rounded(x), 0):
+			return fmt.Errorf("%s: value %g at index %d is beyond the %s range (%.2g)", name, x, i, d, d.Max())
+		}
+	}
+	return nil
+}
 
 // Rounded returns x rounded to d's precision.
 func (d DType) Rounded(x float64) float64 {

@@ -19,6 +19,7 @@ package solve
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/device"
@@ -125,12 +126,59 @@ func Run(dev device.Device, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := CheckScale(asm, dt); err != nil {
+		return nil, err
+	}
 	s, err := newSolver(dev, o, asm)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
 	return s.run(o)
+}
+
+// CheckScale reports a problem whose right-hand side dt cannot hold: an
+// entry or ‖b‖² (the first scalar CG computes) past dt's largest value.
+// The load grows with λ, so a huge λ gave an infinite ‖b‖, and CG then
+// stopped before its first iteration with x = 0.
+func CheckScale(asm *fem.Assembly, dt kernel.DType) error {
+	b := asm.RHS()
+	if err := dt.CheckRange("the right-hand side", b); err != nil {
+		return fmt.Errorf("solve: λ = %g: %w", asm.Lambda, err)
+	}
+	bb := 0.0
+	for _, x := range b {
+		bb += x * x
+	}
+	if math.IsInf(dt.Rounded(bb), 0) {
+		return fmt.Errorf("solve: λ = %g: the right-hand side's ‖b‖² = %.3g is beyond the %s range (%.2g): λ is too large for this precision", asm.Lambda, bb, dt, dt.Max())
+	}
+	return nil
+}
+
+// MaxError is the most a solve's Result.Error may be: 1 is the error of
+// x = 0, where CG starts; each CG iteration minimises the error's energy
+// norm over a space that holds every earlier iterate, so a solve that ran
+// and ends no closer to u* than x = 0 computed nothing usable.
+const MaxError = 1
+
+// Check reports a solve that produced nothing usable: no iteration, a
+// residual, solution or error that is not finite, or an error of
+// MaxError or more.
+func (r *Result) Check() error {
+	switch {
+	case r.Unknowns == 0:
+		return fmt.Errorf("solve: the mesh has no interior node: nothing to solve")
+	case r.Iterations < 1:
+		return fmt.Errorf("solve: no CG iteration ran (residual %.3g)", r.Residual)
+	case math.IsNaN(r.Residual) || math.IsInf(r.Residual, 0):
+		return fmt.Errorf("solve: the residual after %d iterations is %g", r.Iterations, r.Residual)
+	case math.IsNaN(r.Error) || math.IsInf(r.Error, 0) || slices.ContainsFunc(r.X, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }):
+		return fmt.Errorf("solve: the solution after %d iterations is not finite (error %g)", r.Iterations, r.Error)
+	case !(r.Error < MaxError):
+		return fmt.Errorf("solve: relative error %.3g after %d iterations: no better than x = 0, where CG starts (%d)", r.Error, r.Iterations, MaxError)
+	}
+	return nil
 }
 
 // solver holds the built kernels, the device buffers and their bindings.
@@ -433,6 +481,9 @@ func (s *solver) run(o Options) (*Result, error) {
 		return nil, err
 	}
 	rr := sc[slotRR0]
+	if math.IsNaN(rr) || math.IsInf(rr, 0) {
+		return nil, fmt.Errorf("solve: the right-hand side's ‖b‖² is %g on the device (%s)", rr, s.dt)
+	}
 	bnorm := math.Sqrt(rr)
 	cur := 0 // rᵀr in slot 0 (cur 0) or 2 (cur 1)
 	iterate := func() error {

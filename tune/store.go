@@ -2,8 +2,11 @@ package tune
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"unicode"
 
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/internal/cache"
@@ -65,10 +68,16 @@ func (s *Store) Get(key string) (*Record, bool) {
 	return &r, true
 }
 
+// Remove deletes the record for key (one found stale or impossible).
+func (s *Store) Remove(key string) { s.st.Remove(key) }
+
 // Put stores a record under its key.
 func (s *Store) Put(r *Record) error {
 	if r.Key == "" || r.Winner == "" {
 		return fmt.Errorf("tune: a record needs a key and a winner")
+	}
+	if err := CheckName(r.Winner); err != nil {
+		return fmt.Errorf("tune: winner %w", err)
 	}
 	data, err := json.Marshal(r)
 	if err != nil {
@@ -77,5 +86,58 @@ func (s *Store) Put(r *Record) error {
 	return s.st.Put(r.Key, data)
 }
 
-// Remove drops the record under key, if any (a choice found to be stale).
-func (s *Store) Remove(key string) { s.st.Remove(key) }
+// MaxRoofFrac bounds the fraction of the roof a measurement may claim.
+// The roof is the best streaming bandwidth over the same working set, and
+// a candidate's bandwidth counts only its least traffic, so a candidate
+// cannot beat it by much; a figure far above it means the roof was
+// measured while the machine was busy (a CPU shared with other work can
+// give a roof sample several times too low). 1.5 leaves room for noise
+// between the two measurements and for a kernel whose traffic the caches
+// trim below the least counted, and refuses the impossible.
+const MaxRoofFrac = 1.5
+
+// CheckName refuses a name that could not be a candidate's or a
+// baseline's: empty, too long, or holding control or other unprintable
+// characters (a name is printed in tables and messages).
+func CheckName(name string) error {
+	if name == "" || len(name) > 200 {
+		return fmt.Errorf("name %q: want 1 to 200 characters", name)
+	}
+	for _, c := range name {
+		if !unicode.IsPrint(c) || c == unicode.ReplacementChar {
+			return fmt.Errorf("name %q holds an unprintable character", name)
+		}
+	}
+	return nil
+}
+
+// ErrStale is the cause of a stored record whose winner is not something
+// that exists now.
+var ErrStale = errors.New("not a current candidate")
+
+// Check judges a stored record's winner against what exists now: a
+// bespoke winner must be one of the candidates the instance offers on the
+// device, a baseline one of the baselines named (those the run has). A
+// record that fails is stale or forged: its choice must be measured anew.
+func (r *Record) Check(in family.Instance, dev device.Device, baselines []string) error {
+	if err := CheckName(r.Winner); err != nil {
+		return fmt.Errorf("winner %w", err)
+	}
+	switch r.Kind {
+	case "bespoke":
+		cs, err := Candidates(in, dev, nil)
+		if err != nil {
+			return fmt.Errorf("the candidates of %s: %w", r.Problem, err)
+		}
+		if !slices.ContainsFunc(cs, func(c family.Candidate) bool { return c.Name() == r.Winner }) {
+			return fmt.Errorf("winner %q: %w of %d offered on %s", r.Winner, ErrStale, len(cs), dev.Info().Name)
+		}
+	case "baseline":
+		if !slices.Contains(baselines, r.Winner) {
+			return fmt.Errorf("winner %q: %w (the baselines here: %q)", r.Winner, ErrStale, baselines)
+		}
+	default:
+		return fmt.Errorf("winner %q of kind %q: want bespoke or baseline", r.Winner, r.Kind)
+	}
+	return nil
+}

@@ -244,6 +244,7 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 	if o.screen == 0 {
 		cfg.Screen = -1 // every candidate timed in full
 	}
+	cfg.Warn = func(s string) { fmt.Fprintln(stderr, "bespoke: warning:", s) }
 	cfg.Commit = o.commit
 	if cfg.Commit == "" {
 		cfg.Commit = gitCommit()

@@ -168,6 +168,9 @@ func (f *problemFlags) problems(args []string) ([]family.Problem, error) {
 	if err := finite("--alpha", f.alpha); err != nil {
 		return nil, err
 	}
+	if err := inRange("--alpha", f.alpha, dts); err != nil {
+		return nil, err
+	}
 	if f.maxNNZ < 1 {
 		return nil, usagef("--max-nnz %d: want at least 1", f.maxNNZ)
 	}
@@ -176,6 +179,11 @@ func (f *problemFlags) problems(args []string) ([]family.Problem, error) {
 		betas, err := f.betasFor(op)
 		if err != nil {
 			return nil, err
+		}
+		for _, b := range betas {
+			if err := inRange("--beta", b, dts); err != nil {
+				return nil, err
+			}
 		}
 		for _, dt := range dts {
 			for _, beta := range betas {
@@ -211,6 +219,17 @@ func (f *problemFlags) betasFor(op *operator.Operator) ([]float64, error) {
 func finite(flag string, x float64) error {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return usagef("%s %v: want a finite number", flag, x)
+	}
+	return nil
+}
+
+// inRange refuses a value some precision of the run cannot hold: its
+// kernels would compute with an infinity.
+func inRange(flag string, x float64, dts []kernel.DType) error {
+	for _, dt := range dts {
+		if math.IsInf(dt.Rounded(x), 0) {
+			return usagef("%s %g is beyond the %s range (%.2g)", flag, x, dt, dt.Max())
+		}
 	}
 	return nil
 }
@@ -338,6 +357,9 @@ func (f *problemFlags) femProblems(args []string, dts []kernel.DType) ([]family.
 		return nil, usagef("--kernel %q names no operator", f.kernels)
 	}
 	if err := finite("--lambda", f.lambda); err != nil {
+		return nil, err
+	}
+	if err := inRange("--lambda", f.lambda, dts); err != nil {
 		return nil, err
 	}
 	if err := f.mesh.Check(); err != nil {

@@ -209,7 +209,7 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 	const rowFormat = "%10s %5s %11s %9s %14s %10s %9s %8s %9s\n"
 	fmt.Fprintf(w, "device: %s (%s)  CG: %d iterations from x = 0, unpreconditioned, the residual read once at the end; GDOF/s = global nodes × iterations / s\n\n", info.Name, info.Backend, o.iterations)
 	fmt.Fprintf(w, rowFormat, "problem", "dtype", "mesh", "DOFs", "variant", "iterations", "ms", "GDOF/s", "rel error")
-	failed := 0
+	failed, firstFailure := 0, ""
 	for _, bp := range bps {
 		for _, n := range orders {
 			side := bpMesh(n, target)
@@ -225,6 +225,11 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 			asm, err := fem.NewAssembly(basis, m, lambda)
 			if err != nil {
 				return err
+			}
+			for _, dt := range dts {
+				if err := solve.CheckScale(asm, dt); err != nil {
+					return usageError{err}
+				}
 			}
 			for _, dt := range dts {
 				select {
@@ -248,8 +253,14 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 					row := bpRow{Problem: fmt.Sprintf("%s/n%d", bp, n), Variant: c.Name(), Mesh: fmt.Sprintf("%dx%dx%d", side, side, side)}
 					progress(fmt.Sprintf("%s %s %s", row.Problem, dt, row.Variant))
 					res, err := solve.Run(dev, solve.Options{Problem: p, Variant: c.Name(), Mesh: m, Assembly: asm, Tol: 1e-300, MaxIter: o.iterations, CheckEvery: o.iterations})
+					if err == nil {
+						err = res.Check() // a solve is judged, not only timed
+					}
 					if err != nil {
 						row.Err, _, _ = strings.Cut(err.Error(), "\n")
+						if failed == 0 {
+							firstFailure = fmt.Sprintf("%s %s %s: %s", row.Problem, dt, row.Variant, row.Err)
+						}
 						failed++
 						fmt.Fprintf(w, "%10s %5s %11s %9s %14s failed: %s\n", row.Problem, dt, row.Mesh, "", row.Variant, row.Err)
 					} else {
@@ -273,11 +284,11 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 			return err
 		}
 	}
-	if failed == len(rows) {
+	if len(rows) == 0 {
 		return fmt.Errorf("no BP solve ran")
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d BP solves failed", failed, len(rows))
+		return fmt.Errorf("%d of %d BP solves failed (the first: %s)", failed, len(rows), firstFailure)
 	}
 	return nil
 }

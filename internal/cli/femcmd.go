@@ -50,11 +50,12 @@ func femGenCmd() *cobra.Command {
 	if err := fl.Value.Set(familyFEM); err != nil {
 		panic(err) // a known family name
 	}
-	for _, name := range []string{"beta", "alpha", "max-nnz", "axis", "n", "ldb", "ldc"} {
+	for _, name := range []string{"beta", "alpha", "max-nnz", "axis", "ldb", "ldc"} {
 		if f := c.Flags().Lookup(name); f != nil {
 			f.Hidden = true
 		}
 	}
+	c.Flags().Lookup("n").Usage = "with --best: the elements fem bench timed (its --n)"
 	v := c.Flags().Lookup("variant")
 	v.Usage = "kernel variant (see --list; default slab-lit/e1 for bk5, cube-lit/e1 for bk1 and bk3)"
 	gen := c.RunE
@@ -307,6 +308,9 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := fem.CheckFinite(v, p3); err != nil {
+		return fmt.Errorf("%s not written: the result at %v: it overflows %s (the input or --lambda is too large)", o.out, err, o.dtype)
+	}
 	if err := paths.Write(o.out, func(w io.Writer) error { return npy.WriteMatrix(w, rows, cols, v) }); err != nil {
 		return err
 	}
@@ -323,6 +327,12 @@ func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float
 	dt, err := kernel.ParseDType(o.dtype)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if math.IsInf(dt.Rounded(o.lambda), 0) {
+		return nil, usagef("--lambda %g is beyond the %s range (%.2g)", o.lambda, dt, dt.Max())
+	}
+	if err := dt.CheckRange(o.in, u); err != nil {
+		return nil, err
 	}
 	p, err := tensor.New(k, o.order, o.lambda, dt)
 	if err != nil {

@@ -37,7 +37,7 @@ func genCmd() *cobra.Command {
 	o.register(f, false, false)
 	f.StringVar(&o.backend, "backend", "cuda", "dialect: cuda, opencl or c")
 	f.StringVar(&o.variant, "variant", "bstream", "kernel variant (see --list)")
-	f.IntVar(&o.n, "n", 0, "sparse: columns, baked in (0: a kernel argument)")
+	f.IntVar(&o.n, "n", 0, "sparse: columns, baked in (0: a kernel argument); with --best, any family: the size bench timed (its --n)")
 	f.IntVar(&o.ldb, "ldb", 0, "sparse: leading dimension of B in elements, baked in (0: a kernel argument)")
 	f.IntVar(&o.ldc, "ldc", 0, "sparse: leading dimension of C in elements, baked in (0: a kernel argument)")
 	f.StringVarP(&o.out, "output", "o", "", "source file to write (default: standard output)")
@@ -46,7 +46,8 @@ func genCmd() *cobra.Command {
 	f.BoolVar(&o.list, "list", false, "list the variants that apply to the problem and exit")
 	f.BoolVar(&o.best, "best", false, "the kernel bespoke tune chose for the problem on the --backend's device, as measured: n (the bench's size, or --n), ldb and ldc baked in")
 	f.StringVar(&o.device, "device", "", "with --best: device within the backend (CUDA ordinal; OpenCL P:D or name)")
-	for _, name := range []string{"n", "ldb", "ldc"} {
+	// --n is every family's with --best (runGen refuses it otherwise).
+	for _, name := range []string{"ldb", "ldc"} {
 		o.owner[name] = familySparse
 	}
 	return c
@@ -74,6 +75,12 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 	d, err := dialectOf(o.backend)
 	if err != nil {
 		return err
+	}
+	if o.n < 0 {
+		return usagef("--n %d: want a positive size (or 0 for the default)", o.n)
+	}
+	if o.n > 0 && o.family != familySparse && !o.best {
+		return usagef("--n: the %s family's kernels take their size at run time; --n applies with --best (the size bench timed)", o.family)
 	}
 	in, err := o.genInstance(ps[0], o.n, o.ldb, o.ldc)
 	if err != nil {
@@ -171,12 +178,18 @@ func (o genOptions) tunedVariant(p family.Problem) (string, family.Instance, err
 	if err != nil {
 		return "", nil, err
 	}
-	rec, ok := tune.Open().Get(tune.Key(in, dev))
-	switch {
-	case !ok:
-		return "", nil, fmt.Errorf("%s: no choice for %s at size %d in the tuning store (run bespoke tune first)", p.Label(), dev.Info().Name, units)
-	case rec.Kind != "bespoke":
-		return "", nil, fmt.Errorf("%s: the choice on %s is %s, a vendor library: no kernel to write", p.Label(), dev.Info().Name, rec.Winner)
+	store := tune.Open()
+	key := tune.Key(in, dev)
+	rec, ok := store.Get(key)
+	if !ok {
+		return "", nil, fmt.Errorf("%s: no choice for %s at size %d in the tuning store (run bespoke tune first, or give --n the size it timed)", p.Label(), dev.Info().Name, units)
+	}
+	if rec.Kind == "baseline" && tune.CheckName(rec.Winner) == nil {
+		return "", nil, fmt.Errorf("%s: the choice on %s is %q, a vendor library: no kernel to write", p.Label(), dev.Info().Name, rec.Winner)
+	}
+	if _, err := bench.Stored(rec, in, dev, nil); err != nil {
+		store.Remove(key)
+		return "", nil, fmt.Errorf("%s: the stored choice was removed (run bespoke tune again): %v", p.Label(), err)
 	}
 	return rec.Winner, in, nil
 }

@@ -240,6 +240,11 @@ func runIntegrateApply(w io.Writer, o integrateApplyOptions) error {
 	if cols != 3 {
 		return fmt.Errorf("%s: shape (%d, %d), want (nodes, 3)", o.nodes, nn, cols)
 	}
+	if dt, err := kernel.ParseDType(o.dtype); err == nil && !reference {
+		if err := dt.CheckRange(o.nodes, nodes); err != nil {
+			return err
+		}
+	}
 	ne, nb, cf, err := npy.ReadMatrix(o.cells)
 	if err != nil {
 		return err
@@ -273,6 +278,9 @@ func runIntegrateApply(w io.Writer, o integrateApplyOptions) error {
 	}
 	if err != nil {
 		return err
+	}
+	if err := element.CheckFinite(mats, nb); err != nil {
+		return fmt.Errorf("%s not written: %v: the integration overflows %s", o.out, err, o.dtype)
 	}
 	return paths.Write(o.out, func(w io.Writer) error { return npy.WriteArray(w, []int{ne, nb, nb}, mats) })
 }
@@ -345,7 +353,7 @@ func integrateOnDevice(w io.Writer, o integrateApplyOptions, b *element.Batch, o
 	scale, worst := 0.0, 0.0
 	for i, x := range mats {
 		if math.IsNaN(x) {
-			return nil, fmt.Errorf("%s on %s: element %d left unwritten", kern.Variant, info.Name, i/(in.Kind.Nodes()*in.Kind.Nodes()))
+			return nil, fmt.Errorf("%s on %s: element %d's matrix holds NaN: left unwritten, or its integration overflows %s", kern.Variant, info.Name, i/(in.Kind.Nodes()*in.Kind.Nodes()), o.dtype)
 		}
 		scale = math.Max(scale, math.Abs(want[i]))
 		worst = math.Max(worst, math.Abs(x-want[i]))

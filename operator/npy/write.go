@@ -53,7 +53,23 @@ func WriteArray(w io.Writer, shape []int, data []float64) error {
 	return writeArray(w, shape, data)
 }
 
+// NonFinite is the index of the first NaN or infinity of data, or -1.
+func NonFinite(data []float64) int {
+	for i, v := range data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return i
+		}
+	}
+	return -1
+}
+
+// writeArray writes the array; it refuses NaN and infinities (which the
+// reader refuses too) before writing anything, so that no computation that
+// overflowed leaves a file behind as a result.
 func writeArray(w io.Writer, shape []int, data []float64) error {
+	if i := NonFinite(data); i >= 0 {
+		return fmt.Errorf("npy: value %g at index %d: NaN and infinities are not written", data[i], i)
+	}
 	dict := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': %s, }", formatShape(shape))
 	pad := headerAlign - (preambleLen+2+len(dict)+1)%headerAlign
 	if pad == headerAlign {
