@@ -36,7 +36,7 @@ func genCmd() *cobra.Command {
 	f := c.Flags()
 	o.register(f, false, false)
 	f.StringVar(&o.backend, "backend", "cuda", "dialect: cuda, opencl or c")
-	f.StringVar(&o.variant, "variant", "bstream", "kernel variant (see --list)")
+	f.StringVar(&o.variant, "variant", "bstream", "kernel variant (see --list; other families than sparse: their first candidate for the dialect)")
 	f.IntVar(&o.n, "n", 0, "sparse: columns, baked in (0: a kernel argument); with --best, any family: the size bench timed (its --n)")
 	f.IntVar(&o.ldb, "ldb", 0, "sparse: leading dimension of B in elements, baked in (0: a kernel argument)")
 	f.IntVar(&o.ldc, "ldc", 0, "sparse: leading dimension of C in elements, baked in (0: a kernel argument)")
@@ -115,6 +115,15 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 		if variant, in, err = o.tunedVariant(ps[0]); err != nil {
 			return err
 		}
+	}
+	if !o.best && o.family != familySparse && (o.set == nil || !o.set.Changed("variant")) {
+		// --variant's default names a sparse kernel: another family
+		// writes its first candidate for the dialect.
+		cs := in.Candidates(target)
+		if len(cs) == 0 {
+			return fmt.Errorf("%s: the %s family offers no kernel for %s", ps[0].Label(), o.family, d)
+		}
+		variant = cs[0].Name()
 	}
 	c, err := in.Variant(variant)
 	if err != nil {
