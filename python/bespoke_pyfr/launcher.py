@@ -5,6 +5,7 @@ BaseBackend.kernel (see session.py), appends a bespoke provider to each
 OpenCL and CUDA backend as it is made, and lets the session cut GiMMiK's
 kernel sequence when a stored GiMMiK choice is rebuilt.
 """
+import atexit
 import importlib
 
 from bespoke_pyfr.session import Session, warn
@@ -18,6 +19,7 @@ def install(env=None):
     if _installed is not None:
         return _installed
     session = Session(env)
+    atexit.register(session.write_report)
 
     from pyfr.backends.base.backend import BaseBackend
     orig_kernel = BaseBackend.kernel

@@ -3,7 +3,6 @@
 One child process per client, started on first use, speaking one JSON
 object per line over its stdin/stdout.  Standard library only.
 """
-import itertools
 import json
 import os
 import shutil
@@ -50,7 +49,7 @@ class ServeClient:
         self.args = list(args)
         self.timeout = timeout
         self._proc = None
-        self._ids = itertools.count(1)
+        self._next_id = 1
         self._lock = threading.Lock()
 
     def _start(self):
@@ -72,13 +71,14 @@ class ServeClient:
         with self._lock:
             if self._proc is None:
                 self._start()
-            rid = next(self._ids)
+            rid = self._next_id
             req = {'v': PROTOCOL, 'id': rid, 'op': op, **fields}
             try:
                 line = json.dumps(req, separators=(',', ':'),
                                   allow_nan=False, default=_jsonable)
             except (TypeError, ValueError) as e:
                 raise ServeError('bad_request', f'cannot encode: {e}')
+            self._next_id += 1
             try:
                 self._proc.stdin.write(line + '\n')
                 self._proc.stdin.flush()
@@ -124,6 +124,11 @@ class ServeClient:
                 proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 pass
+            for f in (proc.stdin, proc.stdout):
+                try:
+                    f.close()
+                except OSError:
+                    pass
 
     # The protocol's operations
     def hello(self):

@@ -78,8 +78,6 @@ class Session:
         self.trial = None           # the competition being traced
         self.replay = {}            # provider name -> times to hand back
         self.gimmik_only = None     # index of GiMMiK's stored kernel
-        if self.report_path:
-            atexit.register(self.write_report)
 
     # The server
     def disable(self, why):
