@@ -111,11 +111,6 @@ def write_ini(path, order, nsteps, dt, precision):
     Path(path).write_text(f'''[backend]
 precision = {precision}
 
-; GiMMiK on OpenCL refuses operators over 2048 non-zeros, which leaves stock
-; PyFR without a provider from the p4 tetrahedra up unless CLBlast is there
-[backend-opencl]
-gimmik-max-nnz = 1000000
-
 [constants]
 gamma = 1.4
 
