@@ -68,7 +68,12 @@ class BespokeMulMixin:
         try:
             cand, dt = self._kerns[ident]
         except KeyError:
-            cand, dt = self._choose(ident, problem, a.get(), alpha, beta)
+            try:
+                cand, dt = self._choose(ident, problem, a.get(), alpha, beta)
+            except Exception as e:          # noqa: BLE001
+                # Scratch buffers or the device failed: PyFR's own decide
+                self.session.drop('(all)', f'{type(e).__name__}: {e}')
+                cand = None
             if cand is None:
                 raise NotSuitableError('no bespoke candidate') from None
             self._kerns[ident] = cand, dt

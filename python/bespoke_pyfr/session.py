@@ -152,7 +152,11 @@ class Session:
         if prov is None:
             return orig(backend, name, *args, **kwargs)
 
-        problem = prov.problem(a, b, out, alpha, beta)
+        try:
+            problem = prov.problem(a, b, out, alpha, beta)
+        except (ValueError, TypeError):
+            # Not a problem bespoke can state (an integer dtype, say)
+            return orig(backend, name, *args, **kwargs)
         ident = problem_ident(problem)
         if ident not in self.plans:
             self.plans[ident] = self._lookup(problem)
