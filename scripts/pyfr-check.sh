@@ -3,7 +3,9 @@
 #
 #   scripts/pyfr-check.sh [OUTDIR] [CASE ...]      (default: vortex:20 tet:2:2:5:single)
 #
-# CASE: vortex:NSTEPS[:PRECISION]  the 2-D Euler vortex of ../shared/pyfr/case (p3)
+# CASE: vortex:NSTEPS[:PRECISION]  the 2-D Euler vortex of ../shared/pyfr/case (p3, double)
+#       tgv:NSTEPS[:PRECISION]     its 3-D Taylor-Green vortex (32^3 hexahedra, p3, single;
+#                                   a GPU case: far too slow for PoCL on a small machine)
 #       tet:N:ORDER:NSTEPS[:PRECISION] or pri:N:ORDER:NSTEPS[:PRECISION]
 #                                   a periodic box of N^3 cubes cut into tetrahedra or
 #                                   prisms (python -m bespoke_pyfr.cases), order 1-6
@@ -60,12 +62,13 @@ for spec in $cases; do
   IFS=: read -r kind a b c d <<< "$spec"
   name=${spec//:/-}; w=$out/$name; rm -rf "$w"; mkdir -p "$w/stock" "$w/cold" "$w/warm"
   case $kind in
-    vortex) prec=${b:-double}
-            "$py" "$pyfr/case/mkcase.py" vortex "$a" "$w/stock" $prec > "$w/prep.log" 2>&1 ;;
+    vortex|tgv) prec=$b
+            "$py" "$pyfr/case/mkcase.py" "$kind" "$a" "$w/stock" $prec > "$w/prep.log" 2>&1 ;;
     tet|pri) prec=${d:-double}
             "$py" -m bespoke_pyfr.cases "$kind" "$a" "$b" "$w/stock" --steps "$c" --precision "$prec" > "$w/prep.log" 2>&1 ;;
     *) echo "pyfr-check: unknown case $spec" >&2; status=1; continue ;;
   esac || { echo "pyfr-check: $spec: could not write the case (see $w/prep.log)"; status=1; continue; }
+  [ -n "$prec" ] || prec=$(awk -F' *= *' '/^precision/{print $2; exit}' "$w/stock/case.ini")
   (cd "$w/stock" && "$py" -m pyfr import mesh.msh mesh.pyfrm) >> "$w/prep.log" 2>&1 ||
     { echo "pyfr-check: $spec: pyfr import failed (see $w/prep.log)"; status=1; continue; }
   for r in cold warm; do cp "$w/stock/case.ini" "$w/stock/mesh.pyfrm" "$w/$r/"; done
