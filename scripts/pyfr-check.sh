@@ -22,6 +22,13 @@
 #   BESPOKE        the bespoke binary (default: bespoke on PATH, else built here with go)
 #   BESPOKE_PYFR_LIMIT  candidates per operator (default 4: PoCL builds are slow)
 #   PYFR_STEP_LIMIT     seconds for each pyfr run (default 240)
+#   PYFR_CHECK_STOCK_WARM=1  also run stock PyFR a second time on its own warm
+#                  compile cache (stock2), the fair baseline for the warm run's set-up
+#   PYFR_MPI_FALLBACK=1  the MPICH runtime carried with PyFR (GPU images), as run.sh
+# Every run goes through `python3 -m bespoke_pyfr` (the stock ones with
+# BESPOKE_PYFR_PROVIDER=off), so each report has the run's set-up and time
+# per step ("run"); OUTDIR/summary.json gathers them with every operator's
+# provider times and winner.
 # Writes OUTDIR/summary.txt and, per case, the runs' logs, reports and check output.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,7 +39,8 @@ pyfr=${PYFR_DIR:-$repo/../shared/pyfr}
 [ -d "$pyfr/py/pyfr" ] || { echo "pyfr-check: no PyFR at $pyfr (set PYFR_DIR)" >&2; exit 2; }
 pyfr=$(cd "$pyfr" && pwd)
 be=${PYFR_BACKEND:-opencl}
-py=${PYFR_PY:-/usr/bin/python3}
+py=${PYFR_PY:-}
+[ -n "$py" ] || { [ -x /opt/torch/.venv/bin/python3 ] && py=/opt/torch/.venv/bin/python3 || py=/usr/bin/python3; }
 export BESPOKE_PYFR_LIMIT=${BESPOKE_PYFR_LIMIT:-4}
 
 # PyFR's environment, as its run.sh sets it
@@ -47,6 +55,13 @@ if [ "$be" = opencl ] && [ -z "${PYFR_OPENCL_LIBRARY_PATH:-}" ] && ! ldconfig -p
   lib=$(ldconfig -p | awk '/libOpenCL.so.1 /{print $NF; exit}')
   [ -n "$lib" ] && export PYFR_OPENCL_LIBRARY_PATH=$lib
 fi
+
+if [ "${PYFR_MPI_FALLBACK:-0}" = 1 ]; then
+  mpi=$(mktemp -d /tmp/pyfr-mpi.XXXXXX)
+  "$py" -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$pyfr/mpich-fallback.tar.xz" "$mpi"
+  export LD_LIBRARY_PATH=$mpi/mpich-fallback:$LD_LIBRARY_PATH MPI4PY_LIBMPI=$mpi/mpich-fallback/libmpi.so.12
+fi
+[ "$be" = cuda ] && [ -f "$pyfr/case/findlibs.py" ] && eval "$("$py" "$pyfr/case/findlibs.py" 2>/dev/null)"
 
 bin=${BESPOKE:-$(command -v bespoke || true)}
 if [ -z "$bin" ]; then
@@ -71,14 +86,19 @@ for spec in $cases; do
   [ -n "$prec" ] || prec=$(awk -F' *= *' '/^precision/{print $2; exit}' "$w/stock/case.ini")
   (cd "$w/stock" && "$py" -m pyfr import mesh.msh mesh.pyfrm) >> "$w/prep.log" 2>&1 ||
     { echo "pyfr-check: $spec: pyfr import failed (see $w/prep.log)"; status=1; continue; }
-  for r in cold warm; do cp "$w/stock/case.ini" "$w/stock/mesh.pyfrm" "$w/$r/"; done
+  runs="stock cold warm"
+  [ "${PYFR_CHECK_STOCK_WARM:-0}" = 1 ] && runs="stock stock2 cold warm"
+  for r in $runs; do [ $r = stock ] || { mkdir -p "$w/$r"; cp "$w/stock/case.ini" "$w/stock/mesh.pyfrm" "$w/$r/"; }; done
   export BESPOKE_CACHE_DIR=$w/bespoke-cache        # an empty tuning store per case
+  # PyFR's own compile caches, shared by the case's runs: empty for the
+  # first stock run, warm for the later ones
+  export PYFR_CUDA_CACHE_DIR=$w/pyfr-cache-cuda PYFR_OMP_CACHE_DIR=$w/pyfr-cache-omp
   declare -A secs=()
-  for r in stock cold warm; do
-    if [ $r = stock ]; then cmd=("$py" -m pyfr); else cmd=("$py" -m bespoke_pyfr); fi
+  for r in $runs; do
+    provider=on; case $r in stock*) provider=off ;; esac
     t0=$(date +%s.%N)
-    (cd "$w/$r" && BESPOKE_PYFR_REPORT="$w/$r/report.json" timeout "${PYFR_STEP_LIMIT:-240}" \
-      "${cmd[@]}" run -b "$be" mesh.pyfrm case.ini) > "$w/$r/run.log" 2>&1
+    (cd "$w/$r" && BESPOKE_PYFR_PROVIDER=$provider BESPOKE_PYFR_REPORT="$w/$r/report.json" timeout "${PYFR_STEP_LIMIT:-240}" \
+      "$py" -m bespoke_pyfr run -b "$be" mesh.pyfrm case.ini) > "$w/$r/run.log" 2>&1
     rc=$?
     secs[$r]=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}")
     [ $rc = 0 ] || { echo "pyfr-check: $spec: the $r run failed (rc $rc):"; tail -n 5 "$w/$r/run.log"; }
@@ -98,9 +118,11 @@ for spec in $cases; do
   grep -h 'bespoke-pyfr: warning' "$w"/*/run.log > "$w/warnings.txt" 2>/dev/null && note="$note warnings:$(wc -l < "$w/warnings.txt")"
   [ $result = PASS ] || status=1
   printf '%-22s %-7s %-8s %9s %9s %9s %s\n' "$spec" "$prec" $result "${secs[stock]}" "${secs[cold]}" "${secs[warm]}" "${note# }" >> "$out/summary.txt"
-  rm -f "$w"/*/mesh.pyfrm "$w/stock/mesh.msh"
+  echo "$spec $prec $result" > "$w/result.txt"
+  rm -f "$w"/*/mesh.pyfrm "$w/stock/mesh.msh" "$w"/*/soln-*.pyfrs
   unset secs
 done
 cat "$out/summary.txt"
+"$py" -m bespoke_pyfr.summary "$out" > "$out/summary.md" 2> "$out/summary.err" && cat "$out/summary.md"
 for f in "$out"/*/cold/check.txt; do [ -f "$f" ] && { echo "== $f"; grep -v '^check: PASS' "$f"; }; done
 exit $status

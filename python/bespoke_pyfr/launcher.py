@@ -8,18 +8,29 @@ kernel sequence when a stored GiMMiK choice is rebuilt.
 import atexit
 import importlib
 
+from bespoke_pyfr import timing
 from bespoke_pyfr.session import Session, warn
 
 _installed = None
 
 
 def install(env=None):
-    """Patch PyFR (once per process); return the session."""
+    """Patch PyFR (once per process); return the session.
+
+    With BESPOKE_PYFR_PROVIDER=off PyFR keeps its own providers alone and
+    only the run is timed (the report's "run"): stock PyFR, measured as
+    the provider's runs are.
+    """
     global _installed
     if _installed is not None:
         return _installed
     session = Session(env)
     atexit.register(session.write_report)
+    timing.install(session.clock)
+    if session.env.get('BESPOKE_PYFR_PROVIDER', 'on') == 'off':
+        session.provider = False
+        _installed = session
+        return session
 
     from pyfr.backends.base.backend import BaseBackend
     orig_kernel = BaseBackend.kernel

@@ -19,6 +19,7 @@ import sys
 
 from bespoke_pyfr.provider import BespokeMulMixin, problem_ident
 from bespoke_pyfr.serve import ServeClient, ServeError, find_binary
+from bespoke_pyfr.timing import StepClock
 
 # PyFR's matrix-multiply providers, by class, as named in the store
 PROVIDER_NAMES = {
@@ -78,6 +79,8 @@ class Session:
         self.trial = None           # the competition being traced
         self.replay = {}            # provider name -> times to hand back
         self.gimmik_only = None     # index of GiMMiK's stored kernel
+        self.clock = StepClock()    # set-up and time per step
+        self.provider = True        # False: PyFR's own providers alone
 
     # The server
     def disable(self, why):
@@ -317,7 +320,9 @@ class Session:
         }
 
     def report(self):
-        return {'operators': list(self.entries.values())}
+        return {'provider': 'bespoke' if self.provider else 'off',
+                'run': self.clock.summary(),
+                'operators': list(self.entries.values())}
 
     def write_report(self):
         if not self.report_path:
