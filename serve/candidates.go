@@ -120,8 +120,11 @@ func (r *resolved) candidates(limit int) (offered int, out []Candidate, err erro
 
 // order is the order to try candidates in: those the cost model predicts
 // by their predicted time (ties in the family's order), alternating from
-// the top with those it does not (tensor-core kernels, in the family's
-// order), so that a client that tries the first few tries both kinds.
+// the top with those it does not (tensor-core kernels), so that a client
+// that tries the first few tries both kinds. Of the tensor-core kernels,
+// those needing the newest architecture the device has come first (on
+// sm_90 the m16n8 DMMA shapes, the ones Hopper runs at full rate, before
+// sm_80's m8n8k4), then the family's order.
 func order(ps []pending) []pending {
 	var modelled, other []pending
 	for _, p := range ps {
@@ -132,6 +135,7 @@ func order(ps []pending) []pending {
 		}
 	}
 	slices.SortStableFunc(modelled, func(a, b pending) int { return cmp.Compare(a.cand.PredictedS, b.cand.PredictedS) })
+	slices.SortStableFunc(other, func(a, b pending) int { return cmp.Compare(b.k.Hints.MinArch, a.k.Hints.MinArch) })
 	out := make([]pending, 0, len(ps))
 	for i := 0; i < max(len(modelled), len(other)); i++ {
 		if i < len(modelled) {

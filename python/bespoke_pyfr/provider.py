@@ -311,8 +311,12 @@ def _cuda_classes():
                 import shlex
                 be = self.backend
                 cmaj, cmin = be.cuda.compute_capability()
-                flags = [f'--gpu-architecture=sm_{cmaj}{cmin}', '--ftz=true',
-                         '--fmad=true']
+                # bespoke's own options where the answer gives them: the
+                # kernel was verified so (wgmma needs sm_90a, not sm_90)
+                flags = list(cand.get('build', {}).get('options', []))
+                if not flags:
+                    flags = [f'--gpu-architecture=sm_{cmaj}{cmin}',
+                             '--ftz=true', '--fmad=true']
                 flags += shlex.split(be.cfg.get('backend-cuda', 'cflags', ''))
                 code = be.compiler.build('kernel', src, flags)
                 self._mods[src] = be.cuda.load_module(code)
