@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"math"
 	"math/rand/v2"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -38,6 +39,17 @@ var Representative = []string{
 	"p1/tri/m3", "p3/tri/m0",
 	"p1/tet/m460", "p2/tet/m132",
 }
+
+// ShortRepresentative is Representative under -short: each element type
+// at its first order, each operator kind but m132.
+var ShortRepresentative = []string{"p1/quad/m0", "p1/hex/m6", "p1/tri/m3", "p1/tet/m460"}
+
+// shortPyFR are the PyFR operators the sweep checks under -short: the
+// first order of every element type and operator, and the smallest one
+// past largeNNZ (built on the large device).
+const shortPyFR = "p1/*/*"
+
+var shortLarge = "p5/hex/m0"
 
 // SparseShape is an operator checked at one shape: n columns with leading
 // dimensions ldb and ldc (passed at run time, or baked in).
@@ -197,11 +209,16 @@ func RunSparseEdge(t *testing.T, dev device.Device) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	// Every variant on every edge operator and shape; the (precision, β)
-	// pair rotates so that each operator meets several of the six.
+	// Every variant on every edge operator and shape (under -short, one
+	// shape an operator, in turn); the (precision, β) pair rotates so
+	// that each operator meets several of the six.
+	shortNote(t, "one shape per edge operator, the shapes in turn")
 	i := 0
-	for _, name := range names {
-		for _, s := range shapes {
+	for oi, name := range names {
+		for si, s := range shapes {
+			if testing.Short() && si != oi%len(shapes) {
+				continue
+			}
 			dt, beta := DTypes[i%2], Betas[(i/2)%3]
 			i++
 			alpha := 1.0
@@ -223,7 +240,12 @@ func RunSparseEdge(t *testing.T, dev device.Device) {
 // representative PyFR matrices.
 func RunSparseVariants(t *testing.T, dev device.Device) {
 	dir := testenv.PyFRMats(t)
-	ops, err := PyFR(dir, Representative...)
+	names := Representative
+	if testing.Short() {
+		names = ShortRepresentative
+		shortNote(t, fmt.Sprintf("the operators %v, not %v", names, Representative))
+	}
+	ops, err := PyFR(dir, names...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,6 +299,13 @@ func RunSparsePyFR(t *testing.T, dev, large device.Device) {
 	ops, err := load.Paths([]string{dir})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if testing.Short() {
+		ops = slices.DeleteFunc(ops, func(op *operator.Operator) bool {
+			ok, _ := path.Match(shortPyFR, op.Name)
+			return !ok && op.Name != shortLarge
+		})
+		shortNote(t, fmt.Sprintf("%d of the 120 matrices (%s and %s)", len(ops), shortPyFR, shortLarge))
 	}
 	rng := testenv.Rand(t)
 	var cases, largeCases []verify.Case
