@@ -41,15 +41,16 @@ var Representative = []string{
 }
 
 // ShortRepresentative is Representative under -short: each element type
-// at its first order, each operator kind but m132.
+// at its first order (their operators are the smallest).
 var ShortRepresentative = []string{"p1/quad/m0", "p1/hex/m6", "p1/tri/m3", "p1/tet/m460"}
 
-// shortPyFR are the PyFR operators the sweep checks under -short: the
-// first order of every element type and operator, and the smallest one
-// past largeNNZ (built on the large device).
-const shortPyFR = "p1/*/*"
-
-var shortLarge = "p5/hex/m0"
+// Under -short the PyFR sweep checks the operators matching shortPyFR
+// (the first order of every element type and operator) and shortLarge,
+// the smallest one past largeNNZ, so that the large device builds one.
+const (
+	shortPyFR  = "p1/*/*"
+	shortLarge = "p5/hex/m0"
+)
 
 // SparseShape is an operator checked at one shape: n columns with leading
 // dimensions ldb and ldc (passed at run time, or baked in).
