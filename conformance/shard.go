@@ -118,7 +118,7 @@ func Workers(dev device.Device) int {
 
 // relayed are the lines of a worker's output worth showing on success:
 // what ran, how much was verified, and skips.
-var relayed = regexp.MustCompile(`verified|--- (SKIP|FAIL)|device:`)
+var relayed = regexp.MustCompile(`verified|--- (SKIP|FAIL)|device:|-short:`)
 
 // RunShards runs the test named test (a top-level test of this package) in
 // w worker processes side by side, each with its shard of every Check, and
@@ -127,6 +127,9 @@ var relayed = regexp.MustCompile(`verified|--- (SKIP|FAIL)|device:`)
 // would have.
 func RunShards(t *testing.T, test string, w int) {
 	args := []string{"-test.run=^" + test + "$", "-test.v"}
+	if testing.Short() {
+		args = append(args, "-test.short") // the workers check the same subset
+	}
 	if d, ok := t.Deadline(); ok {
 		args = append(args, "-test.timeout="+time.Until(d).Round(time.Second).String())
 	}

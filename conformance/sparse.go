@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"math"
 	"math/rand/v2"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -61,6 +62,18 @@ func PyFRExport(dir string, names ...string) ([]*operator.Operator, error) {
 	}
 	return ops, nil
 }
+
+// ShortRepresentative is Representative under -short: each element type
+// at its first order (their operators are the smallest).
+var ShortRepresentative = []string{"p1/quad/m0", "p1/hex/m6", "p1/tri/m3", "p1/tet/m460"}
+
+// Under -short the PyFR sweep checks the operators matching shortPyFR
+// (the first order of every element type and operator) and shortLarge,
+// the smallest one past largeNNZ, so that the large device builds one.
+const (
+	shortPyFR  = "p1/*/*"
+	shortLarge = "p5/hex/m0"
+)
 
 // SparseShape is an operator checked at one shape: n columns with leading
 // dimensions ldb and ldc (passed at run time, or baked in).
@@ -220,11 +233,16 @@ func RunSparseEdge(t *testing.T, dev device.Device) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	// Every variant on every edge operator and shape; the (precision, β)
-	// pair rotates so that each operator meets several of the six.
+	// Every variant on every edge operator and shape (under -short, one
+	// shape an operator, in turn); the (precision, β) pair rotates so
+	// that each operator meets several of the six.
+	shortNote(t, "one shape per edge operator, the shapes in turn")
 	i := 0
-	for _, name := range names {
-		for _, s := range shapes {
+	for oi, name := range names {
+		for si, s := range shapes {
+			if testing.Short() && si != oi%len(shapes) {
+				continue
+			}
 			dt, beta := DTypes[i%2], Betas[(i/2)%3]
 			i++
 			alpha := 1.0
@@ -246,7 +264,12 @@ func RunSparseEdge(t *testing.T, dev device.Device) {
 // representative PyFR matrices.
 func RunSparseVariants(t *testing.T, dev device.Device) {
 	dir := testenv.PyFRMats(t)
-	ops, err := PyFR(dir, Representative...)
+	names := Representative
+	if testing.Short() {
+		names = ShortRepresentative
+		shortNote(t, fmt.Sprintf("the operators %v, one precision each, not %v in both", names, Representative))
+	}
+	ops, err := PyFR(dir, names...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,8 +281,12 @@ func RunSparseVariants(t *testing.T, dev device.Device) {
 	rng := testenv.Rand(t)
 	total := 0
 	var mu sync.Mutex
-	for _, op := range ops {
-		cs, err := SparseCases(rng, SparseShape{Op: op, N: 1001, LDB: 1004, LDC: 1010}, DTypes, Betas, []float64{0.5}, 1)
+	for i, op := range ops {
+		dts := DTypes
+		if testing.Short() { // one precision an operator, in turn
+			dts = DTypes[i%2 : i%2+1]
+		}
+		cs, err := SparseCases(rng, SparseShape{Op: op, N: 1001, LDB: 1004, LDC: 1010}, dts, Betas, []float64{0.5}, 1)
 		if err != nil {
 			t.Fatalf("%s: %v", op.Name, err)
 		}
@@ -305,6 +332,13 @@ func RunSparsePyFR(t *testing.T, dev, large device.Device) {
 	ops, err := load.Paths([]string{dir})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if testing.Short() {
+		ops = slices.DeleteFunc(ops, func(op *operator.Operator) bool {
+			ok, _ := path.Match(shortPyFR, op.Name)
+			return !ok && op.Name != shortLarge
+		})
+		shortNote(t, fmt.Sprintf("%d of the 120 matrices (%s and %s)", len(ops), shortPyFR, shortLarge))
 	}
 	rng := testenv.Rand(t)
 	var cases, largeCases []verify.Case

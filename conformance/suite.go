@@ -34,6 +34,14 @@ func Run(t *testing.T, dev, large device.Device) {
 	}
 }
 
+// shortNote logs, under -short, what a part leaves to the full run.
+func shortNote(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Logf("-short: %s; the full sweep runs without -short (CI)", what)
+	}
+}
+
 // Check runs the cases (this worker's share of them, see ShardEnv) in one
 // build and fails the test for each that does not pass; it returns how
 // many ran.

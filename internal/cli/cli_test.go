@@ -139,9 +139,6 @@ func TestSuite(t *testing.T) {
 // tune stores a choice that a second tune reuses with nothing timed and
 // that gen --best writes; with the store damaged, gen --best says so.
 func TestTuneThenGenBest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles and times kernels")
-	}
 	dir := t.TempDir()
 	t.Setenv("BESPOKE_CACHE_DIR", filepath.Join(dir, "cache"))
 	t.Setenv("BESPOKE_NO_CACHE", "")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,6 +98,9 @@ func TestFamilyIntegrateVerify(t *testing.T) {
 		{"--element", "prism", "--problem", "laplace", "--dtype", "f64"},
 		{"--element", "hex", "--problem", "cdr", "--dtype", "f32", "--variant", "w64/e1,w128/e1/rows"},
 	} {
+		if testing.Short() && !slices.Contains(tc, "--variant") { // -short: two of the candidates
+			tc = append(tc, "--variant", "w16/e1,w64/e1/local")
+		}
 		t.Run(strings.Join(tc, " "), func(t *testing.T) {
 			args := append([]string{"verify", "--family", "integrate", "--backend", "c", "--n", "101"}, tc...)
 			code, out, errs := run(t, args...)

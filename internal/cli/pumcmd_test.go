@@ -52,6 +52,9 @@ func checkPUMDevice(t *testing.T, dev device.Device) {
 		}
 	}
 	cases = append(cases, tc{3, 2, 1, false}, tc{2, 3, 2, true})
+	if testing.Short() { // level 3 runs every strategy, layout and integrator
+		cases = []tc{{2, 3, 1, false}}
+	}
 	co := kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1.5, R: 2}
 	for _, c := range cases {
 		ref, err := pumReference(pumConfig{dim: c.dim, level: c.level, degree: c.p, periodic: c.periodic, coeff: co})
@@ -132,6 +135,9 @@ func TestPUMDeviceProperties(t *testing.T) {
 		{3, 2, 1, false, kernel.F64, 1e-13},
 		{2, 3, 2, false, kernel.F32, 1e-5},
 	} {
+		if testing.Short() && c.p != 2 {
+			continue
+		}
 		for _, st := range []string{pumAtomic, pumColour, pumFused} {
 			name := fmt.Sprintf("%dd-l%d-p%d-per%v-%s-%s", c.dim, c.level, c.p, c.periodic, c.dt, st)
 			out, err := pumOnDevice(dev, pumConfig{dim: c.dim, level: c.level, degree: c.p, periodic: c.periodic,
@@ -490,6 +496,9 @@ func checkPUMDeviceDecomposition(t *testing.T, dev device.Device) {
 		}
 		cases = append(cases, tc{dim, 2, true, kernel.F64, 16}, tc{dim, 3, true, kernel.F32, 7}, tc{dim, 4, true, kernel.F64, 1})
 	}
+	if testing.Short() { // 2-D and 3-D, clipped and periodic, f64 and f32
+		cases = []tc{{2, 3, false, kernel.F64, 16}, {3, 2, false, kernel.F64, 16}, {2, 3, true, kernel.F32, 7}}
+	}
 	for _, c := range cases {
 		name := fmt.Sprintf("%dd-l%d-per%v-%s-t%d", c.dim, c.level, c.periodic, c.dt, c.threads)
 		cv, err := pum.UniformCover(c.dim, c.level, pum.DefaultAlpha, c.periodic)
@@ -587,6 +596,9 @@ func checkPUMDecomposeDeviceVsHost(t *testing.T, dev device.Device) {
 	}
 	cases = append(cases, tc{2, 3, 2, true, pumColour}, tc{2, 4, 1, true, pumAtomic}, tc{3, 1, 1, false, pumAtomic}, tc{3, 2, 2, false, pumColour},
 		tc{3, 2, 1, true, pumFused})
+	if testing.Short() { // every strategy, 2-D and 3-D, clipped and periodic
+		cases = []tc{cases[1], cases[2], cases[4], cases[8]}
+	}
 	for _, c := range cases {
 		name := fmt.Sprintf("%dd-l%d-p%d-per%v-%s", c.dim, c.level, c.p, c.periodic, c.strategy)
 		cfg := pumConfig{dim: c.dim, level: c.level, degree: c.p, periodic: c.periodic, coeff: co, dt: kernel.F64, strategy: c.strategy, budget: 20000}
@@ -677,6 +689,9 @@ func TestDownloadReals(t *testing.T) {
 // h^{p+1} and H¹ as h^p over the levels. On the smallest level the device
 // solve agrees with pum.Solve's (the same recurrence in Go).
 func TestPUMDeviceConvergence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the convergence study runs without -short (CI); TestPUMDeviceSolveHost solves on the device")
+	}
 	dev, err := host.Open()
 	if err != nil {
 		testenv.Unavailable(t, "c", err)
@@ -761,6 +776,9 @@ type pumSolveCase struct {
 // the solve against pum.Solve.
 func checkPUMDeviceSolve(t *testing.T, dev device.Device, cases []pumSolveCase) {
 	t.Helper()
+	if testing.Short() {
+		cases = cases[:1]
+	}
 	for _, c := range cases {
 		name := fmt.Sprintf("%d-D p=%d level %d periodic %v %s %s %s %s", c.dim, c.p, c.level, c.periodic, c.coeff.Name, c.strategy, c.decomp, c.dt)
 		tol := map[kernel.DType]float64{kernel.F64: 1e-12, kernel.F32: 1e-5}[c.dt]

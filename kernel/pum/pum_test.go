@@ -242,7 +242,9 @@ func TestGroupKernels(t *testing.T) {
 				continue
 			}
 			n++
-			interpret(t, c, false)
+			if tc.s.MMA != 0 || !testing.Short() { // -short: the host lowering alone where there is one
+				interpret(t, c, false)
+			}
 			if tc.s.MMA == 0 { // warp-level mma: CUDA only, no host lowering
 				interpret(t, c, true)
 			}

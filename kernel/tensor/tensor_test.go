@@ -3,6 +3,8 @@ package tensor_test
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/device/host"
@@ -80,6 +82,39 @@ func interpretAll(t *testing.T, cs []verify.Case) int {
 	return n
 }
 
+// newKinds names, for op, the first GPU layout (by element count) of each
+// kind offered at order hi but not at order lo.
+func newKinds(t *testing.T, op fem.Kernel, lo, hi int) []string {
+	t.Helper()
+	kinds := func(n int) map[string]string {
+		p, err := tensor.New(op, n, 0.7, kernel.F64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := p.Timed(7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := map[string]string{}
+		for _, c := range in.Candidates(gpu) {
+			kind, _, _ := strings.Cut(c.Name(), "/")
+			if _, ok := first[kind]; !ok {
+				first[kind] = c.Name()
+			}
+		}
+		return first
+	}
+	old := kinds(lo)
+	var names []string
+	for kind, name := range kinds(hi) {
+		if _, ok := old[kind]; !ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 // gpu is the target of the GPU layouts (cpu_test.go checks the CPU ones).
 var gpu = family.Target{GPU: true}
 
@@ -106,7 +141,19 @@ func TestHost(t *testing.T) {
 	all := []int{1, 3, 7}
 	var cs []verify.Case
 	for _, op := range fem.Kernels {
+		if testing.Short() {
+			// Every layout at N = 1, and at N = 7 one of each kind
+			// that only large orders have (the folds, pairs).
+			cs = append(cs, cases(t, op, []int{1}, 1, gpu)...)
+			if only := newKinds(t, op, 1, 7); len(only) > 0 {
+				cs = append(cs, casesOf(t, op, []int{7}, 0, gpu, only)...)
+			}
+			continue
+		}
 		cs = append(cs, cases(t, op, all, 1, gpu)...)
+	}
+	if testing.Short() {
+		t.Log("-short: every layout at N = 1, the folds and pairs at N = 7; without -short every layout at N = 1, 3, 7 (CI)")
 	}
 	for i, o := range verify.RunBatch(dev, cs) {
 		if o.Err != nil || !o.Result.OK() {
