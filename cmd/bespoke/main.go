@@ -5,15 +5,10 @@ package main
 import (
 	"os"
 
-	"github.com/bespoke-hpc/bespoke/internal/cache"
 	"github.com/bespoke-hpc/bespoke/internal/cli"
 )
 
 func main() {
 	cli.UseChildBuilds()
-	code := cli.Main(os.Args[1:], os.Stdout, os.Stderr)
-	// The private caches (BESPOKE_NO_CACHE, or a folder that cannot be
-	// written) end with the process.
-	cache.Cleanup()
-	os.Exit(code)
+	os.Exit(cli.Run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -6,6 +6,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/bespoke-hpc/bespoke/internal/cache"
 	"io"
 	"strings"
 
@@ -25,6 +26,14 @@ const (
 type usageError struct{ error }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// Run is the program: Main, then the private caches (BESPOKE_NO_CACHE, or
+// a folder that cannot be written), which end with the process, removed.
+func Run(args []string, stdout, stderr io.Writer) int {
+	code := Main(args, stdout, stderr)
+	cache.Cleanup()
+	return code
+}
 
 // Main runs bespoke with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {

@@ -36,7 +36,7 @@ func genCmd() *cobra.Command {
 	f := c.Flags()
 	o.register(f, false, false)
 	f.StringVar(&o.backend, "backend", "cuda", "dialect: cuda, opencl or c")
-	f.StringVar(&o.variant, "variant", "bstream", "kernel variant (see --list; other families than sparse: their first candidate for the dialect)")
+	f.StringVar(&o.variant, "variant", sparseDefaultVariant, "kernel variant (see --list; other families than sparse: their first candidate for the dialect)")
 	f.IntVar(&o.n, "n", 0, "sparse: columns, baked in (0: a kernel argument); with --best, any family: the size bench timed (its --n)")
 	f.IntVar(&o.ldb, "ldb", 0, "sparse: leading dimension of B in elements, baked in (0: a kernel argument)")
 	f.IntVar(&o.ldc, "ldc", 0, "sparse: leading dimension of C in elements, baked in (0: a kernel argument)")
@@ -52,6 +52,9 @@ func genCmd() *cobra.Command {
 	}
 	return c
 }
+
+// sparseDefaultVariant is gen's --variant when none is given.
+const sparseDefaultVariant = "bstream"
 
 func dialectOf(backend string) (emit.Dialect, error) {
 	d, err := emit.ParseDialect(backend)
@@ -116,9 +119,10 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 			return err
 		}
 	}
-	if !o.best && o.family != familySparse && (o.set == nil || !o.set.Changed("variant")) {
+	if !o.best && o.family != familySparse && variant == sparseDefaultVariant && (o.set == nil || !o.set.Changed("variant")) {
 		// --variant's default names a sparse kernel: another family
-		// writes its first candidate for the dialect.
+		// writes its first candidate for the dialect (unless a command
+		// such as fem gen set its own default).
 		cs := in.Candidates(target)
 		if len(cs) == 0 {
 			return fmt.Errorf("%s: the %s family offers no kernel for %s", ps[0].Label(), o.family, d)
