@@ -15,6 +15,7 @@ import (
 
 	"github.com/bespoke-hpc/bespoke/device/host"
 	"github.com/bespoke-hpc/bespoke/internal/cache"
+	"github.com/bespoke-hpc/bespoke/internal/paths"
 )
 
 // exitInterrupted is the exit status after an interrupt (128 + SIGINT).
@@ -92,6 +93,7 @@ func (w *watcher) run() {
 // end exits after an interrupt, leaving no temporary file of bespoke's.
 func end() {
 	cache.Cleanup()
+	paths.Cleanup()
 	os.Exit(exitInterrupted)
 }
 

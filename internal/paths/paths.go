@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 )
 
@@ -222,7 +223,22 @@ func Create(path string) (*Writer, error) {
 	if st, err := os.Stat(target); err == nil {
 		f.Chmod(st.Mode().Perm()) // keep the replaced file's mode
 	}
+	pending.Store(f.Name(), struct{}{})
 	return &Writer{f: f, target: target}, nil
+}
+
+// pending holds the temporary files being written, for Cleanup.
+var pending sync.Map
+
+// Cleanup removes the temporary files of writes still in progress: an
+// interrupted program calls it before it exits, so that no half-written
+// file is left beside its target.
+func Cleanup() {
+	pending.Range(func(name, _ any) bool {
+		os.Remove(name.(string))
+		pending.Delete(name)
+		return true
+	})
 }
 
 // Write writes to the temporary file; the first error sticks.
@@ -251,6 +267,7 @@ func (w *Writer) Commit() error {
 	if w.direct {
 		return nil
 	}
+	defer pending.Delete(w.f.Name())
 	if err := os.Rename(w.f.Name(), w.target); err != nil {
 		os.Remove(w.f.Name())
 		return err
@@ -264,6 +281,7 @@ func (w *Writer) Abort() {
 	w.f.Close()
 	if !w.direct {
 		os.Remove(w.f.Name())
+		pending.Delete(w.f.Name())
 	}
 }
 

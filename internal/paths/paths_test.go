@@ -156,3 +156,30 @@ func TestWriteAtomic(t *testing.T) {
 		}
 	}
 }
+
+// Cleanup removes the temporary file of a write in progress (an interrupt
+// exits before the write ends), and leaves finished files alone.
+func TestCleanupPending(t *testing.T) {
+	dir := t.TempDir()
+	done := filepath.Join(dir, "done.txt")
+	if err := WriteFile(done, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Create(filepath.Join(dir, "half.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("half")); err != nil {
+		t.Fatal(err)
+	}
+	Cleanup()
+	names, _ := os.ReadDir(dir)
+	if len(names) != 1 || names[0].Name() != "done.txt" {
+		var got []string
+		for _, n := range names {
+			got = append(got, n.Name())
+		}
+		t.Fatalf("after Cleanup the folder holds %q, want only done.txt", got)
+	}
+	w.Abort() // the file is gone already: no error, no panic
+}
