@@ -63,8 +63,10 @@ type Result struct {
 	// Choice is the winner and why it won.
 	Choice *Choice `json:"choice,omitempty"`
 	// Cached: the result comes from the tuning store (Config.Store); no
-	// candidate was built or timed in this run.
-	Cached bool `json:"cached,omitempty"`
+	// candidate was built or timed in this run. Measured says when (and
+	// at which commit) the run that stored it measured it.
+	Cached   bool   `json:"cached,omitempty"`
+	Measured string `json:"measured,omitempty"`
 }
 
 // Choice is the candidate a problem's measurement chose.
@@ -122,7 +124,7 @@ func (o *Result) choose() {
 		why += fmt.Sprintf(", %d built after all (the kept ones ran slower than those were predicted to)", readmitted)
 	}
 	if next != nil {
-		why += fmt.Sprintf("; %.1f %% faster than %s", 100*(float64(next.Timing.Median)/float64(best.Timing.Median)-1), next.Name)
+		why += fmt.Sprintf("; %.3g× as fast as %s", float64(next.Timing.Median)/float64(best.Timing.Median), next.Name)
 	}
 	o.Choice = &Choice{Winner: best.Name, Kind: best.Kind, Median: best.Timing.Median, Why: why}
 }

@@ -31,6 +31,10 @@ func fromStore(dev device.Device, cfg Config, pr *prepared) *Result {
 		return nil
 	}
 	res.Cached, res.Name = true, pr.problem.Name()
+	res.Measured = rec.Date
+	if rec.Commit != "" {
+		res.Measured += ", commit " + rec.Commit
+	}
 	return res
 }
 

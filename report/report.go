@@ -257,6 +257,9 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 			fmt.Fprintf(tw, "%s\terror: %s\t\t\t\t\t\t\n", head, o.Err)
 			continue
 		}
+		if o.Cached {
+			fmt.Fprintf(tw, "%s\tfrom the tuning store, nothing timed in this run (measured %s; --retune measures again)\t\t\t\t\t%s\n", head, o.Measured, rateBlanks)
+		}
 		best := o.Best("bespoke")
 		for _, c := range o.Candidates {
 			name := c.Name

@@ -37,6 +37,19 @@ func TestWriteTable(t *testing.T) {
 	if strings.Contains(b.String(), "nnz") || !strings.Contains(b.String(), "4³ along x") {
 		t.Errorf("a family without facts:\n%s", b.String())
 	}
+	if strings.Contains(b.String(), "tuning store") {
+		t.Errorf("a measured problem reads as replayed:\n%s", b.String())
+	}
+	// A result replayed from the tuning store says so, and when it was
+	// measured: it must not read as this run's measurement.
+	rep.Problems[0].Cached, rep.Problems[0].Measured = true, "2026-11-20, commit abc1234"
+	b.Reset()
+	if err := WriteTable(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "from the tuning store, nothing timed in this run (measured 2026-11-20, commit abc1234") {
+		t.Errorf("a replayed result:\n%s", b.String())
+	}
 }
 
 // An interrupted run with no problem done is still valid JSON, with an

@@ -81,7 +81,7 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 	}
 	f := c.Flags()
 	o.register(f, false, true)
-	f.StringVar(&o.backend, "backend", "auto", "auto (CUDA, then OpenCL, then C), cuda, opencl or c")
+	f.StringVar(&o.backend, "backend", "auto", "auto (a GPU through CUDA, else through OpenCL; a CPU through C, or OpenCL without a C compiler), cuda, opencl or c")
 	f.StringVar(&o.device, "device", "", "device within the backend (CUDA ordinal; OpenCL P:D or name)")
 	f.StringVar(&o.variants, "variant", "", "variants to time, comma-separated (default: every candidate for the device)")
 	f.IntVar(&o.n, "n", 0, "size (sparse: columns; default 262144 on CPUs; on GPUs 1048576, raised per problem until a launch moves 1 GiB, at most 33554432)")
