@@ -741,6 +741,10 @@ integration and assembly kernels (in --dtype, widened to float64).`,
 			if err != nil {
 				return err
 			}
+			if o.r == 0 {
+				// The default: say so, as a solver given A would fail.
+				fmt.Fprintln(cmd.ErrOrStderr(), "bespoke: note: with --r 0 and natural (or periodic) boundaries A is singular (the constants are in its null space); --r > 0 makes it definite")
+			}
 			return writePUMSystem(cmd.OutOrStdout(), res.sys, o, out, rhs)
 		},
 	}

@@ -247,6 +247,13 @@ func TestPUMAssembleCLI(t *testing.T) {
 	if ref[[2]int{1, 1}] <= 0 {
 		t.Errorf("A₁₁ = %g, want > 0", ref[[2]int{1, 1}])
 	}
+	// The default r = 0 makes a singular matrix: assemble says so (and
+	// says nothing of the kind when r > 0, above).
+	var so, se bytes.Buffer
+	if code := Main([]string{"pum", "assemble", "--dim", "2", "--level", "2", "--degree", "1", "-o", filepath.Join(dir, "r0.mtx")}, &so, &se); code != ExitOK ||
+		!strings.Contains(se.String(), "singular") {
+		t.Errorf("r = 0: exit %d, stderr %q: want a note that A is singular", code, se.String())
+	}
 }
 
 func TestPUMBenchCLI(t *testing.T) {
