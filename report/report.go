@@ -246,7 +246,7 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 		rateTitles += "\t" + r.title
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, title+"\tcandidate\tmedian µs\tGB/s"+rateTitles+"\t% roof\trel err\tregs\t")
+	fmt.Fprintln(tw, title+"\tcandidate\tmedian µs\tmin–max\tGB/s"+rateTitles+"\t% roof\trel err\tregs\t")
 	for i := range rep.Problems {
 		o := &rep.Problems[i]
 		head := fmt.Sprintf("%s\t%s\t%d", o.Name, o.Shape, o.Units)
@@ -254,11 +254,11 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 			head += "\t" + fact(o, f)
 		}
 		if o.Err != "" {
-			fmt.Fprintf(tw, "%s\terror: %s\t\t\t\t\t\t\n", head, o.Err)
+			fmt.Fprintf(tw, "%s\terror: %s\t\t\t\t\t\t\t\n", head, o.Err)
 			continue
 		}
 		if o.Cached {
-			fmt.Fprintf(tw, "%s\tfrom the tuning store, nothing timed in this run (measured %s; --retune measures again)\t\t\t\t\t%s\n", head, o.Measured, rateBlanks)
+			fmt.Fprintf(tw, "%s\tfrom the tuning store, nothing timed in this run (measured %s; --retune measures again)\t\t\t\t\t\t%s\n", head, o.Measured, rateBlanks)
 		}
 		best := o.Best("bespoke")
 		for _, c := range o.Candidates {
@@ -267,24 +267,26 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 				name = "*" + name
 			}
 			if c.Pruned {
-				fmt.Fprintf(tw, "%s\t%s\tnot built: the model predicts %s µs\t\t\t\t\t%s\n", head, name, predictedUS(c.Predicted), rateBlanks)
+				fmt.Fprintf(tw, "%s\t%s\tnot built: the model predicts %s µs\t\t\t\t\t\t%s\n", head, name, predictedUS(c.Predicted), rateBlanks)
 				continue
 			}
 			if c.Err != "" {
-				fmt.Fprintf(tw, "%s\t%s\tfailed: %s\t\t\t\t\t%s\n", head, name, firstLine(c.Err), rateBlanks)
+				fmt.Fprintf(tw, "%s\t%s\tfailed: %s\t\t\t\t\t\t%s\n", head, name, firstLine(c.Err), rateBlanks)
 				continue
 			}
 			if c.Screened {
-				name += " (screened)"
+				// A screening pass is a few launches, not the full median:
+				// it only showed the candidate was far behind.
+				name += fmt.Sprintf(" (screened: %d launches)", c.Timing.Reps)
 			}
 			vals := ""
 			for _, r := range rs {
 				vals += "\t" + rateOf(r, o, c.Timing.Median)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%s\t%.1f\t%.1e\t%d\t\n", head, name,
-				us(c.Timing.Median), c.GBs, vals, 100*c.RoofFrac, c.MaxRelErr, c.Resources.Registers)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f%s\t%.1f\t%.1e\t%d\t\n", head, name,
+				us(c.Timing.Median), spread(c.Timing), c.GBs, vals, 100*c.RoofFrac, c.MaxRelErr, c.Resources.Registers)
 		}
-		fmt.Fprintf(tw, "%s\t\t%s\troof (ideal bytes at copy speed)\t%s\t%.1f%s\t100.0\t\t\t\n", o.Name, strings.Repeat("\t", len(facts)), us(o.RoofTime), rep.RoofGBs, rateBlanks)
+		fmt.Fprintf(tw, "%s\t\t%s\troof (ideal bytes at copy speed)\t%s\t\t%.1f%s\t100.0\t\t\t\n", o.Name, strings.Repeat("\t", len(facts)), us(o.RoofTime), rep.RoofGBs, rateBlanks)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -298,6 +300,16 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 		fmt.Fprintln(w, m)
 	}
 	return nil
+}
+
+// spread is how far a timing's fastest and slowest launches lie from its
+// median, in per cent.
+func spread(t bench.Timing) string {
+	if t.Median <= 0 || t.Min <= 0 {
+		return ""
+	}
+	m := float64(t.Median)
+	return fmt.Sprintf("−%.1f/+%.1f %%", 100*(m-float64(t.Min))/m, 100*(float64(t.Max)-m)/m)
 }
 
 // predictedUS is a prediction's time in µs, or "?".
