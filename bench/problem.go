@@ -22,6 +22,10 @@ type Candidate struct {
 	Timing    Timing           `json:"timing"`
 	GBs       float64          `json:"gbs"`  // ideal bytes / median time
 	RoofFrac  float64          `json:"roof"` // GBs / the run's roof
+	// AttainableFrac is the roofline's least time for the problem over
+	// the median: ideal bytes at the roof or operations at the measured
+	// compute rate (Report.ComputeGFLOPs), whichever is longer.
+	AttainableFrac float64 `json:"attainable,omitempty"`
 	MaxRelErr float64          `json:"max_rel_err"`
 	Verified  bool             `json:"verified"`
 	Resources device.Resources `json:"resources"`

@@ -35,7 +35,11 @@ type Report struct {
 	Roof        Timing    `json:"roof_timing"`
 	RoofSamples []float64 `json:"roof_samples_gbs"`
 	RoofMethod  string    `json:"roof_method"`
-	Problems    []Result  `json:"problems"`
+	// ComputeGFLOPs is the attainable arithmetic rate measured in the run
+	// (Config.Compute; 0 without one), ComputeMethod how.
+	ComputeGFLOPs float64 `json:"compute_gflops,omitempty"`
+	ComputeMethod string  `json:"compute_method,omitempty"`
+	Problems      []Result `json:"problems"`
 	// Interrupted: Config.Stop ended the run before every problem ran.
 	Interrupted bool `json:"interrupted,omitempty"`
 }
@@ -117,6 +121,15 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 		return nil, err
 	}
 	r.roofGBs = rep.RoofGBs
+	if cfg.Compute != nil {
+		r.cfg.Progress("compute roof")
+		if g, t, err := r.measureCompute(cfg.Compute); err != nil {
+			cfg.Warn(fmt.Sprintf("the compute roof (%s) was not measured: %v", cfg.Compute.Name(), err))
+		} else {
+			rep.ComputeGFLOPs = g
+			rep.ComputeMethod = fmt.Sprintf("%s, median of %d launches (%s each)", cfg.Compute.Name(), t.Reps, t.Median)
+		}
+	}
 	rep.RoofMethod = fmt.Sprintf("the faster of a copy y[i] = x[i] and an update y[i] += x[i], each streaming four parts of x and y at once, over %d MiB (bytes read + written), median of %d launches before the first problem and %d before each later one, the best of these",
 		r.cfg.WorkingSet>>20, r.cfg.Reps, roofReps)
 	r.cfg.Progress("compiling")
@@ -270,9 +283,13 @@ func (rep *Report) scale() {
 		o.RoofGBs = rep.RoofGBs
 		o.choose()
 		o.RoofTime = time.Duration(float64(o.IdealBytes) / (rep.RoofGBs * 1e9) * float64(time.Second))
+		att := attainableTime(o.RoofTime, o.Flops, rep.ComputeGFLOPs)
 		for j := range o.Candidates {
 			if c := &o.Candidates[j]; c.Timing.Median > 0 {
 				c.RoofFrac = float64(o.RoofTime) / float64(c.Timing.Median)
+				if rep.ComputeGFLOPs > 0 {
+					c.AttainableFrac = float64(att) / float64(c.Timing.Median)
+				}
 			}
 		}
 	}

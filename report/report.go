@@ -232,8 +232,18 @@ func roofSpread(rep *bench.Report) string {
 
 // WriteTable writes a readable table: one line per candidate.
 func WriteTable(w io.Writer, rep *bench.Report) error {
-	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  roof: %s  date: %s  commit: %s\n\n",
+	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  roof: %s  date: %s  commit: %s\n",
 		rep.Device.Name, rep.Device.Backend, rep.DType, units(rep), roofSpread(rep), rep.Date, rep.Commit)
+	att := rep.ComputeGFLOPs > 0
+	if att {
+		fmt.Fprintf(w, "compute: %.0f GFLOP/s (%s); %% attain. is against the roofline, the longer of the ideal bytes at the roof and the operations at that rate\n",
+			rep.ComputeGFLOPs, rep.ComputeMethod)
+	}
+	fmt.Fprintln(w)
+	attTitle, attBlank := "", ""
+	if att {
+		attTitle, attBlank = "\t% attain.", "\t"
+	}
 	var facts []string
 	title := "problem\tshape\tsize"
 	for _, f := range presentFacts(rep) {
@@ -246,7 +256,7 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 		rateTitles += "\t" + r.title
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, title+"\tcandidate\tmedian µs\tmin–max\tGB/s"+rateTitles+"\t% roof\trel err\tregs\t")
+	fmt.Fprintln(tw, title+"\tcandidate\tmedian µs\tmin–max\tGB/s"+rateTitles+"\t% roof"+attTitle+"\trel err\tregs\t")
 	for i := range rep.Problems {
 		o := &rep.Problems[i]
 		head := fmt.Sprintf("%s\t%s\t%d", o.Name, o.Shape, o.Units)
@@ -254,11 +264,11 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 			head += "\t" + fact(o, f)
 		}
 		if o.Err != "" {
-			fmt.Fprintf(tw, "%s\terror: %s\t\t\t\t\t\t\t\n", head, o.Err)
+			fmt.Fprintf(tw, "%s\terror: %s\t\t\t\t\t\t\t%s\n", head, o.Err, attBlank)
 			continue
 		}
 		if o.Cached {
-			fmt.Fprintf(tw, "%s\tfrom the tuning store, nothing timed in this run (measured %s; --retune measures again)\t\t\t\t\t\t%s\n", head, o.Measured, rateBlanks)
+			fmt.Fprintf(tw, "%s\tfrom the tuning store, nothing timed in this run (measured %s; --retune measures again)\t\t\t\t\t\t%s%s\n", head, o.Measured, rateBlanks, attBlank)
 		}
 		best := o.Best("bespoke")
 		for _, c := range o.Candidates {
@@ -267,11 +277,11 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 				name = "*" + name
 			}
 			if c.Pruned {
-				fmt.Fprintf(tw, "%s\t%s\tnot built: the model predicts %s µs\t\t\t\t\t\t%s\n", head, name, predictedUS(c.Predicted), rateBlanks)
+				fmt.Fprintf(tw, "%s\t%s\tnot built: the model predicts %s µs\t\t\t\t\t\t%s%s\n", head, name, predictedUS(c.Predicted), rateBlanks, attBlank)
 				continue
 			}
 			if c.Err != "" {
-				fmt.Fprintf(tw, "%s\t%s\tfailed: %s\t\t\t\t\t\t%s\n", head, name, firstLine(c.Err), rateBlanks)
+				fmt.Fprintf(tw, "%s\t%s\tfailed: %s\t\t\t\t\t\t%s%s\n", head, name, firstLine(c.Err), rateBlanks, attBlank)
 				continue
 			}
 			if c.Screened {
@@ -283,10 +293,14 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 			for _, r := range rs {
 				vals += "\t" + rateOf(r, o, c.Timing.Median)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f%s\t%.1f\t%.1e\t%d\t\n", head, name,
-				us(c.Timing.Median), spread(c.Timing), c.GBs, vals, 100*c.RoofFrac, c.MaxRelErr, c.Resources.Registers)
+			attCell := ""
+			if att {
+				attCell = fmt.Sprintf("\t%.1f", 100*c.AttainableFrac)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f%s\t%.1f%s\t%.1e\t%d\t\n", head, name,
+				us(c.Timing.Median), spread(c.Timing), c.GBs, vals, 100*c.RoofFrac, attCell, c.MaxRelErr, c.Resources.Registers)
 		}
-		fmt.Fprintf(tw, "%s\t\t%s\troof (ideal bytes at copy speed)\t%s\t\t%.1f%s\t100.0\t\t\t\n", o.Name, strings.Repeat("\t", len(facts)), us(o.RoofTime), rep.RoofGBs, rateBlanks)
+		fmt.Fprintf(tw, "%s\t\t%s\troof (ideal bytes at copy speed)\t%s\t\t%.1f%s\t100.0%s\t\t\t\n", o.Name, strings.Repeat("\t", len(facts)), us(o.RoofTime), rep.RoofGBs, rateBlanks, attBlank)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -409,8 +423,13 @@ func (m ModelCheck) String() string {
 // fraction of the roof, why it won, and whether it came from the tuning
 // store.
 func WriteChoices(w io.Writer, rep *bench.Report) error {
-	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  roof: %s  date: %s  commit: %s\n\n",
+	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  roof: %s  date: %s  commit: %s\n",
 		rep.Device.Name, rep.Device.Backend, rep.DType, units(rep), roofSpread(rep), rep.Date, rep.Commit)
+	if rep.ComputeGFLOPs > 0 {
+		fmt.Fprintf(w, "compute: %.0f GFLOP/s (%s); %% attain. is against the roofline, the longer of the ideal bytes at the roof and the operations at that rate\n",
+			rep.ComputeGFLOPs, rep.ComputeMethod)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "problem\tshape\tsize\tchoice\tkind\tmedian µs\t% roof\tfrom\twhy")
 	for i := range rep.Problems {

@@ -259,6 +259,15 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 			}
 		}
 	}
+	if !o.noBaselines {
+		// The compute side of the roofline: the vendor BLAS's large GEMM.
+		if probe, err := baseline.ForCompute(dev); err != nil {
+			fmt.Fprintln(stderr, "bespoke: warning: the compute roof is not measured:", err)
+		} else if probe != nil {
+			cfg.Compute = probe
+			defer probe.Close()
+		}
+	}
 	if f, ok := stderr.(*os.File); !o.quiet && !(ok && term.IsTerminal(int(f.Fd()))) {
 		// Not a terminal (a log file, CI): one timestamped line per step.
 		// Builds report from other goroutines (Notes) between the steps.

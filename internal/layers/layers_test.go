@@ -49,7 +49,7 @@ var allowed = map[string][]string{
 	"device/cuda":              {"device", "emit", "internal/cache", "internal/dl"},
 	"device/opencl":            {"device", "emit", "internal/cache", "internal/dl"},
 	"device/host":              {"device", "emit", "internal/cache"},
-	"baseline":                 {"device", "device/cuda", "internal/dl", "kernel/family", "kernel/sparse"},
+	"baseline":                 {"device", "device/cuda", "internal/dl", "kernel", "kernel/family", "kernel/sparse"},
 	"build":                    {"device", "emit", "kernel"},
 	"verify":                   {"build", "device", "emit", "kernel", "kernel/family", "kernel/interp"},
 	"tune":                     {"device", "emit", "internal/cache", "kernel", "kernel/cost", "kernel/family", "kernel/kerneltest"},
