@@ -33,13 +33,13 @@ type Config struct {
 	// Variants names the candidates to time; nil: every candidate the
 	// family offers for the device (tune.Candidates).
 	Variants  []string
-	Baselines []Baseline        // vendor libraries timed side by side
+	Baselines []Baseline // vendor libraries timed side by side
 	// Compute, when set, measures the attainable arithmetic rate before
 	// the first problem (a vendor library's large GEMM), so that each
 	// candidate is also reported against the roofline: the lesser of the
 	// memory roof and that rate.
-	Compute ComputeProbe
-	Progress  func(step string) // each step of the timing loop, from one goroutine
+	Compute  ComputeProbe
+	Progress func(step string) // each step of the timing loop, from one goroutine
 	// Notes, when set, hears about background work (builds over 10 s); it
 	// may be called from several goroutines at once.
 	Notes func(note string)

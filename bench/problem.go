@@ -17,19 +17,19 @@ import (
 
 // Candidate is one timed implementation of a problem.
 type Candidate struct {
-	Name      string           `json:"name"`
-	Kind      string           `json:"kind"` // "bespoke" or "baseline"
-	Timing    Timing           `json:"timing"`
-	GBs       float64          `json:"gbs"`  // ideal bytes / median time
-	RoofFrac  float64          `json:"roof"` // GBs / the run's roof
+	Name     string  `json:"name"`
+	Kind     string  `json:"kind"` // "bespoke" or "baseline"
+	Timing   Timing  `json:"timing"`
+	GBs      float64 `json:"gbs"`  // ideal bytes / median time
+	RoofFrac float64 `json:"roof"` // GBs / the run's roof
 	// AttainableFrac is the roofline's least time for the problem over
 	// the median: ideal bytes at the roof or operations at the measured
 	// compute rate (Report.ComputeGFLOPs), whichever is longer.
-	AttainableFrac float64 `json:"attainable,omitempty"`
-	MaxRelErr float64          `json:"max_rel_err"`
-	Verified  bool             `json:"verified"`
-	Resources device.Resources `json:"resources"`
-	Err       string           `json:"error,omitempty"`
+	AttainableFrac float64          `json:"attainable,omitempty"`
+	MaxRelErr      float64          `json:"max_rel_err"`
+	Verified       bool             `json:"verified"`
+	Resources      device.Resources `json:"resources"`
+	Err            string           `json:"error,omitempty"`
 	// Screen is the median of the screening launches; Screened: timed
 	// there only, too slow to be timed in full (Timing, GBs and RoofFrac
 	// are then from the screening).

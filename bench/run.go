@@ -37,8 +37,8 @@ type Report struct {
 	RoofMethod  string    `json:"roof_method"`
 	// ComputeGFLOPs is the attainable arithmetic rate measured in the run
 	// (Config.Compute; 0 without one), ComputeMethod how.
-	ComputeGFLOPs float64 `json:"compute_gflops,omitempty"`
-	ComputeMethod string  `json:"compute_method,omitempty"`
+	ComputeGFLOPs float64  `json:"compute_gflops,omitempty"`
+	ComputeMethod string   `json:"compute_method,omitempty"`
 	Problems      []Result `json:"problems"`
 	// Interrupted: Config.Stop ended the run before every problem ran.
 	Interrupted bool `json:"interrupted,omitempty"`
