@@ -37,9 +37,12 @@ type Report struct {
 	RoofMethod  string    `json:"roof_method"`
 	// ComputeGFLOPs is the attainable arithmetic rate measured in the run
 	// (Config.Compute; 0 without one), ComputeMethod how.
-	ComputeGFLOPs float64  `json:"compute_gflops,omitempty"`
-	ComputeMethod string   `json:"compute_method,omitempty"`
-	Problems      []Result `json:"problems"`
+	ComputeGFLOPs float64 `json:"compute_gflops,omitempty"`
+	ComputeMethod string  `json:"compute_method,omitempty"`
+	// RoofWarning, when set, says the roof's measurements spread too far
+	// in this run to trust its % of roof figures (a busy machine).
+	RoofWarning string   `json:"roof_warning,omitempty"`
+	Problems    []Result `json:"problems"`
 	// Interrupted: Config.Stop ended the run before every problem ran.
 	Interrupted bool `json:"interrupted,omitempty"`
 }
@@ -209,8 +212,30 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 		}
 	}
 	rep.scale()
+	rep.RoofWarning = roofUnstable(rep.RoofSamples)
 	rep.record(planned, cfg)
 	return rep, nil
+}
+
+// roofUnstableBelow is how far under the best a roof measurement may fall
+// before the run's figures are called unreliable: a machine whose
+// bandwidth moves that much within one run was busy with other work.
+const roofUnstableBelow = 0.8
+
+// roofUnstable says, in one line, that the roof's measurements in this
+// run spread too far to trust its % of roof figures; "" when they agree.
+func roofUnstable(samples []float64) string {
+	if len(samples) < 2 {
+		return ""
+	}
+	lo, hi := samples[0], samples[0]
+	for _, x := range samples {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	if hi <= 0 || lo >= roofUnstableBelow*hi {
+		return ""
+	}
+	return fmt.Sprintf("the roof varied from %.1f to %.1f GB/s in this run (%d measurements): the machine was busy, and %% of roof figures may be off; run again on a quiet machine", lo, hi, len(samples))
 }
 
 // planAll plans every problem, several at once: checking a stored choice

@@ -234,6 +234,9 @@ func roofSpread(rep *bench.Report) string {
 func WriteTable(w io.Writer, rep *bench.Report) error {
 	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  roof: %s  date: %s  commit: %s\n",
 		rep.Device.Name, rep.Device.Backend, rep.DType, units(rep), roofSpread(rep), rep.Date, rep.Commit)
+	if rep.RoofWarning != "" {
+		fmt.Fprintf(w, "warning: %s\n", rep.RoofWarning)
+	}
 	att := rep.ComputeGFLOPs > 0
 	if att {
 		fmt.Fprintf(w, "compute: %.0f GFLOP/s (%s); %% attain. is against the roofline, the longer of the ideal bytes at the roof and the operations at that rate\n",
@@ -425,6 +428,9 @@ func (m ModelCheck) String() string {
 func WriteChoices(w io.Writer, rep *bench.Report) error {
 	fmt.Fprintf(w, "device: %s (%s)  dtype: %s  size: %s  roof: %s  date: %s  commit: %s\n",
 		rep.Device.Name, rep.Device.Backend, rep.DType, units(rep), roofSpread(rep), rep.Date, rep.Commit)
+	if rep.RoofWarning != "" {
+		fmt.Fprintf(w, "warning: %s\n", rep.RoofWarning)
+	}
 	if rep.ComputeGFLOPs > 0 {
 		fmt.Fprintf(w, "compute: %.0f GFLOP/s (%s); %% attain. is against the roofline, the longer of the ideal bytes at the roof and the operations at that rate\n",
 			rep.ComputeGFLOPs, rep.ComputeMethod)

@@ -50,6 +50,15 @@ func TestWriteTable(t *testing.T) {
 	if !strings.Contains(b.String(), "from the tuning store, nothing timed in this run (measured 2026-11-20, commit abc1234") {
 		t.Errorf("a replayed result:\n%s", b.String())
 	}
+	// An unstable roof is said above the table.
+	rep.RoofWarning = "the roof varied from 26.0 to 44.0 GB/s"
+	b.Reset()
+	if err := WriteTable(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "warning: the roof varied") {
+		t.Errorf("no roof warning:\n%s", b.String())
+	}
 }
 
 // An interrupted run with no problem done is still valid JSON, with an
