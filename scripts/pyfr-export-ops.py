@@ -22,7 +22,7 @@ testdata/pyfr-ops.tar.gz (folder pyfr-ops/) holds, from this script:
 
     tri:default:1-6 tri:alpha-opt:1-4 tet:default:1-4 tet:alpha-opt:1-3
     pri:default:1-4 pri:gll:1-3 pri:alpha-opt:1-3 pyr:default:1-4 pyr:gll:1-3
-    pyr:default:5:exact
+    pyr:default:5:exact  (only its m3, m6 and points kept: the corrections it is for)
 
 (the whole sweep to p6 is 41 MB and takes minutes; `go test ./fr` reads
 any such folder named by BESPOKE_PYFR_OPS).
