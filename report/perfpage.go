@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,15 +55,31 @@ func FamilyOf(rep *bench.Report) string {
 	return "other"
 }
 
-// ReadPerfRun reads a bench JSON file. A file that is not one (no device,
-// dtype or problems) is an error naming it.
+// ReadPerfRun reads a bench JSON file, or one gzipped (.json.gz: a full
+// bench of every candidate runs to megabytes, kept compressed). A file
+// that is not one (no device, dtype or problems) is an error naming it.
 func ReadPerfRun(file string) (PerfRun, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return PerfRun{}, err
 	}
+	if strings.HasSuffix(file, ".gz") {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return PerfRun{}, fmt.Errorf("%s: %v", file, err)
+		}
+		if data, err = io.ReadAll(io.LimitReader(zr, maxPerfRunBytes+1)); err != nil {
+			return PerfRun{}, fmt.Errorf("%s: %v", file, err)
+		}
+		if len(data) > maxPerfRunBytes {
+			return PerfRun{}, fmt.Errorf("%s: more than %d MB uncompressed", file, maxPerfRunBytes>>20)
+		}
+	}
 	return ParsePerfRun(file, data)
 }
+
+// maxPerfRunBytes bounds a results file, uncompressed.
+const maxPerfRunBytes = 1 << 30
 
 // ParsePerfRun parses the bytes of a bench JSON file named source.
 func ParsePerfRun(source string, data []byte) (PerfRun, error) {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -225,5 +226,40 @@ func TestPerformancePageLong(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+}
+
+// A gzipped results file reads as the file itself; a damaged one is an
+// error naming it.
+func TestReadPerfRunGzip(t *testing.T) {
+	plain := filepath.Join("testdata", "perf", "fem-c-f64.json")
+	data, err := os.ReadFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(data)
+	zw.Close()
+	dir := t.TempDir()
+	gz := filepath.Join(dir, "fem-c-f64.json.gz")
+	if err := os.WriteFile(gz, zb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReadPerfRun(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadPerfRun(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Report.Problems) != len(want.Report.Problems) || got.Report.RoofGBs != want.Report.RoofGBs {
+		t.Fatalf("gzipped: %d problems, roof %g; plain: %d, %g", len(got.Report.Problems), got.Report.RoofGBs, len(want.Report.Problems), want.Report.RoofGBs)
+	}
+	bad := filepath.Join(dir, "bad.json.gz")
+	os.WriteFile(bad, data, 0o644) // not gzip
+	if _, err := ReadPerfRun(bad); err == nil || !strings.Contains(err.Error(), "bad.json.gz") {
+		t.Fatalf("a file that is not gzip: %v", err)
 	}
 }

@@ -11,6 +11,8 @@
 # tuned best, as a user gets it) and writes its --json beside a log; each
 # step has a time limit (BESPOKE_STEP_LIMIT, default 540 s) and a bench
 # stopped by it still writes what it finished. OUTDIR/results.tgz holds all.
+# Keep the sparse lanes' JSON gzipped under docs/results/ (megabytes plain);
+# `report perf` reads .json.gz.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: perf-results.sh OUTDIR [LANES]}
