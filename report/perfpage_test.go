@@ -36,6 +36,7 @@ func TestPerformancePage(t *testing.T) {
 				"1 of 3 results from the tuning store",
 				"† from the tuning store",
 				"roof 4000.0 GB/s (best of 3 measurements, 2900.0–4000.0) (unstable",
+				// The fixture's own date and commit, as the page must copy them.
 				"date 2026-11-29; commit def5678",
 				"- **hex**: 1 problem, best bespoke 90.0 % of roof (geomean), worst p1/hex/m0 90.0 %; cuBLAS 45.0 %, bespoke 2.00× faster (geomean), slower on 0; cuSPARSE 30.0 %, bespoke 3.00× faster (geomean), slower on 0.",
 				"- **tri**: 1 problem, best bespoke 90.0 % of roof (geomean), worst p1/tri/m3 90.0 %; cuBLAS 180.0 %, bespoke 0.50× faster (geomean), slower on 1",

@@ -41,7 +41,8 @@ func TestWriteTable(t *testing.T) {
 		t.Errorf("a measured problem reads as replayed:\n%s", b.String())
 	}
 	// A result replayed from the tuning store says so, and when it was
-	// measured: it must not read as this run's measurement.
+	// measured (a record's date and commit, as data): it must not read as
+	// this run's measurement.
 	rep.Problems[0].Cached, rep.Problems[0].Measured = true, "2026-11-20, commit abc1234"
 	b.Reset()
 	if err := WriteTable(&b, rep); err != nil {
