@@ -157,13 +157,15 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 				return usagef("--max-memory %q: want at least 1M", mm)
 			}
 		}
+		// The solves' settings, checked before the operators are timed.
+		var orders []int
+		var dts []kernel.DType
 		if len(bps) > 0 {
-			orders, err := pf.orderList(fem.MaxOrder)
-			if err != nil {
+			var err error
+			if orders, err = pf.orderList(fem.MaxOrder); err != nil {
 				return err
 			}
-			dts, err := pf.dtypeList()
-			if err != nil {
+			if dts, err = pf.dtypeList(); err != nil {
 				return err
 			}
 			if err := checkBakeOffs(bps, orders, dts, lambda, bp); err != nil {
@@ -180,14 +182,6 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 		}
 		if len(bps) == 0 {
 			return nil
-		}
-		orders, err := pf.orderList(fem.MaxOrder)
-		if err != nil {
-			return err
-		}
-		dts, err := pf.dtypeList()
-		if err != nil {
-			return err
 		}
 		backend, _ := fs.GetString("backend")
 		sel, _ := fs.GetString("device")
