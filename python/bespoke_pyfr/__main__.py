@@ -4,8 +4,11 @@
 
 Environment: BESPOKE (the bespoke binary; else `bespoke` on PATH),
 BESPOKE_PYFR_REPORT (write the JSON report of the choices there),
-BESPOKE_PYFR_LIMIT (candidates asked for per operator; default 8).
+BESPOKE_PYFR_LIMIT (candidates asked for per operator; default 8),
+BESPOKE_PYFR_PROFILE (write a cProfile of the whole run to that file, to see
+where set-up time goes).
 """
+import os
 import sys
 
 
@@ -17,7 +20,16 @@ def main():
     install()
 
     sys.argv = ['pyfr'] + sys.argv[1:]
-    return pyfr_main()
+    prof = os.environ.get('BESPOKE_PYFR_PROFILE')
+    if not prof:
+        return pyfr_main()
+
+    import cProfile
+    p = cProfile.Profile()
+    try:
+        return p.runcall(pyfr_main)
+    finally:
+        p.dump_stats(prof)
 
 
 if __name__ == '__main__':
