@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"kernel/integrate":         {"element", "kernel", "kernel/family", "poly"},
 	"pum":                      {"poly"},
 	"kernel/pum":               {"kernel", "kernel/family", "poly", "pum"},
-	"solve":                    {"build", "device", "emit", "fem", "kernel", "kernel/family", "kernel/pass", "kernel/tensor", "kernel/vector"},
+	"solve":                    {"build", "device", "fem", "kernel", "kernel/family", "kernel/tensor", "kernel/vector"},
 	"emit":                     {"kernel", "kernel/pass"},
 	"device":                   {"emit", "kernel"},
 	"device/cuda":              {"device", "emit", "internal/cache", "internal/dl"},
