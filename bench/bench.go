@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/build"
@@ -139,101 +140,80 @@ var periods = []int{4093, 4091, 4079, 4073, 4057, 4051, 4049, 4027, 4021, 4019, 
 
 // Runner holds a device and the helper kernels for one precision.
 type Runner struct {
-	dev      device.Device
-	cfg      Config
-	dt       kernel.DType
-	roofGBs  float64 // the first roof measured, for the cost model
-	closeAux func()  // the helper kernels' programs
-	fill     device.Kernel
-	copyK    device.Kernel
-	updateK  device.Kernel
-	gather   device.Kernel
-	tabs     []device.Buffer // periods[i] random values each
-	hostTab  [][]float64
-	nan      device.Buffer // one NaN
-	auxIR    map[string]*kernel.Kernel
+	dev     device.Device
+	cfg     Config
+	dt      kernel.DType
+	roofGBs float64 // the first roof measured, for the cost model
+	// aux is the helper kernels' program, holding the fill tables
+	// ("tab0" …, periods[i] random values each) and "nan" (one NaN).
+	aux                          *build.Program
+	fill, copyK, updateK, gather string // the helper kernels' names
+	hostTab                      [][]float64
 }
 
 // NewRunner builds the helper kernels and the fill tables for dt.
 func NewRunner(dev device.Device, dt kernel.DType, cfg Config) (*Runner, error) {
 	cfg.defaults()
-	r := &Runner{dev: dev, cfg: cfg, dt: dt, auxIR: map[string]*kernel.Kernel{}}
+	r := &Runner{dev: dev, cfg: cfg, dt: dt}
 	ks := []*kernel.Kernel{fillKernel(dt), copyKernel(dt), gatherKernel(dt), updateKernel(dt)}
-	built, closeAll := build.Batch(dev, ks)
-	r.closeAux = closeAll
 	var err error
-	for i, b := range built {
-		err = errors.Join(err, b.Err)
-		r.auxIR[ks[i].Name] = ks[i]
-	}
-	if err != nil {
-		r.Close()
+	if r.aux, err = build.NewProgram(dev, ks...); err != nil {
 		return nil, fmt.Errorf("building helper kernels: %w", err)
 	}
-	r.fill, r.copyK, r.gather, r.updateK = built[0].Kernel, built[1].Kernel, built[2].Kernel, built[3].Kernel
+	r.fill, r.copyK, r.gather, r.updateK = ks[0].Name, ks[1].Name, ks[2].Name, ks[3].Name
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	for _, p := range periods {
+	for i, p := range periods {
 		t := make([]float64, p)
 		for i := range t {
 			t[i] = dt.Rounded((0.5 + rng.Float64()) * float64(1-2*rng.IntN(2)))
 		}
-		b, err := r.upload(t)
-		if err != nil {
+		if _, err := r.aux.Upload(tabName(i), dt.Encode(t)); err != nil {
 			r.Close()
 			return nil, err
 		}
-		r.hostTab, r.tabs = append(r.hostTab, t), append(r.tabs, b)
+		r.hostTab = append(r.hostTab, t)
 	}
-	if r.nan, err = r.upload([]float64{math.NaN()}); err != nil {
+	if _, err = r.aux.Upload("nan", dt.Encode([]float64{math.NaN()})); err != nil {
 		r.Close()
 		return nil, err
 	}
 	return r, nil
 }
 
-func (r *Runner) upload(xs []float64) (device.Buffer, error) {
-	b, err := r.dev.Alloc(int64(len(xs) * r.dt.Bytes()))
-	if err != nil {
-		return nil, err
-	}
-	if err := b.Upload(r.dt.Encode(xs)); err != nil {
-		b.Free()
-		return nil, err
-	}
-	return b, nil
-}
+// tabName names fill table i in the helper program.
+func tabName(i int) string { return "tab" + strconv.Itoa(i) }
 
 // Close frees the runner's buffers and programs.
 func (r *Runner) Close() {
-	for _, b := range append(slices.Clone(r.tabs), r.nan) {
-		if b != nil {
-			b.Free()
-		}
-	}
-	if r.closeAux != nil {
-		r.closeAux()
+	if r.aux != nil {
+		r.aux.Close()
 	}
 }
 
-// launchAux runs a helper kernel over n elements.
-func (r *Runner) launchAux(k device.Kernel, n int64, values map[string]int64, bufs map[string]device.Buffer) error {
-	if values == nil {
-		values = map[string]int64{}
+// auxStep binds a helper kernel over n elements to the buffers given.
+func (r *Runner) auxStep(kernel string, n int64, values map[string]int64, bufs map[string]device.Buffer) (*build.Step, error) {
+	vals := map[string]int64{"n": n}
+	for k, v := range values {
+		vals[k] = v
 	}
-	values["n"] = n
-	l, args, err := device.Bind(r.auxIR[k.Name()], values, bufs)
+	return r.aux.Bind(kernel, build.With{Values: vals, Use: bufs})
+}
+
+// launchAux runs a helper kernel over n elements.
+func (r *Runner) launchAux(kernel string, n int64, values map[string]int64, bufs map[string]device.Buffer) error {
+	st, err := r.auxStep(kernel, n, values, bufs)
 	if err != nil {
 		return err
 	}
-	return k.Launch(l, args...)
+	return r.aux.Run(st)
 }
 
 // fillFrom writes n elements of x from table t (or NaN when t < 0).
 func (r *Runner) fillFrom(t int, x device.Buffer, n int64) error {
 	if t < 0 {
-		return r.launchAux(r.fill, n, map[string]int64{"period": 1}, map[string]device.Buffer{"x": x, "tab": r.nan})
+		return r.launchAux(r.fill, n, map[string]int64{"period": 1}, map[string]device.Buffer{"x": x, "tab": r.aux.Buffer("nan")})
 	}
-	return r.launchAux(r.fill, n, map[string]int64{"period": int64(periods[t])}, map[string]device.Buffer{"x": x, "tab": r.tabs[t]})
+	return r.launchAux(r.fill, n, map[string]int64{"period": int64(periods[t])}, map[string]device.Buffer{"x": x, "tab": r.aux.Buffer(tabName(t))})
 }
 
 // Timing is the distribution of one candidate's launch times.
@@ -372,16 +352,20 @@ func (r *Runner) roof(reps int) (float64, Timing, error) {
 	defer func() { r.cfg.Reps = saved }()
 	best, bestT := 0.0, Timing{}
 	for _, k := range []struct {
-		kern  device.Kernel
+		kern  string
 		words int64 // read plus written per element
 	}{{r.copyK, 2}, {r.updateK, 3}} {
+		st, err := r.auxStep(k.kern, n, nil, map[string]device.Buffer{"x": x, "y": y})
+		if err != nil {
+			return 0, Timing{}, err
+		}
 		t, err := r.time(1, func(int) error {
 			select {
 			case <-r.cfg.Stop: // the roof takes seconds: an interrupt ends it
 				return errStopped
 			default:
 			}
-			return r.launchAux(k.kern, n, nil, map[string]device.Buffer{"x": x, "y": y})
+			return r.aux.Run(st)
 		})
 		if err != nil {
 			return 0, Timing{}, err

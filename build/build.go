@@ -2,7 +2,9 @@
 // kernels to a compiler call where that pays, compiler calls in parallel
 // up to the number of CPUs (fewer where a device compiles one program at a
 // time), and compilation ahead of use into the device's cache while other
-// work goes on. verify, tune and bench all build through it.
+// work goes on. verify, tune and bench all build through it; Program runs
+// a program of kernels (a solver's, an application's) built that way,
+// binding buffers and values by name.
 //
 // It may import kernel, emit and device, but no backend and no family.
 package build

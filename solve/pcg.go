@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/bespoke-hpc/bespoke/build"
 	"github.com/bespoke-hpc/bespoke/device"
-	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/fem"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
@@ -107,7 +107,7 @@ func PCG(dev device.Device, a BSR, f device.Buffer, o PCGOptions) (_ *PCGResult,
 	}
 
 	// Kernels, in one program, in a fixed order (the build cache's key).
-	s := &solver{dev: dev, dt: dt}
+	s := &solver{dt: dt}
 	defer s.close()
 	vk := map[string]*kernel.Kernel{}
 	var ks []*kernel.Kernel
@@ -132,39 +132,38 @@ func PCG(dev device.Device, a BSR, f device.Buffer, o PCGOptions) (_ *PCGResult,
 		vk[b.name] = k
 		ks = append(ks, k)
 	}
-	src, err := emit.Render(dev.Dialect(), ks...)
-	if err != nil {
-		return nil, err
-	}
-	if s.prog, err = dev.Build(src); err != nil {
+	if s.prog, err = build.NewProgram(dev, ks...); err != nil {
 		return nil, err
 	}
 
 	// Buffers: the caller's and PCG's own.
-	bufs := map[string]device.Buffer{"rowptr": a.RowPtr, "col": a.Col, "val": a.Val, "f": f}
-	for name, cnt := range map[string]int{"x": n, "r": n, "z": n, "p": n, "q": n, "l": a.N * a.B * a.B, "partial": np, "sc": pcgScalars} {
-		if bufs[name], err = s.alloc(int64(cnt) * rb); err != nil {
+	for name, b := range map[string]device.Buffer{"rowptr": a.RowPtr, "col": a.Col, "val": a.Val, "f": f} {
+		if err := s.prog.Use(name, b); err != nil {
 			return nil, err
 		}
 	}
-	if bufs["fail"], err = s.ints([]int32{0}); err != nil {
+	for name, cnt := range map[string]int{"x": n, "r": n, "z": n, "p": n, "q": n, "l": a.N * a.B * a.B, "partial": np, "sc": pcgScalars} {
+		if _, err := s.prog.Alloc(name, int64(cnt)*rb); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.ints("fail", []int32{0}); err != nil {
 		return nil, err
 	}
-	s.sc = bufs["sc"]
+	s.sc = s.prog.Buffer("sc")
 
-	// Bindings: buffers by parameter name, or by the renames.
-	sizes := map[string]int64{vector.Nodes: int64(n), vector.Rows: int64(n), vector.BlockRows: int64(a.N)}
-	bind := func(k *kernel.Kernel, values map[string]int64, rename map[string]string) (step, error) {
-		return s.bind(k, sizes, values, rename, bufs)
-	}
+	// Steps: buffers by parameter name, or by the renames.
+	s.prog.Set(vector.Nodes, int64(n))
+	s.prog.Set(vector.Rows, int64(n))
+	s.prog.Set(vector.BlockRows, int64(a.N))
 	sumOver := func(partials, slot int) map[string]int64 {
 		return map[string]int64{vector.Partials: int64(partials), vector.Slot: int64(slot)}
 	}
-	var zeroX, copyR, chol, dotRR, sumRR0, jacobi, sumRZ0, copyP, spmv, sumPQ, sumRR step
-	var update, sumRZ, direction [2]step // by the slot rᵀz is in (0: slot 0, 1: slot 2)
+	var zeroX, copyR, chol, dotRR, sumRR0, jacobi, sumRZ0, copyP, spmv, sumPQ, sumRR *build.Step
+	var update, sumRZ, direction [2]*build.Step // by the slot rᵀz is in (0: slot 0, 1: slot 2)
 	rz := [2]int{pslotRZ0, pslotRZ1}
 	type job struct {
-		dst    *step
+		dst    **build.Step
 		k      string
 		values map[string]int64
 		rename map[string]string
@@ -190,19 +189,19 @@ func PCG(dev device.Device, a BSR, f device.Buffer, o PCGOptions) (_ *PCGResult,
 			job{&direction[c], "direction", map[string]int64{vector.Num: int64(rz[1-c]), vector.Den: int64(rz[c])}, map[string]string{"r": "z"}})
 	}
 	for _, j := range jobs {
-		if *j.dst, err = bind(vk[j.k], j.values, j.rename); err != nil {
+		if *j.dst, err = s.prog.Bind(vk[j.k].Name, build.With{Values: j.values, Buffers: j.rename}); err != nil {
 			return nil, err
 		}
 	}
 	// Set-up: x = 0, r = f, the factors, rᵀr, z = M⁻¹r and rᵀz, p = z.
 	res := &PCGResult{}
-	if res.Setup, err = dev.Elapsed(func() error {
-		return launchAll(zeroX, copyR, chol, dotRR, sumRR0, jacobi, sumRZ0, copyP)
+	if res.Setup, err = s.prog.Elapsed(func() error {
+		return s.prog.Run(zeroX, copyR, chol, dotRR, sumRR0, jacobi, sumRZ0, copyP)
 	}); err != nil {
 		return nil, err
 	}
 	raw := make([]byte, 4)
-	if err := bufs["fail"].Download(raw); err != nil {
+	if err := s.prog.Buffer("fail").Download(raw); err != nil {
 		return nil, err
 	}
 	if bad := kernel.DecodeInts(4, raw)[0]; bad != 0 {
@@ -217,7 +216,7 @@ func PCG(dev device.Device, a BSR, f device.Buffer, o PCGOptions) (_ *PCGResult,
 	cur := 0
 	iterate := func() error {
 		for res.Iterations < o.MaxIter && bnorm > 0 && math.Sqrt(rr) > o.Tol*bnorm {
-			if err := launchAll(spmv, sumPQ, update[cur], sumRR, jacobi, sumRZ[cur], direction[cur]); err != nil {
+			if err := s.prog.Run(spmv, sumPQ, update[cur], sumRR, jacobi, sumRZ[cur], direction[cur]); err != nil {
 				return err
 			}
 			res.Iterations++
@@ -233,14 +232,14 @@ func PCG(dev device.Device, a BSR, f device.Buffer, o PCGOptions) (_ *PCGResult,
 		}
 		return nil
 	}
-	if res.Time, err = dev.Elapsed(iterate); err != nil {
+	if res.Time, err = s.prog.Elapsed(iterate); err != nil {
 		return nil, err
 	}
 	if bnorm > 0 {
 		res.Residual = math.Sqrt(rr) / bnorm
 	}
 	res.Converged = res.Residual <= o.Tol
-	if res.X, err = s.read(bufs["x"], n); err != nil {
+	if res.X, err = s.read(s.prog.Buffer("x"), n); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -12,8 +12,9 @@
 // recurrence preconditioned with block Jacobi (pum.Solve's, with the
 // kernels of kernel/vector's bsr.go); it takes plain buffers and sizes.
 //
-// It may import build, device, emit, fem, kernel, kernel/family,
-// kernel/pass, kernel/tensor and kernel/vector.
+// Its kernels run as one build.Program each (built in one go, bound by
+// name). It may import build, device, fem, kernel, kernel/family,
+// kernel/tensor and kernel/vector.
 package solve
 
 import (
@@ -22,8 +23,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bespoke-hpc/bespoke/build"
 	"github.com/bespoke-hpc/bespoke/device"
-	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/fem"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
@@ -181,74 +182,45 @@ func (r *Result) Check() error {
 	return nil
 }
 
-// solver holds the built kernels, the device buffers and their bindings.
+// solver holds the program (its kernels and buffers) and its bound steps.
 type solver struct {
-	dev     device.Device
 	dt      kernel.DType
 	asm     *fem.Assembly
 	variant string
-	prog    device.Program
-	bufs    []device.Buffer
+	prog    *build.Program
 	// launches of each step, bound once (slot-dependent ones by slot).
-	op, gather, scatter, zero, dotPQ, dirFrom0, dirFrom1 step
-	update                                               [2]step // α's numerator in slot 0 or 2
-	sumTo                                                [scalars]step
-	dotRR                                                step
+	op, gather, scatter, zero, dotPQ, dirFrom0, dirFrom1 *build.Step
+	update                                               [2]*build.Step // α's numerator in slot 0 or 2
+	sumTo                                                [scalars]*build.Step
+	dotRR                                                *build.Step
 	sc, x                                                device.Buffer
 }
 
-// step is a bound launch.
-type step struct {
-	k    device.Kernel
-	l    device.Launch
-	args []any
-}
-
-func (st step) launch() error { return st.k.Launch(st.l, st.args...) }
-
 func (s *solver) close() {
-	for _, b := range s.bufs {
-		b.Free()
-	}
 	if s.prog != nil {
 		s.prog.Close()
 	}
 }
 
-func (s *solver) alloc(bytes int64) (device.Buffer, error) {
-	b, err := s.dev.Alloc(max(bytes, 8))
-	if err != nil {
-		return nil, err
-	}
-	s.bufs = append(s.bufs, b)
-	return b, nil
+func (s *solver) reals(name string, x []float64) error {
+	_, err := s.prog.Upload(name, s.dt.Encode(x))
+	return err
 }
 
-func (s *solver) reals(x []float64) (device.Buffer, error) {
-	b, err := s.alloc(int64(len(x) * s.dt.Bytes()))
-	if err != nil {
-		return nil, err
-	}
-	return b, b.Upload(s.dt.Encode(x))
-}
-
-func (s *solver) ints(x []int32) (device.Buffer, error) {
+func (s *solver) ints(name string, x []int32) error {
 	wide := make([]int64, len(x))
 	for i, v := range x {
 		wide[i] = int64(v)
 	}
-	b, err := s.alloc(int64(4 * len(x)))
-	if err != nil {
-		return nil, err
-	}
-	return b, b.Upload(kernel.EncodeInts(4, wide))
+	_, err := s.prog.Upload(name, kernel.EncodeInts(4, wide))
+	return err
 }
 
-// newSolver builds the kernels in one program, uploads the problem and
-// binds every launch.
+// newSolver builds the kernels as one program, uploads the problem and
+// binds every step.
 func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err error) {
 	p := o.Problem
-	s := &solver{dev: dev, dt: p.Prec, asm: asm}
+	s := &solver{dt: p.Prec, asm: asm}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -303,13 +275,7 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 	if need := s.deviceBytes(p, shape); dev.Info().MemoryBytes > 0 && need > dev.Info().MemoryBytes {
 		return nil, fmt.Errorf("solve: %s needs %d MB of device memory, %s has %d MB", p.Name(), need>>20, dev.Info().Name, dev.Info().MemoryBytes>>20)
 	}
-	// One program: one compiler call (emit lowers for the host dialect
-	// with pass.HostLoops).
-	src, err := emit.Render(dev.Dialect(), ks...)
-	if err != nil {
-		return nil, err
-	}
-	if s.prog, err = dev.Build(src); err != nil {
+	if s.prog, err = build.NewProgram(dev, ks...); err != nil {
 		return nil, err
 	}
 
@@ -321,35 +287,34 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 		}
 	}
 	rhs := asm.RHS()
-	bufs := map[string]device.Buffer{}
-	for name, x := range map[string][]float64{"x": make([]float64, nodes), "r": rhs, "p": rhs, "q": make([]float64, nodes),
+	reals := map[string][]float64{"x": make([]float64, nodes), "r": rhs, "p": rhs, "q": make([]float64, nodes),
 		"pe": make([]float64, entries), "qe": make([]float64, entries), "geo": asm.Geo,
-		"partial": make([]float64, shape.Blocks(nodes)), "sc": make([]float64, scalars)} {
-		if bufs[name], err = s.reals(x); err != nil {
+		"partial": make([]float64, shape.Blocks(nodes)), "sc": make([]float64, scalars)}
+	for name, x := range p.Constants() {
+		if _, clash := reals[name]; clash {
+			return nil, fmt.Errorf("solve: the operator's constant %q has the name of a solver vector", name)
+		}
+		reals[name] = x
+	}
+	for name, x := range reals {
+		if err := s.reals(name, x); err != nil {
 			return nil, err
 		}
 	}
 	for name, x := range map[string][]int32{"node": asm.Index, "offsets": asm.Offsets, "list": asm.Entries, "mask": free} {
-		if bufs[name], err = s.ints(x); err != nil {
+		if err := s.ints(name, x); err != nil {
 			return nil, err
 		}
 	}
-	consts := map[string]device.Buffer{}
-	for name, x := range p.Constants() {
-		if consts[name], err = s.reals(x); err != nil {
-			return nil, err
-		}
-	}
-	s.sc, s.x = bufs["sc"], bufs["x"]
+	s.sc, s.x = s.prog.Buffer("sc"), s.prog.Buffer("x")
 
-	// Bindings. bind takes buffers by parameter name from the given
-	// renames (parameter → solver buffer) or else the solver's own.
-	sizes := map[string]int64{vector.Nodes: int64(nodes), vector.Entries: int64(entries), vector.Partials: int64(shape.Blocks(nodes))}
-	bind := func(k *kernel.Kernel, values map[string]int64, rename map[string]string) (step, error) {
-		return s.bind(k, sizes, values, rename, bufs, consts)
-	}
+	// Steps: buffers by parameter name, or by the renames (parameter →
+	// solver buffer).
+	s.prog.Set(vector.Nodes, int64(nodes))
+	s.prog.Set(vector.Entries, int64(entries))
+	s.prog.Set(vector.Partials, int64(shape.Blocks(nodes)))
 	type job struct {
-		dst    *step
+		dst    **build.Step
 		k      *kernel.Kernel
 		values map[string]int64
 		rename map[string]string
@@ -369,10 +334,10 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 	for slot := range scalars {
 		jobs = append(jobs, job{&s.sumTo[slot], vk["sum"], map[string]int64{vector.Slot: int64(slot)}, nil})
 	}
-	var atomic step
+	var atomic *build.Step
 	jobs = append(jobs, job{&atomic, vk["atomic"], nil, map[string]string{"e": "qe", "l": "q"}})
 	for _, j := range jobs {
-		if *j.dst, err = bind(j.k, j.values, j.rename); err != nil {
+		if *j.dst, err = s.prog.Bind(j.k.Name, build.With{Values: j.values, Buffers: j.rename}); err != nil {
 			return nil, err
 		}
 	}
@@ -392,45 +357,6 @@ func checkScalars(method string, it int, pq, rr float64) error {
 		return fmt.Errorf("solve: %s rᵀr = %g at iteration %d", method, rr, it)
 	}
 	return nil
-}
-
-// bind binds kernel k of s.prog: the integer arguments from sizes and
-// values (values win), each buffer parameter from the first of bufs
-// holding its name, or the name rename gives it.
-func (s *solver) bind(k *kernel.Kernel, sizes, values map[string]int64, rename map[string]string, bufs ...map[string]device.Buffer) (step, error) {
-	dk, err := s.prog.Kernel(k.Name)
-	if err != nil {
-		return step{}, err
-	}
-	vals := map[string]int64{}
-	for n, x := range sizes {
-		vals[n] = x
-	}
-	for n, x := range values {
-		vals[n] = x
-	}
-	bs := map[string]device.Buffer{}
-	for _, prm := range k.Params {
-		if prm.Kind != kernel.BufferParam {
-			continue
-		}
-		name := prm.Name
-		if r, ok := rename[name]; ok {
-			name = r
-		}
-		var b device.Buffer
-		for _, m := range bufs {
-			if b = m[name]; b != nil {
-				break
-			}
-		}
-		if b == nil {
-			return step{}, fmt.Errorf("solve: kernel %s: no buffer for parameter %q", k.Name, prm.Name)
-		}
-		bs[prm.Name] = b
-	}
-	l, args, err := device.Bind(k, vals, bs)
-	return step{k: dk, l: l, args: args}, err
 }
 
 // deviceBytes is what the buffers take.
@@ -454,16 +380,6 @@ func (s *solver) read(b device.Buffer, n int) ([]float64, error) {
 	return s.dt.Decode(raw), nil
 }
 
-// launchAll launches steps in order.
-func launchAll(steps ...step) error {
-	for _, st := range steps {
-		if err := st.launch(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // run is fem.CG's recurrence on the device.
 func (s *solver) run(o Options) (*Result, error) {
 	res := &Result{Variant: s.variant, DOFs: s.asm.Nodes()}
@@ -473,7 +389,7 @@ func (s *solver) run(o Options) (*Result, error) {
 		}
 	}
 	// rᵀr of the right-hand side into slot 0.
-	if err := launchAll(s.dotRR, s.sumTo[slotRR0]); err != nil {
+	if err := s.prog.Run(s.dotRR, s.sumTo[slotRR0]); err != nil {
 		return nil, err
 	}
 	sc, err := s.readScalars(scalars)
@@ -489,14 +405,14 @@ func (s *solver) run(o Options) (*Result, error) {
 	iterate := func() error {
 		for res.Iterations < o.MaxIter && bnorm > 0 && math.Sqrt(rr) > o.Tol*bnorm {
 			next := [2]int{slotRR1, slotRR0}[cur]
-			steps := []step{s.gather, s.op}
+			steps := []*build.Step{s.gather, s.op}
 			if o.Scatter == Atomic {
-				steps = []step{s.zero, s.gather, s.op, s.scatter, s.dotPQ}
+				steps = []*build.Step{s.zero, s.gather, s.op, s.scatter, s.dotPQ}
 			} else {
 				steps = append(steps, s.scatter)
 			}
-			steps = append(steps, s.sumTo[slotPQ], s.update[cur], s.sumTo[next], [2]step{s.dirFrom0, s.dirFrom1}[cur])
-			if err := launchAll(steps...); err != nil {
+			steps = append(steps, s.sumTo[slotPQ], s.update[cur], s.sumTo[next], [2]*build.Step{s.dirFrom0, s.dirFrom1}[cur])
+			if err := s.prog.Run(steps...); err != nil {
 				return err
 			}
 			res.Iterations++
@@ -515,7 +431,7 @@ func (s *solver) run(o Options) (*Result, error) {
 		}
 		return nil
 	}
-	if res.Time, err = s.dev.Elapsed(iterate); err != nil {
+	if res.Time, err = s.prog.Elapsed(iterate); err != nil {
 		return nil, err
 	}
 	if bnorm > 0 {

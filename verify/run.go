@@ -83,6 +83,18 @@ func RunBatch(dev device.Device, cases []Case) []Outcome {
 	return out
 }
 
+// Apply builds k on dev as a program of its own (build.Program), runs it
+// once over d and returns every array as the device left it: an apply
+// command's one launch on a user's data.
+func Apply(dev device.Device, k *kernel.Kernel, d *family.Data) (map[string][]float64, error) {
+	prog, err := build.NewProgram(dev, k)
+	if err != nil {
+		return nil, err
+	}
+	defer prog.Close()
+	return Launch(dev, prog.Kernel(k.Name), k, d)
+}
+
 // Launch uploads the data, runs the kernel once and returns every array as
 // the device left it.
 func Launch(dev device.Device, kern device.Kernel, k *kernel.Kernel, d *family.Data) (map[string][]float64, error) {

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bespoke-hpc/bespoke/build"
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/device/cuda"
 	"github.com/bespoke-hpc/bespoke/device/host"
@@ -97,20 +96,15 @@ func listDevices() (infos []device.Info, problems []string) {
 	return infos, problems
 }
 
-// launchOnce builds k on the backend's device and runs it once over data
-// (an apply command's one launch), returning the output arrays widened
-// to float64 and the device's facts.
+// launchOnce opens the backend's device and runs k once over data there
+// (verify.Apply: an apply command's one launch), returning the arrays
+// widened to float64 and the device's facts.
 func launchOnce(backend, sel string, k *kernel.Kernel, data *family.Data) (map[string][]float64, device.Info, error) {
 	dev, err := openDevice(backend, sel)
 	if err != nil {
 		return nil, device.Info{}, err
 	}
 	defer dev.Close()
-	prog, dk, err := build.One(dev, k)
-	if err != nil {
-		return nil, dev.Info(), err
-	}
-	defer prog.Close()
-	got, err := verify.Launch(dev, dk, k, data)
+	got, err := verify.Apply(dev, k, data)
 	return got, dev.Info(), err
 }

@@ -45,7 +45,7 @@ var allowed = map[string][]string{
 	"kernel/pum":               {"kernel", "kernel/family", "poly", "pum"},
 	"pum/run":                  {"build", "device", "kernel", "kernel/pum", "pum", "solve", "tune"},
 	"pum/tuned":                {"device", "kernel", "kernel/family", "kernel/pum", "pum/run", "tune"},
-	"solve":                    {"build", "device", "emit", "fem", "kernel", "kernel/family", "kernel/pass", "kernel/tensor", "kernel/vector"},
+	"solve":                    {"build", "device", "fem", "kernel", "kernel/family", "kernel/tensor", "kernel/vector"},
 	"emit":                     {"kernel", "kernel/pass"},
 	"device":                   {"emit", "kernel"},
 	"device/cuda":              {"device", "emit", "internal/cache", "internal/dl"},
