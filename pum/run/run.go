@@ -275,7 +275,7 @@ type devBin struct {
 // kpum.NewPlan, the bins uploaded), then per batch the integration kernel
 // and the assembly kernels on the device into the device's matrix and
 // load, and one download at the end. Nothing is accumulated on the host.
-// Every kernel is built in one program before the device runs any
+// Every kernel is built in one build.Program before the device runs any
 // (outside the timings).
 func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
 	if cfg.DType == kernel.F64 && !dev.Info().FP64 {
@@ -433,8 +433,8 @@ func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
 	out.Tm.Decompose += t2.Sub(t1)
 
 	// Kernels: the decomposition's, one integration and one assembly
-	// kernel per bin and the zeroing kernel, in one program (one
-	// compiler call; cached by source).
+	// kernel per bin and the zeroing kernel, in one build.Program
+	// (build.Batch's compiler calls; cached by source).
 	spec := kpum.Spec{Dim: cfg.Dim, Degree: cfg.Degree, Periodic: cfg.Periodic, Coeff: cfg.Coeff, DType: cfg.DType, Threads: cfg.Threads, Layout: cfg.Layout, Tiles: cfg.Tiles, Side: cfg.Side, Vec: cfg.Vec, MMA: cfg.MMA}
 	var ks []*kernel.Kernel
 	var dk decompKernels
@@ -492,15 +492,15 @@ func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
 		return nil, err
 	}
 	ks = append(ks, zero)
-	dks, closeProg, err := buildKernels(dev, ks)
+	prog, err := build.NewProgram(dev, ks...)
 	if err != nil {
 		return nil, err
 	}
-	defer closeProg()
+	defer prog.Close()
 	t3 := time.Now()
 	out.Build = t3.Sub(t2)
 
-	l := &launcher{dev: dev, dks: dks, bufs: map[string]device.Buffer{}}
+	l := &launcher{prog: prog, bufs: map[string]device.Buffer{}}
 	bufs, launch, elapsed := l.bufs, l.launch, l.elapsed
 
 	// Device set-up: the rule, the matrix and load, the patch data and
@@ -736,10 +736,10 @@ func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
 	return out, nil
 }
 
-// launcher launches a program's kernels with the run's buffers.
+// launcher launches a program's kernels with the run's buffers, which
+// the run's runners own (arena views among them).
 type launcher struct {
-	dev      device.Device
-	dks      map[string]device.Kernel
+	prog     *build.Program
 	bufs     map[string]device.Buffer // by parameter name
 	launches int
 	// Timed sections and their wall time (launch, events, wait), for
@@ -749,12 +749,16 @@ type launcher struct {
 	devT     []time.Duration // each section's device time
 }
 
-// launch runs k with the values and buffers: those of bin first, then the
-// run's own.
+// launch runs k with the buffers, those of bin first, then the run's
+// own, and those of vals that k takes (a decomposer's values serve
+// several kernels).
 func (l *launcher) launch(k *kernel.Kernel, vals map[string]int64, bin map[string]device.Buffer) error {
-	bs := map[string]device.Buffer{}
+	w := build.With{Values: map[string]int64{}, Use: map[string]device.Buffer{}}
 	for _, p := range k.Params {
 		if p.Kind != kernel.BufferParam {
+			if v, ok := vals[p.Name]; ok {
+				w.Values[p.Name] = v
+			}
 			continue
 		}
 		b, ok := bin[p.Name]
@@ -764,20 +768,21 @@ func (l *launcher) launch(k *kernel.Kernel, vals map[string]int64, bin map[strin
 		if b == nil {
 			return fmt.Errorf("pum: no buffer for %s's parameter %s", k.Name, p.Name)
 		}
-		bs[p.Name] = b
+		w.Use[p.Name] = b
 	}
-	lc, args, err := device.Bind(k, vals, bs)
-	if err != nil {
-		return err
+	for _, a := range k.Launch.Grid {
+		if v, ok := vals[a.Size]; ok && a.Size != "" {
+			w.Values[a.Size] = v
+		}
 	}
 	l.launches++
-	return l.dks[k.Name].Launch(lc, args...)
+	return l.prog.Launch(k.Name, w)
 }
 
 // elapsed runs f, which launches, and adds its device time to *d.
 func (l *launcher) elapsed(d *time.Duration, f func() error) error {
 	t0 := time.Now()
-	dt, err := l.dev.Elapsed(f)
+	dt, err := l.prog.Elapsed(f)
 	*d += dt
 	l.devT = append(l.devT, dt)
 	l.sections++
@@ -972,20 +977,4 @@ func downloadReals(buf device.Buffer, n int64, dt kernel.DType) ([]float64, erro
 		return nil, err
 	}
 	return dt.Decode(raw), nil
-}
-
-// buildKernels builds the run's kernels through build/ (its batching and
-// the device's cache) and returns them by name with a function that
-// closes their programs. It is the one place a run builds.
-func buildKernels(dev device.Device, ks []*kernel.Kernel) (map[string]device.Kernel, func(), error) {
-	built, closeAll := build.Batch(dev, ks)
-	dks := map[string]device.Kernel{}
-	for i, b := range built {
-		if b.Err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("pum: building %s: %w", ks[i].Name, b.Err)
-		}
-		dks[ks[i].Name] = b.Kernel
-	}
-	return dks, closeAll, nil
 }

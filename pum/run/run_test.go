@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bespoke-hpc/bespoke/build"
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/device/cuda"
 	"github.com/bespoke-hpc/bespoke/device/host"
@@ -182,12 +183,12 @@ func deviceBins(t *testing.T, dev device.Device, dc *kpum.Decomposer, ds kpum.De
 	if err != nil {
 		t.Fatal(err)
 	}
-	dks, closeProg, err := buildKernels(dev, dk.kernels())
+	prog, err := build.NewProgram(dev, dk.kernels()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeProg()
-	l := &launcher{dev: dev, dks: dks, bufs: map[string]device.Buffer{}}
+	defer prog.Close()
+	l := &launcher{prog: prog, bufs: map[string]device.Buffer{}}
 	r := &runner{dev: dev, dt: ds.DType}
 	defer r.close()
 	var tm time.Duration
