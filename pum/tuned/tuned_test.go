@@ -2,10 +2,12 @@ package tuned
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/device/host"
+	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/internal/testenv"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
@@ -183,5 +185,49 @@ func TestChooseImpossible(t *testing.T) {
 	_, err = Choose(dev, Instance{Config: problem(2, 2, 1, kernel.F64), Fixed: Fixed{Vec: 4, MMA: -1}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "widest load") {
 		t.Errorf("--vec 4 in f64: %v", err)
+	}
+}
+
+// Every GPU candidate that passes Check builds its integration kernel and
+// renders in CUDA and OpenCL, over the dimensions, degrees and precisions
+// the bench offers; each configuration has a fused candidate.
+func TestGPUCandidatesBuild(t *testing.T) {
+	type tc struct{ dim, p int }
+	cases := []tc{{2, 0}, {2, 1}, {2, 2}, {2, 3}, {2, 4}, {2, 5}, {3, 0}, {3, 1}, {3, 2}}
+	if testing.Short() {
+		cases = []tc{{2, 1}, {3, 1}}
+	}
+	for _, c := range cases {
+		for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+			in := Instance{Config: problem(c.dim, 6, c.p, dt), Fixed: Free}
+			in.Config.Layout = kpum.Interleaved
+			fused := 0
+			for _, fc := range in.Candidates(targets["sm_90"]) {
+				name := fmt.Sprintf("%d-D p=%d %s %s", c.dim, c.p, dt, fc.Name())
+				if err := in.Check(fc); err != nil {
+					t.Logf("%s: %v", name, err)
+					continue
+				}
+				k, err := in.Build(fc)
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+					continue
+				}
+				for _, d := range []emit.Dialect{emit.CUDA, emit.OpenCL} {
+					if fc.(Candidate).MMA > 0 && d != emit.CUDA {
+						continue
+					}
+					if _, err := emit.Render(d, k); err != nil {
+						t.Errorf("%s in %s: %v", name, d, err)
+					}
+				}
+				if fc.(Candidate).Strategy == run.Fused {
+					fused++
+				}
+			}
+			if fused == 0 {
+				t.Errorf("%d-D p=%d %s: no fused candidate builds", c.dim, c.p, dt)
+			}
+		}
 	}
 }
