@@ -79,6 +79,10 @@ type Config struct {
 	// Solve, when set, solves A u = f on the device after assembly, from
 	// the matrix and load still there (solve.PCG: CG with block Jacobi).
 	Solve *Solve
+	// Keep leaves the matrix and load on the device, as a solve without
+	// Host does: the outcome's Sys.A and Sys.F are nil (for timing runs,
+	// which need no download of a matrix that may take gigabytes).
+	Keep bool
 }
 
 // Shape returns c's shape.
@@ -391,7 +395,7 @@ func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
 	// The host holds the matrix in float64 (f32 also its downloaded
 	// bytes; see downloadReals), on a CPU device beside the device's own
 	// copy; not after a device solve, which leaves it there.
-	hostSys := cfg.Solve == nil || cfg.Solve.Host
+	hostSys := (cfg.Solve == nil || cfg.Solve.Host) && !cfg.Keep
 	host := int64(0)
 	if hostSys {
 		host = entries * 8
@@ -689,8 +693,8 @@ func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
 	}
 	sp.Cover = c
 	// The matrix and load come back unless a solve reads them where they
-	// are (and the system keeps them nil); the device's pattern is
-	// checked either way, as the solve reads it too.
+	// are or Keep leaves them there (and the system keeps them nil); the
+	// device's pattern is checked either way, as the solve reads it too.
 	td := time.Now()
 	var a *pum.BSR
 	var f []float64

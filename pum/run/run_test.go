@@ -606,3 +606,26 @@ func TestPUMDeviceSolveOpenCL(t *testing.T) {
 		{2, 3, 3, false, pumSmooth, Atomic, DecompHost, kernel.F64},
 	})
 }
+
+// Keep leaves the matrix and load on the device: nothing downloaded, the
+// system's A and F nil, the timings as without it.
+func TestPUMKeep(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	for _, st := range Strategies {
+		cfg := Config{Dim: 2, Level: 2, Degree: 1, Coeff: kpum.Coefficients{Name: kpum.CoeffConst, K: 1, R: 1}, DType: kernel.F64, Strategy: st}
+		for _, keep := range []bool{false, true} {
+			cfg.Keep = keep
+			out, err := OnDevice(dev, cfg)
+			if err != nil {
+				t.Fatalf("%s keep %v: %v", st, keep, err)
+			}
+			if out.DeviceOnly != keep || (out.Sys.A == nil) != keep || (out.Sys.F == nil) != keep || (out.Download > 0) == keep || !(out.Tm.Total > 0) {
+				t.Errorf("%s keep %v: device only %v, A nil %v, F nil %v, download %v, total %v", st, keep, out.DeviceOnly, out.Sys.A == nil, out.Sys.F == nil, out.Download, out.Tm.Total)
+			}
+		}
+	}
+}

@@ -61,7 +61,8 @@ func (c *Choice) Describe() string {
 // Choose returns the candidate to run for in on dev: the only one
 // offered; else the winner stored under in's key when it is still a
 // candidate; else the fastest of the candidates, each timed on dev at
-// in's size (run.Bench, Reps runs, without a solve), which is then stored.
+// in's size (run.Bench, Reps runs, without a solve or a download), which
+// is then stored.
 // Candidates that cannot run (a build error, too little memory) are
 // passed over; when none can, the first one's error is returned.
 func Choose(dev device.Device, in Instance, st *tune.Store) (*Choice, error) {
@@ -97,7 +98,7 @@ func Choose(dev device.Device, in Instance, st *tune.Store) (*Choice, error) {
 	}
 	ch := &Choice{Source: Measured, Candidates: len(cs), Date: time.Now().UTC().Format(time.RFC3339)}
 	cfg := in.Config
-	cfg.Solve = nil
+	cfg.Solve, cfg.Keep = nil, true // the assembly is timed: nothing downloaded
 	best := -1
 	for _, c := range cs {
 		out, err := run.Bench(dev, cfg.WithShape(c.Shape), Reps)
