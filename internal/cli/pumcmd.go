@@ -711,10 +711,11 @@ integration and assembly kernels (in --dtype, widened to float64).`,
 					return err
 				}
 				defer dev.Close()
-				c, _, err := tuned.Resolve(dev, tuned.Instance{Config: cfg, Strategy: o.strategy, Fixed: o.fixed()}, tune.Open())
+				c, ch, err := tuned.Resolve(dev, tuned.Instance{Config: cfg, Strategy: o.strategy, Fixed: o.fixed()}, tune.Open())
 				if err != nil {
 					return err
 				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "bespoke: note: ran %s\n", ch.Describe())
 				res, err = pumrun.OnDevice(dev, c)
 			}
 			if err != nil {

@@ -63,6 +63,11 @@ func TestPUMAssembleCLI(t *testing.T) {
 		if !strings.Contains(so.String(), "wrote") {
 			t.Errorf("%s: output %q", be, so.String())
 		}
+		// A device run says which candidate assembled (on a CPU the
+		// default strategy's only one).
+		if backend != "reference" && !strings.Contains(se.String(), "ran atomic.thread.t1, the only candidate") {
+			t.Errorf("%s: stderr %q does not say which candidate ran", be, se.String())
+		}
 		files[be] = mtx
 	}
 	n, ref := readMTX(t, files["reference"])
