@@ -44,7 +44,9 @@ type Timing struct {
 // parameter takes the program's buffer of its name and an integer
 // parameter or launch size the value Set gave its name.
 type With struct {
-	// Values gives integer parameters and launch sizes, over Set's.
+	// Values gives integer parameters and launch sizes, over Set's;
+	// each must be one of the kernel's (a typo is an error), so sizes
+	// shared by several kernels go to Set.
 	Values map[string]int64
 	// Buffers renames: buffer parameter → the program buffer it takes.
 	Buffers map[string]string
@@ -265,8 +267,10 @@ func (p *Program) Run(steps ...*Step) error {
 // Time runs the steps in order and returns the device time of each:
 // between events enqueued around each launch where the device offers a
 // series of them (device.SeriesTimer), else each launch on its own on the
-// host's clock after a sync. The times add to Timings. Timing costs a
-// wait at the end at least; Run steps that need no timing.
+// host's clock after a sync. The times add to Timings. Nothing runs
+// before the first step, so on an idle device its time may include the
+// host's enqueueing; timing costs a wait at the end at least, so Run
+// steps that need no timing.
 func (p *Program) Time(steps ...*Step) ([]time.Duration, error) {
 	ds, err := device.ElapsedSeries(p.dev, len(steps), func(i int) error {
 		if i == 0 {
