@@ -567,7 +567,7 @@ func pumChoice(r pumBenchRow) string {
 	case tuned.FromStore:
 		return fmt.Sprintf("from the tuning store (measured %s; nothing timed for the choice)", r.ChoiceDate)
 	case tuned.Measured:
-		return "the fastest candidate, measured now and stored in the tuning store"
+		return "the fastest verified candidate, measured now and stored in the tuning store"
 	case tuned.Only:
 		return "the only candidate"
 	}

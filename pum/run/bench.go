@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -66,4 +67,30 @@ func median(reps int, f func() (*Outcome, error)) (*Outcome, error) {
 	}
 	sort.Slice(outs, func(i, j int) bool { return outs[i].Tm.Total < outs[j].Tm.Total })
 	return outs[len(outs)/2], nil
+}
+
+// RelDiff is max|a−b| / max|b| over the matrix and over the load of two
+// systems on the same cover (an empty or zero reference gives +Inf, or
+// NaN when got is zero too; a missing matrix or load gives +Inf).
+func RelDiff(got, want *pum.System) (ea, ef float64) {
+	return relMax(got.A, want.A), relMaxVec(got.F, want.F)
+}
+
+func relMax(got, want *pum.BSR) float64 {
+	if got == nil || want == nil {
+		return math.Inf(1)
+	}
+	return relMaxVec(got.Val, want.Val)
+}
+
+func relMaxVec(got, want []float64) float64 {
+	if len(got) != len(want) {
+		return math.Inf(1)
+	}
+	m, d := 0.0, 0.0
+	for i, w := range want {
+		m = math.Max(m, math.Abs(w))
+		d = math.Max(d, math.Abs(got[i]-w))
+	}
+	return d / m
 }

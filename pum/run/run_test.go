@@ -20,20 +20,6 @@ import (
 	"github.com/bespoke-hpc/bespoke/pum"
 )
 
-// relDiff is max|a−b| / max|b| over the matrix and over the load.
-func relDiff(got, want *pum.System) (ea, ef float64) {
-	am, fm := 0.0, 0.0
-	for i, w := range want.A.Val {
-		am = math.Max(am, math.Abs(w))
-		ea = math.Max(ea, math.Abs(got.A.Val[i]-w))
-	}
-	for i, w := range want.F {
-		fm = math.Max(fm, math.Abs(w))
-		ef = math.Max(ef, math.Abs(got.F[i]-w))
-	}
-	return ea / am, ef / fm
-}
-
 // checkPUMDevice runs the device pipeline over the sizes, both
 // strategies, against pum's float64 assembly on the same decomposition.
 func checkPUMDevice(t *testing.T, dev device.Device) {
@@ -86,7 +72,7 @@ func checkPUMDevice(t *testing.T, dev device.Device) {
 				if got.Batches < 2 {
 					t.Errorf("%s: %d batches, want several", name, got.Batches)
 				}
-				if ea, ef := relDiff(got.Sys, ref.Sys); ea > 1e-12 || ef > 1e-12 {
+				if ea, ef := RelDiff(got.Sys, ref.Sys); ea > 1e-12 || ef > 1e-12 {
 					t.Errorf("%s: relative difference from the Go reference: A %.3g, F %.3g", name, ea, ef)
 				}
 			}
@@ -373,10 +359,10 @@ func checkPUMDecomposeDeviceVsHost(t *testing.T, dev device.Device) {
 			}
 		}
 		got, want := outs[DecompDevice], outs[DecompHost]
-		if ea, ef := relDiff(got.Sys, want.Sys); ea > 1e-12 || ef > 1e-12 {
+		if ea, ef := RelDiff(got.Sys, want.Sys); ea > 1e-12 || ef > 1e-12 {
 			t.Errorf("%s: device against host decomposition: A %.3g, F %.3g", name, ea, ef)
 		}
-		if ea, ef := relDiff(got.Sys, ref.Sys); ea > 1e-12 || ef > 1e-12 {
+		if ea, ef := RelDiff(got.Sys, ref.Sys); ea > 1e-12 || ef > 1e-12 {
 			t.Errorf("%s: device decomposition against the Go reference: A %.3g, F %.3g", name, ea, ef)
 		}
 		gd, wd := got.Sys.Dec, want.Sys.Dec
@@ -626,6 +612,28 @@ func TestPUMKeep(t *testing.T) {
 			if out.DeviceOnly != keep || (out.Sys.A == nil) != keep || (out.Sys.F == nil) != keep || (out.Download > 0) == keep || !(out.Tm.Total > 0) {
 				t.Errorf("%s keep %v: device only %v, A nil %v, F nil %v, download %v, total %v", st, keep, out.DeviceOnly, out.Sys.A == nil, out.Sys.F == nil, out.Download, out.Tm.Total)
 			}
+		}
+	}
+}
+
+func TestRelDiff(t *testing.T) {
+	sys := func(a, f []float64) *pum.System {
+		return &pum.System{A: &pum.BSR{Val: a}, F: f}
+	}
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		name         string
+		got, want    *pum.System
+		wantA, wantF float64
+	}{
+		{"equal", sys([]float64{1, -2}, []float64{3}), sys([]float64{1, -2}, []float64{3}), 0, 0},
+		{"relative to the largest", sys([]float64{1.5, -2}, []float64{3}), sys([]float64{1, -2}, []float64{4}), 0.25, 0.25},
+		{"lengths differ", sys([]float64{1}, []float64{3}), sys([]float64{1, -2}, []float64{3}), inf, 0},
+		{"no matrix", &pum.System{F: []float64{3}}, sys([]float64{1}, []float64{3}), inf, 0},
+	} {
+		ea, ef := RelDiff(tc.got, tc.want)
+		if ea != tc.wantA || ef != tc.wantF {
+			t.Errorf("%s: %g, %g; want %g, %g", tc.name, ea, ef, tc.wantA, tc.wantF)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/pum/run"
 	"github.com/bespoke-hpc/bespoke/tune"
@@ -28,6 +29,24 @@ type Timed struct {
 	Name   string  `json:"name"`
 	TotalS float64 `json:"total_s,omitempty"`
 	Err    string  `json:"error,omitempty"`
+	// Verified: the candidate's system at the check level (VerifyLevel)
+	// matched the float64 reference before it was timed.
+	Verified bool `json:"verified,omitempty"`
+}
+
+// VerifyLevel is the largest level at which a candidate's assembled
+// system is checked against pum's float64 reference before it is timed:
+// small enough that the reference takes moments, large enough to have
+// every kind of cell (clipped and inner, every active count).
+const VerifyLevel = 3
+
+// tolerance is the largest relative difference (RelDiff) from the
+// float64 reference a candidate's system may show.
+func tolerance(dt kernel.DType) float64 {
+	if dt == kernel.F32 {
+		return 1e-4
+	}
+	return 1e-10
 }
 
 // Choice is the shape a run uses and how it was chosen.
@@ -53,18 +72,19 @@ func (c *Choice) Describe() string {
 	case FromStore:
 		return fmt.Sprintf("%s, from the tuning store (measured %s; nothing timed for the choice)", c.Candidate.Name(), c.Date)
 	case Measured:
-		return fmt.Sprintf("%s, the fastest of %d candidates measured now (stored in the tuning store)", c.Candidate.Name(), c.Candidates)
+		return fmt.Sprintf("%s, the fastest of %d candidates verified and measured now (stored in the tuning store)", c.Candidate.Name(), c.Candidates)
 	}
 	return fmt.Sprintf("%s, the only candidate", c.Candidate.Name())
 }
 
 // Choose returns the candidate to run for in on dev: the only one
 // offered; else the winner stored under in's key when it is still a
-// candidate; else the fastest of the candidates, each timed on dev at
-// in's size (run.Bench, Reps runs, without a solve or a download), which
-// is then stored.
-// Candidates that cannot run (a build error, too little memory) are
-// passed over; when none can, the first one's error is returned.
+// candidate; else the fastest of the candidates, each first verified (its
+// system at VerifyLevel against pum's float64 reference) and then timed
+// on dev at in's size (run.Bench, Reps runs, without a solve or a
+// download), which is then stored. Candidates that cannot run (a build
+// error, too little memory) or compute a wrong system are passed over;
+// when none is left, the first one's error is returned.
 func Choose(dev device.Device, in Instance, st *tune.Store) (*Choice, error) {
 	var cs []Candidate
 	var firstErr error
@@ -99,9 +119,20 @@ func Choose(dev device.Device, in Instance, st *tune.Store) (*Choice, error) {
 	ch := &Choice{Source: Measured, Candidates: len(cs), Date: time.Now().UTC().Format(time.RFC3339)}
 	cfg := in.Config
 	cfg.Solve, cfg.Keep = nil, true // the assembly is timed: nothing downloaded
+	check := in.Config
+	check.Level = min(check.Level, VerifyLevel)
+	check.Solve, check.Keep = nil, false
+	ref, err := run.Reference(check)
+	if err != nil {
+		return nil, err
+	}
 	best := -1
 	for _, c := range cs {
-		out, err := run.Bench(dev, cfg.WithShape(c.Shape), Reps)
+		err := verify(dev, check.WithShape(c.Shape), ref)
+		var out *run.Outcome
+		if err == nil {
+			out, err = run.Bench(dev, cfg.WithShape(c.Shape), Reps)
+		}
 		if err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("%s: %w", c.Name(), err)
@@ -109,7 +140,7 @@ func Choose(dev device.Device, in Instance, st *tune.Store) (*Choice, error) {
 			ch.Times = append(ch.Times, Timed{Name: c.Name(), Err: err.Error()})
 			continue
 		}
-		ch.Times = append(ch.Times, Timed{Name: c.Name(), TotalS: out.Tm.Total.Seconds()})
+		ch.Times = append(ch.Times, Timed{Name: c.Name(), TotalS: out.Tm.Total.Seconds(), Verified: true})
 		if t := ch.Times[len(ch.Times)-1].TotalS; best < 0 || t < ch.Times[best].TotalS {
 			best = len(ch.Times) - 1
 		}
@@ -128,6 +159,19 @@ func Choose(dev device.Device, in Instance, st *tune.Store) (*Choice, error) {
 		ch.StoreErr = err
 	}
 	return ch, nil
+}
+
+// verify assembles cfg on dev and compares the system with ref.
+func verify(dev device.Device, cfg run.Config, ref *run.Outcome) error {
+	out, err := run.OnDevice(dev, cfg)
+	if err != nil {
+		return err
+	}
+	ea, ef := run.RelDiff(out.Sys, ref.Sys)
+	if tol := tolerance(cfg.DType); !(ea <= tol && ef <= tol) {
+		return fmt.Errorf("wrong system at level %d: relative difference from the float64 reference %.3g in A, %.3g in f (tolerance %g)", cfg.Level, ea, ef, tol)
+	}
+	return nil
 }
 
 // stored reads a record's winner, if it is still one of in's candidates.
