@@ -373,7 +373,8 @@ On a device, how the pipeline runs (strategy, integration kernel, team
 size, tile shape, tensor cores, merged cells) is a candidate: without
 --strategy the tuned best of all candidates runs, read from the tuning
 store or, when none is stored for the configuration and device, chosen
-now by timing each candidate at the size asked for and stored; --strategy
+now by checking each candidate against the float64 reference at a small
+level and timing it at the size asked for, and stored; --strategy
 restricts the choice to one strategy, and --threads, --side, --tiles,
 --vec, --mma, --integrator and --per-cell fix a field of every candidate.
 The table's candidate and choice columns, and a line per row below it,
