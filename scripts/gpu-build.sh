@@ -9,7 +9,7 @@ export CGO_ENABLED=0
 go build -buildvcs=true -o bin/bespoke ./cmd/bespoke
 mkdir -p .gpu
 git rev-parse --short HEAD > .gpu/commit 2>/dev/null || echo unknown > .gpu/commit
-for pkg in conformance device/cuda baseline device/opencl solve internal/cli; do
+for pkg in conformance device/cuda baseline device/opencl solve pum/run internal/cli; do
   go test -c -o ".gpu/$(echo "$pkg" | tr / -).test" "./$pkg"
 done
 rm -rf .gpu/pyfr-mats

@@ -65,9 +65,10 @@ tests)
   BESPOKE_REQUIRE_DEVICE=cuda step test-cuda 300 .gpu/device-cuda.test -test.v
   BESPOKE_REQUIRE_DEVICE=cuda step test-baseline 300 .gpu/baseline.test -test.v
   BESPOKE_REQUIRE_DEVICE=opencl BESPOKE_REQUIRE_OPENCL=1 step test-opencl 300 .gpu/device-opencl.test -test.v
-  # The CG solvers (BP and the PUM block-Jacobi PCG) and the CLI's CUDA tests.
+  # The CG solvers (BP and the PUM block-Jacobi PCG), the CLI's and the PUM pipeline's CUDA tests.
   BESPOKE_REQUIRE_DEVICE=cuda step test-solve 300 .gpu/solve.test -test.v -test.run CUDA
   BESPOKE_REQUIRE_DEVICE=cuda step test-cli 300 .gpu/internal-cli.test -test.v -test.run CUDA
+  BESPOKE_REQUIRE_DEVICE=cuda step test-pum 300 .gpu/pum-run.test -test.v -test.run CUDA
   grep -h -E -- '^(--- FAIL|FAIL|PASS|ok)' "$out"/test-*.log | sort | uniq -c ;;
 conformance)
   BESPOKE_REQUIRE_DEVICE=cuda step conformance-cuda "${BESPOKE_CONFORMANCE_LIMIT:-330}" .gpu/conformance.test -test.v -test.run TestCUDA -test.timeout 15m

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,8 +18,10 @@ import (
 	kpum "github.com/bespoke-hpc/bespoke/kernel/pum"
 	"github.com/bespoke-hpc/bespoke/operator/npy"
 	"github.com/bespoke-hpc/bespoke/pum"
+	pumrun "github.com/bespoke-hpc/bespoke/pum/run"
+	"github.com/bespoke-hpc/bespoke/pum/tuned"
 	"github.com/bespoke-hpc/bespoke/report"
-	"github.com/bespoke-hpc/bespoke/solve"
+	"github.com/bespoke-hpc/bespoke/tune"
 )
 
 // pumCmd is `bespoke pum`: partition-of-unity integration and assembly.
@@ -55,14 +56,14 @@ type pumFlags struct {
 func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, strategy string) {
 	f := c.Flags()
 	f.IntVar(&o.dim, "dim", 2, "dimension: 2 or 3")
-	many := map[bool]string{true: "; a list or range, e.g. 5-9 or 1,3,5", false: ""}[strategy == "both"]
+	many := map[bool]string{true: "; a list or range, e.g. 5-9 or 1,3,5", false: ""}[strategy == "auto"]
 	f.StringVar(&o.levelSpec, "level", "4", fmt.Sprintf("cover level: 2^level patches per direction (2-D ≤ %d, 3-D ≤ %d)%s", pum.MaxLevel2D, pum.MaxLevel3D, many))
 	f.StringVar(&o.degreeSpec, "degree", "1", fmt.Sprintf("local polynomial degree p (2-D ≤ %d, 3-D ≤ %d)%s", pum.MaxDegree2D, pum.MaxDegree3D, many))
-	f.IntVar(&o.threads, "threads", 0, "threads per block of the device kernels (0: for the group kernel on a GPU 256 for 2-D p = 1, 64 for p = 0 and 3, else 128 (3-D p = 1 in f32: 256), as measured on the H100; 64 for the thread kernel; 16 and 1 on a CPU)")
-	f.IntVar(&o.side, "side", 0, fmt.Sprintf("group kernel: side R of a thread's R×R tiles of the element block (0: on a GPU 2 for p = 0, 3 for 2-D p = 1, 5 for 2-D p = 2 and 3-D p = 1, 6 for 2-D p ≥ 4, else 4, as measured on the H100; 2 on a CPU; up to %d) — 2R staged loads per R² multiply-adds", kpum.MaxSide))
-	f.IntVar(&o.tiles, "tiles", 0, fmt.Sprintf("group kernel: tiles of the element block per thread (0: on a GPU 2 with 2×2 tiles (p = 0), else 1, as measured on the H100; 1 on a CPU; up to %d) — fewer threads per cell, more cells per block", kpum.MaxTiles))
-	f.IntVar(&o.vec, "vec", 0, "group kernel: staged values a tile reads in one load from shared memory, 1, 2 or 4 (0: 2 in f32 with an even tile side, else 1, as measured on the H100)")
-	f.IntVar(&o.mma, "mma", -1, fmt.Sprintf("group kernel on CUDA: side W of the W×W blocks of the element block whose Gram product runs on tensor cores (f64 mma m8n8k4, a multiple of 8; f32 3×TF32 m16n8k8, a multiple of 16; up to %d), 0 for the SIMT tiles of --side (-1: as measured on the H100, 16 for 3-D p = 1 fused on sm_80 or later without --side or --tiles, else 0)", kpum.MaxMMA))
+	f.IntVar(&o.threads, "threads", 0, "threads per block of the device kernels (0: the chosen candidate's)")
+	f.IntVar(&o.side, "side", 0, fmt.Sprintf("group kernel: side R of a thread's R×R tiles of the element block (0: the chosen candidate's; up to %d) — 2R staged loads per R² multiply-adds", kpum.MaxSide))
+	f.IntVar(&o.tiles, "tiles", 0, fmt.Sprintf("group kernel: tiles of the element block per thread (0: the chosen candidate's; up to %d) — fewer threads per cell, more cells per block", kpum.MaxTiles))
+	f.IntVar(&o.vec, "vec", 0, "group kernel: staged values a tile reads in one load from shared memory, 1, 2 or 4 (0: the chosen candidate's, by default 2 in f32 with an even tile side, else 1)")
+	f.IntVar(&o.mma, "mma", -1, fmt.Sprintf("group kernel on CUDA: side W of the W×W blocks of the element block whose Gram product runs on tensor cores (f64 mma m8n8k4, a multiple of 8; f32 3×TF32 m16n8k8, a multiple of 16; up to %d), 0 for the SIMT tiles of --side (-1: the chosen candidate's)", kpum.MaxMMA))
 	f.BoolVar(&o.periodic, "periodic", false, "periodic domain (every patch inner)")
 	f.StringVar(&o.coeff, "coeff", coeff, "coefficients: const (κ = K, r = R, f = 1), smooth (κ = K(1+0.3|x|²+0.2x₀(1−x₀)), r = R(1+x₀x₁), f = 1+x₀²x₁−x_d³) or wave (κ = K, r = R, f = (4π²dK+R)·Π sin 2πx_k: with --periodic the solution is Π sin 2πx_k)")
 	f.Float64Var(&o.kappa, "kappa", 1, "κ scale K (> 0)")
@@ -70,27 +71,27 @@ func (o *pumFlags) register(c *cobra.Command, coeff string, r float64, backend, 
 	f.StringVar(&o.backend, "backend", backend, "reference (float64 Go, all cores), or a device backend: auto, cuda, opencl, c")
 	f.StringVar(&o.device, "device", "", "device within the backend (CUDA ordinal; OpenCL P:D or name)")
 	f.StringVar(&o.dtype, "dtype", "f64", "precision of a device run: f32 or f64")
-	f.StringVar(&o.strategy, "strategy", strategy, "device assembly: atomic, colour, fused (atomic adds from the integration kernel, no element buffer)"+map[bool]string{true: ", both (atomic and colour) or all", false: ""}[strategy == "both"])
-	f.StringVar(&o.integrator, "integrator", "auto", "integration kernel: auto (group on a GPU, thread on a CPU; fused: group), thread (one thread per cell) or group (a team of threads per cell, points staged in shared memory)")
-	f.StringVar(&o.decompose, "decompose", pumDecompDevice, "where a device run decomposes the cover into cells: device (count, prefix sum, fill kernels from the split tables; the patch data and matrix pattern made there too) or host (pum.Decompose and the plan on the host, uploaded)")
-	f.BoolVar(&o.perCell, "per-cell", false, "fused strategy with device decomposition: integrate and add every cell on its own, as before the merged kernels (default: a uniform cover's bins ordered by active set and the 2^d cells of a set summed in registers, one atomic add per entry per set)")
+	f.StringVar(&o.strategy, "strategy", strategy, "device assembly: atomic, colour, fused (atomic adds from the integration kernel, no element buffer)"+map[bool]string{true: ", auto (the tuned best of every strategy on the device: from the tuning store, or measured now and stored), both (atomic and colour) or all; each strategy runs its own tuned shape", false: ""}[strategy == "auto"])
+	f.StringVar(&o.integrator, "integrator", "auto", "integration kernel: auto (the chosen candidate's), thread (one thread per cell) or group (a team of threads per cell, points staged in shared memory; the fused strategy's)")
+	f.StringVar(&o.decompose, "decompose", pumrun.DecompDevice, "where a device run decomposes the cover into cells: device (count, prefix sum, fill kernels from the split tables; the patch data and matrix pattern made there too) or host (pum.Decompose and the plan on the host, uploaded)")
+	f.BoolVar(&o.perCell, "per-cell", false, "fused strategy with device decomposition: integrate and add every cell on its own (default: the chosen candidate's; merged, a uniform cover's bins ordered by active set and the 2^d cells of a set summed in registers, one atomic add per entry per set)")
 	f.StringVar(&o.layout, "layout", "auto", "element-block layout: auto (interleaved on a GPU, blocked on a CPU), blocked, interleaved")
 }
 
 // uniformEntries is the number of stored scalars of a uniform cover's
 // matrix: (3n − 2)^d block pairs of patches at most one apart per
 // direction (3n^d periodic, n ≥ 3), B² scalars each.
-func uniformEntries(cfg pumConfig) int64 {
-	n := int64(1) << cfg.level
+func uniformEntries(cfg pumrun.Config) int64 {
+	n := int64(1) << cfg.Level
 	per := 3*n - 2
-	if cfg.periodic && n >= 3 {
+	if cfg.Periodic && n >= 3 {
 		per = 3 * n
 	}
 	pairs := int64(1)
-	for range cfg.dim {
+	for range cfg.Dim {
 		pairs *= per
 	}
-	b := int64(kpum.Spec{Dim: cfg.dim, Degree: cfg.degree}.B())
+	b := int64(kpum.Spec{Dim: cfg.Dim, Degree: cfg.Degree}.B())
 	return pairs * b * b
 }
 
@@ -147,10 +148,11 @@ func intList(flag, s string, lo, hi int) ([]int, error) {
 	return out, nil
 }
 
-// config checks the flags (usage errors) and returns the run's config.
-func (o *pumFlags) config() (pumConfig, error) {
-	cfg := pumConfig{dim: o.dim, level: o.level, degree: o.degree, periodic: o.periodic,
-		coeff: kpum.Coefficients{Name: o.coeff, K: o.kappa, R: o.r}, threads: o.threads, tiles: o.tiles, side: o.side, vec: o.vec, mma: o.mma}
+// config checks the flags (usage errors) and returns the run's problem
+// (its shape is left to tuned.Choose: see fixed).
+func (o *pumFlags) config() (pumrun.Config, error) {
+	cfg := pumrun.Config{Dim: o.dim, Level: o.level, Degree: o.degree, Periodic: o.periodic,
+		Coeff: kpum.Coefficients{Name: o.coeff, K: o.kappa, R: o.r}}
 	if o.threads < 0 || o.threads > kernel.MaxThreads {
 		return cfg, usagef("--threads %d: want 0…%d", o.threads, kernel.MaxThreads)
 	}
@@ -166,7 +168,7 @@ func (o *pumFlags) config() (pumConfig, error) {
 	if o.vec < 0 || o.vec > 4 || o.vec == 3 {
 		return cfg, usagef("--vec %d: want 0, 1, 2 or 4", o.vec)
 	}
-	if err := cfg.coeff.Check(); err != nil {
+	if err := cfg.Coeff.Check(); err != nil {
 		return cfg, usagef("%v", err)
 	}
 	if o.dim != 2 && o.dim != 3 {
@@ -186,82 +188,78 @@ func (o *pumFlags) config() (pumConfig, error) {
 	if err != nil {
 		return cfg, usagef("--dtype: %v", err)
 	}
-	cfg.dt = dt
+	cfg.DType = dt
 	switch o.integrator {
-	case "auto":
-	case pumThread, pumGroup:
-		cfg.integrator = o.integrator
+	case "auto", pumrun.Thread, pumrun.Group:
 	default:
 		return cfg, usagef("--integrator %q: want auto, thread or group", o.integrator)
 	}
 	switch o.decompose {
-	case pumDecompDevice, pumDecompHost:
-		cfg.decompose = o.decompose
+	case pumrun.DecompDevice, pumrun.DecompHost:
+		cfg.Decompose = o.decompose
 	default:
 		return cfg, usagef("--decompose %q: want device or host", o.decompose)
 	}
-	cfg.perCell = o.perCell
 	switch o.layout {
 	case "auto", "blocked":
 	case "interleaved":
-		cfg.layout = kpum.Interleaved
+		cfg.Layout = kpum.Interleaved
 	default:
 		return cfg, usagef("--layout %q: want auto, blocked or interleaved", o.layout)
 	}
 	return cfg, nil
 }
 
-func (o *pumFlags) strategies() ([]string, error) {
-	switch o.strategy {
-	case "both":
-		return []string{pumAtomic, pumColour}, nil
-	case "all":
-		return []string{pumAtomic, pumColour, pumFused}, nil
-	case pumAtomic, pumColour, pumFused:
-		return []string{o.strategy}, nil
+// fixed is the shape the flags set by hand: it replaces the candidates'
+// own fields.
+func (o *pumFlags) fixed() tuned.Fixed {
+	f := tuned.Fixed{Threads: o.threads, Tiles: o.tiles, Side: o.side, Vec: o.vec, MMA: o.mma, PerCell: o.perCell}
+	if o.integrator != "auto" {
+		f.Integrator = o.integrator
 	}
-	return nil, usagef("--strategy %q: want atomic, colour, fused, both or all", o.strategy)
+	return f
 }
 
-// openPUMDevice opens the backend and settles the layout for its kind.
-func (o *pumFlags) openDevice(cfg *pumConfig) (device.Device, error) {
+// strategies reads --strategy: the strategies to run, each chosen
+// among its own candidates ("" for the tuned best of all).
+func (o *pumFlags) strategies() ([]string, error) {
+	switch o.strategy {
+	case "auto":
+		return []string{""}, nil
+	case "both":
+		return []string{pumrun.Atomic, pumrun.Colour}, nil
+	case "all":
+		return pumrun.Strategies, nil
+	case pumrun.Atomic, pumrun.Colour, pumrun.Fused:
+		return []string{o.strategy}, nil
+	}
+	return nil, usagef("--strategy %q: want auto, atomic, colour, fused, both or all", o.strategy)
+}
+
+// openDevice opens the backend and settles the layout for its kind.
+func (o *pumFlags) openDevice(cfg *pumrun.Config) (device.Device, error) {
 	dev, err := openDevice(o.backend, o.device)
 	if err != nil {
 		return nil, err
 	}
 	if o.layout == "auto" && dev.Info().GPU {
-		cfg.layout = kpum.Interleaved
+		cfg.Layout = kpum.Interleaved
 	}
 	return dev, nil
 }
 
-// The thesis's times (Kanis 2013, Tables B.4/B.5 and B.19–B.21, seconds,
-// double precision, inner patches only): GPU = GTX 560 Ti end to end,
-// CPU = one i7-2600K core; [level][degree].
-var (
-	thesisGPU2D = map[int][6]float64{7: {0.36, 0.65, 2.02, 6.28, 13.66, 45.42}, 8: {1.20, 2.50, 8.24, 25.83, 55.01, 176.60}, 9: {4.99, 10.00, 33.11, 102.66, 222.04, 709.72}}
-	thesisCPU2D = map[int][6]float64{7: {0.55, 1.50, 4.28, 11.49, 29.23, 69.29}, 8: {2.26, 6.15, 17.42, 46.76, 118.88, 281.65}, 9: {9.14, 24.73, 70.29, 188.96, 479.76, 1136.12}}
-	thesisGPU3D = map[int][3]float64{4: {0.52, 2.41, 45.86}, 5: {4.93, 25.46, 462.29}, 6: {45.06, 224.08, 0}}
-	thesisCPU3D = map[int][3]float64{4: {0.57, 3.93, 28.34}, 5: {5.69, 38.75, 278.93}, 6: {50.75, 344.15, 0}}
-)
-
-// thesisTimes returns the thesis's GPU and one-core CPU totals (0: none).
-func thesisTimes(dim, level, p int) (gpu, cpu float64) {
-	if dim == 2 && p <= 5 {
-		return thesisGPU2D[level][p], thesisCPU2D[level][p]
-	}
-	if dim == 3 && p <= 2 {
-		return thesisGPU3D[level][p], thesisCPU3D[level][p]
-	}
-	return 0, 0
-}
-
 // pumBenchRow is one timed run.
 type pumBenchRow struct {
-	Backend    string  `json:"backend"`
-	Device     string  `json:"device"`
-	DType      string  `json:"dtype"`
-	Strategy   string  `json:"strategy"`
+	Backend  string `json:"backend"`
+	Device   string `json:"device"`
+	DType    string `json:"dtype"`
+	Strategy string `json:"strategy"`
+	// Candidate names the shape that ran (tuned.Candidate), Choice where
+	// it came from (tuned.FromStore, Measured or Only) and ChoiceDate when
+	// the winner was measured.
+	Candidate  string  `json:"candidate,omitempty"`
+	Choice     string  `json:"choice,omitempty"`
+	ChoiceDate string  `json:"choice_measured,omitempty"`
 	Layout     string  `json:"layout,omitempty"`
 	Integrator string  `json:"integrator,omitempty"`
 	Decompose  string  `json:"decompose,omitempty"`
@@ -287,8 +285,6 @@ type pumBenchRow struct {
 	PointsPerS float64 `json:"points_per_s"`
 	ModelGFLOP float64 `json:"model_gflop"`
 	GFLOPS     float64 `json:"model_gflops"`
-	ThesisGPU  float64 `json:"thesis_gpu_s,omitempty"`
-	ThesisCPU  float64 `json:"thesis_cpu1_s,omitempty"`
 	Reps       int     `json:"reps"`
 	// The solve after assembly (--solve): CG with block Jacobi, on the
 	// device from its matrix (solve.PCG) or, for the reference, pum.Solve.
@@ -329,7 +325,7 @@ func (f pumSolveFlags) check(cmd *cobra.Command) error {
 
 // config is the solve the flags ask for (nil without --solve): the
 // tolerance 1e-10 in f64 and 1e-5 in f32 unless given.
-func (f pumSolveFlags) config(dt kernel.DType) (*pumSolve, error) {
+func (f pumSolveFlags) config(dt kernel.DType) (*pumrun.Solve, error) {
 	if !f.on {
 		return nil, nil
 	}
@@ -343,7 +339,7 @@ func (f pumSolveFlags) config(dt kernel.DType) (*pumSolve, error) {
 	if f.maxIter < 1 || f.maxIter > 100000 {
 		return nil, usagef("--solve-iter %d: want 1…100000", f.maxIter)
 	}
-	return &pumSolve{tol: tol, maxIter: f.maxIter}, nil
+	return &pumrun.Solve{Tol: tol, MaxIter: f.maxIter}, nil
 }
 
 func pumBenchCmd() *cobra.Command {
@@ -353,7 +349,7 @@ func pumBenchCmd() *cobra.Command {
 	sf := pumSolveFlags{maxIter: 10000}
 	c := &cobra.Command{
 		Use:   "bench",
-		Short: "Time the PUM pipeline and print the thesis's split beside its figures",
+		Short: "Time the PUM pipeline, tuned for the device, in the thesis's split",
 		Long: `bench runs the partition-of-unity pipeline on a uniform cover of [0,1]^d
 (α = 1.25, Gauss rule of p+1 points per direction, variable coefficients by
 default) and prints the split of Kanis (2013): set-up (cover, space, rule,
@@ -371,9 +367,18 @@ stay there for the solve and are not downloaded: "–"), and so are kernel
 builds. Rates: µs per DOF (DOF = N·C(p+d,d), all patches), cells/s and
 quadrature points/s over the total, GFLOP/s of the digest's Gram model
 (2(d+1)·n_q·n_f² per cell, full product; our kernels compute the upper
-triangle) over the integration time. The thesis's times
-(GTX 560 Ti, and one i7-2600K core; inner patches only, fp64) are printed
-beside where it has them. --backend reference times pum's Go pipeline.
+triangle) over the integration time. --backend reference times pum's Go
+pipeline.
+On a device, how the pipeline runs (strategy, integration kernel, team
+size, tile shape, tensor cores, merged cells) is a candidate: without
+--strategy the tuned best of all candidates runs, read from the tuning
+store or, when none is stored for the configuration and device, chosen
+now by checking each candidate against the float64 reference at a small
+level and timing it at the size asked for, and stored; --strategy
+restricts the choice to one strategy, and --threads, --side, --tiles,
+--vec, --mma, --integrator and --per-cell fix a field of every candidate.
+The table's candidate and choice columns, and a line per row below it,
+say which ran and where the choice came from.
 With --solve, A u = f is then solved by CG preconditioned with block
 Jacobi (Cholesky factors of the diagonal blocks) on the device, from the
 matrix and load left there (the reference: pum.Solve), and a second table
@@ -381,7 +386,8 @@ gives the iterations, the relative residual, the preconditioner's set-up
 and the device time of the iterations.`,
 		Example: `  bespoke pum bench --dim 2 --level 9 --degree 1 --backend c
   bespoke pum bench --dim 3 --level 6 --degree 2 --backend cuda --dtype f32 --json pum.json
-  bespoke pum bench --dim 2 --level 6 --degree 3 --strategy fused --backend c --solve`,
+  bespoke pum bench --dim 2 --level 6 --degree 3 --strategy fused --backend c --solve
+  bespoke pum bench --dim 2 --level 7 --strategy all --backend c`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := sf.check(cmd); err != nil {
@@ -401,7 +407,7 @@ and the device time of the iterations.`,
 			if reps < 1 || reps > 100 {
 				return usagef("--reps %d: want 1…100", reps)
 			}
-			var cfgs []pumConfig
+			var cfgs []pumrun.Config
 			for _, p := range degrees {
 				for _, l := range levels {
 					o.level, o.degree = l, p
@@ -409,7 +415,7 @@ and the device time of the iterations.`,
 					if err != nil {
 						return err
 					}
-					if cfg.solve, err = sf.config(cfg.dt); err != nil {
+					if cfg.Solve, err = sf.config(cfg.DType); err != nil {
 						return err
 					}
 					// Every size is checked before the first run, so
@@ -457,7 +463,7 @@ and the device time of the iterations.`,
 			return nil
 		},
 	}
-	o.register(c, kpum.CoeffSmooth, 1, "auto", "both")
+	o.register(c, kpum.CoeffSmooth, 1, "auto", "auto")
 	c.Flags().IntVar(&reps, "reps", 1, "runs per strategy; the run of median total is reported")
 	c.Flags().StringVar(&jsonOut, "json", "", "also write the rows as JSON to this file")
 	c.Flags().StringVar(&csvOut, "csv", "", "also write the rows as CSV to this file")
@@ -492,89 +498,54 @@ func plotPUMBench(path string, rows []pumBenchRow) error {
 	return report.LinePlot(path, fmt.Sprintf("PUM assembly, %d-D, end to end (set-up … assembly)\n%s", d, dev), "level", "µs per DOF", true, series)
 }
 
-func runPUMBench(o pumFlags, cfg pumConfig, sts []string, reps int) ([]pumBenchRow, error) {
-	var rows []pumBenchRow
-	run := func(label, devName, strategy string, f func() (*pumOutcome, error)) error {
-		var outs []*pumOutcome
-		for range reps {
-			out, err := f()
-			if err != nil {
-				return err
-			}
-			outs = append(outs, out)
-		}
-		sort.Slice(outs, func(i, j int) bool { return outs[i].tm.Total < outs[j].tm.Total })
-		out := outs[len(outs)/2]
-		rows = append(rows, pumRow(label, devName, strategy, cfg, out, reps))
-		return nil
-	}
+// runPUMBench times one configuration: the reference, or on the device
+// each strategy asked for with its chosen candidate.
+func runPUMBench(o pumFlags, cfg pumrun.Config, sts []string, reps int) ([]pumBenchRow, error) {
 	if o.backend == "reference" {
-		cfg.dt = kernel.F64
-		return rows, run("reference", "Go float64", "serial", func() (*pumOutcome, error) {
-			out, err := pumReference(cfg)
-			if err != nil || cfg.solve == nil {
-				return out, err
-			}
-			// pum.Solve, timed on the wall: the host's counterpart.
-			t0 := time.Now()
-			u, res, err := pum.Solve(out.sys.A, out.sys.F, cfg.solve.tol, cfg.solve.maxIter)
-			if err != nil && res.Iterations < cfg.solve.maxIter {
-				return nil, err
-			}
-			out.solved = &solve.PCGResult{Iterations: res.Iterations, Residual: res.RelRes, Converged: err == nil, X: u, Time: time.Since(t0)}
-			return out, nil
-		})
+		out, err := pumrun.BenchReference(cfg, reps)
+		if err != nil {
+			return nil, err
+		}
+		cfg.DType = kernel.F64
+		return []pumBenchRow{pumRow("reference", "Go float64", "serial", cfg, out, nil, reps)}, nil
 	}
 	dev, err := o.openDevice(&cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer dev.Close()
-	if err := benchPUMOnDevice(dev, cfg, sts, run); err != nil {
-		return nil, err
+	var rows []pumBenchRow
+	for _, st := range sts {
+		c, ch, err := tuned.Resolve(dev, tuned.Instance{Config: cfg, Strategy: st, Fixed: o.fixed()}, tune.Open())
+		if err != nil {
+			return nil, err
+		}
+		out, err := pumrun.Bench(dev, c, reps)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, pumRow(dev.Info().Backend, dev.Info().Name, c.Strategy, c, out, ch, reps))
 	}
 	return rows, nil
 }
 
-// benchPUMOnDevice times each strategy on dev with run, after one untimed
-// run of it: a driver that compiles a kernel at its first launch (PoCL,
-// for each work-group size; CUDA's lazy loading) would otherwise count
-// that in the timings (cold, PoCL's integration took 1.07 s against
-// 4.6 ms warm).
-func benchPUMOnDevice(dev device.Device, cfg pumConfig, sts []string, run func(label, devName, strategy string, f func() (*pumOutcome, error)) error) error {
-	for _, st := range sts {
-		c := cfg
-		c.strategy = st
-		warm := c
-		if c.solve != nil { // one iteration launches every kernel of the solve
-			s := *c.solve
-			s.maxIter = 1
-			warm.solve = &s
-		}
-		if _, err := pumOnDevice(dev, warm); err != nil {
-			return err
-		}
-		if err := run(dev.Info().Backend, dev.Info().Name, st, func() (*pumOutcome, error) { return pumOnDevice(dev, c) }); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func pumRow(backend, devName, strategy string, cfg pumConfig, out *pumOutcome, reps int) pumBenchRow {
-	dof, cells, points := out.sys.Stats()
-	tm := out.tm
-	r := pumBenchRow{Backend: backend, Device: devName, DType: cfg.dt.String(), Strategy: strategy,
-		Dim: cfg.dim, Level: cfg.level, Degree: cfg.degree, Periodic: cfg.periodic, Coeff: cfg.coeff.Name,
-		Patches: out.sys.Cover.N, DOF: dof, Cells: cells, Points: points,
+func pumRow(backend, devName, strategy string, cfg pumrun.Config, out *pumrun.Outcome, ch *tuned.Choice, reps int) pumBenchRow {
+	dof, cells, points := out.Sys.Stats()
+	tm := out.Tm
+	r := pumBenchRow{Backend: backend, Device: devName, DType: cfg.DType.String(), Strategy: strategy,
+		Dim: cfg.Dim, Level: cfg.Level, Degree: cfg.Degree, Periodic: cfg.Periodic, Coeff: cfg.Coeff.Name,
+		Patches: out.Sys.Cover.N, DOF: dof, Cells: cells, Points: points,
 		SetupS: tm.Setup.Seconds(), DecompS: tm.Decompose.Seconds(), IntegS: tm.Integrate.Seconds(),
-		AssemS: tm.Assemble.Seconds(), DownloadS: out.download.Seconds(), TotalS: tm.Total.Seconds(),
-		BuildS: out.build.Seconds(), ModelGFLOP: out.sys.ModelFlops() / 1e9, Reps: reps, SystemOnDevice: out.deviceOnly}
+		AssemS: tm.Assemble.Seconds(), DownloadS: out.Download.Seconds(), TotalS: tm.Total.Seconds(),
+		BuildS: out.Build.Seconds(), ModelGFLOP: out.Sys.ModelFlops() / 1e9, Reps: reps, SystemOnDevice: out.DeviceOnly}
 	if backend != "reference" {
-		r.Layout = cfg.layout.String()
-		r.Integrator = out.integrator
-		r.Decompose = cfg.decompose
-		r.Merge = out.merge
+		r.Layout = cfg.Layout.String()
+		r.Integrator = out.Shape.Integrator
+		r.Decompose = cfg.Decompose
+		r.Merge = out.Merge
+	}
+	if ch != nil {
+		r.Candidate, r.Choice, r.ChoiceDate = ch.Candidate.Name(), ch.Source, ch.Date
 	}
 	if t := r.TotalS; t > 0 {
 		r.USPerDOF = t / float64(dof) * 1e6
@@ -584,12 +555,24 @@ func pumRow(backend, devName, strategy string, cfg pumConfig, out *pumOutcome, r
 	if r.IntegS > 0 {
 		r.GFLOPS = r.ModelGFLOP / r.IntegS
 	}
-	r.ThesisGPU, r.ThesisCPU = thesisTimes(cfg.dim, cfg.level, cfg.degree)
-	if s := out.solved; s != nil {
+	if s := out.Solved; s != nil {
 		r.Solved, r.SolveConverged, r.SolveIters, r.SolveRelRes = true, s.Converged, s.Iterations, s.Residual
 		r.SolveSetupS, r.SolveS = s.Setup.Seconds(), s.Time.Seconds()
 	}
 	return r
+}
+
+// pumChoice says in words where a row's candidate came from.
+func pumChoice(r pumBenchRow) string {
+	switch r.Choice {
+	case tuned.FromStore:
+		return fmt.Sprintf("from the tuning store (measured %s; nothing timed for the choice)", r.ChoiceDate)
+	case tuned.Measured:
+		return "the fastest verified candidate, measured now and stored in the tuning store"
+	case tuned.Only:
+		return "the only candidate"
+	}
+	return ""
 }
 
 func secs(s float64) string {
@@ -603,34 +586,28 @@ func orNone(s string) string {
 	return s
 }
 
-func orDash(v float64, f string) string {
-	if v == 0 {
-		return "–"
-	}
-	return fmt.Sprintf(f, v)
-}
-
 func writePUMBench(w io.Writer, rows []pumBenchRow, jsonOut, csvOut string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "backend\tdtype\tstrategy\tkernel\td\tlevel\tp\tDOF\tcells\tset-up\tdecomp.\tintegr.\tassembly\tdownload\ttotal\tµs/DOF\tcells/s\tQP/s\tGFLOP/s\tthesis GPU\tthesis CPU1\tvs GPU\t")
+	fmt.Fprintln(tw, "backend\tdtype\tstrategy\tcandidate\tchoice\td\tlevel\tp\tDOF\tcells\tset-up\tdecomp.\tintegr.\tassembly\tdownload\ttotal\tµs/DOF\tcells/s\tQP/s\tGFLOP/s\t")
 	for _, r := range rows {
-		vs := "–"
-		if r.ThesisGPU > 0 && r.TotalS > 0 {
-			vs = fmt.Sprintf("%.0f×", r.ThesisGPU/r.TotalS)
-		}
 		download := secs(r.DownloadS)
 		if r.SystemOnDevice {
 			download = "–"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.3g\t%.3g\t%.3g\t%.3g\t%s\t%s\t%s\t\n",
-			r.Backend, r.DType, r.Strategy, orNone(r.Integrator), r.Dim, r.Level, r.Degree, r.DOF, r.Cells,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.3g\t%.3g\t%.3g\t%.3g\t\n",
+			r.Backend, r.DType, r.Strategy, orNone(r.Candidate), orNone(r.Choice), r.Dim, r.Level, r.Degree, r.DOF, r.Cells,
 			secs(r.SetupS), secs(r.DecompS), secs(r.IntegS), secs(r.AssemS), download, secs(r.TotalS),
-			r.USPerDOF, r.CellsPerS, r.PointsPerS, r.GFLOPS, orDash(r.ThesisGPU, "%.2fs"), orDash(r.ThesisCPU, "%.2fs"), vs)
+			r.USPerDOF, r.CellsPerS, r.PointsPerS, r.GFLOPS)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "(thesis: GTX 560 Ti and one i7-2600K core, fp64, inner patches only; ours: every patch, natural boundary; kernel builds and the download not in the total)")
+	fmt.Fprintln(w, "(every patch, natural boundary unless periodic; kernel builds and the download not in the total)")
+	for _, r := range rows {
+		if r.Candidate != "" {
+			fmt.Fprintf(w, "%d-D level %d p = %d %s: ran %s, %s\n", r.Dim, r.Level, r.Degree, r.DType, r.Candidate, pumChoice(r))
+		}
+	}
 	if err := writePUMSolves(w, rows); err != nil {
 		return err
 	}
@@ -652,14 +629,14 @@ func writePUMBench(w io.Writer, rows []pumBenchRow, jsonOut, csvOut string) erro
 // writePUMCSV writes one row per run.
 func writePUMCSV(f io.Writer, rows []pumBenchRow) error {
 	cw := csv.NewWriter(f)
-	cw.Write(strings.Split("backend,device,dtype,strategy,layout,dim,level,degree,periodic,coeff,patches,dof,cells,points,setup_s,decomposition_s,integration_s,assembly_s,download_s,total_s,build_s,us_per_dof,cells_per_s,points_per_s,model_gflop,model_gflops,thesis_gpu_s,thesis_cpu1_s,integrator,decompose,solve_iterations,solve_relres,solve_setup_s,solve_s,system_on_device", ","))
+	cw.Write(strings.Split("backend,device,dtype,strategy,layout,dim,level,degree,periodic,coeff,patches,dof,cells,points,setup_s,decomposition_s,integration_s,assembly_s,download_s,total_s,build_s,us_per_dof,cells_per_s,points_per_s,model_gflop,model_gflops,integrator,decompose,solve_iterations,solve_relres,solve_setup_s,solve_s,system_on_device,candidate,choice,choice_measured", ","))
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, r := range rows {
 		cw.Write([]string{r.Backend, r.Device, r.DType, r.Strategy, r.Layout, strconv.Itoa(r.Dim), strconv.Itoa(r.Level), strconv.Itoa(r.Degree),
 			strconv.FormatBool(r.Periodic), r.Coeff, strconv.Itoa(r.Patches), strconv.Itoa(r.DOF), strconv.Itoa(r.Cells), strconv.Itoa(r.Points),
 			g(r.SetupS), g(r.DecompS), g(r.IntegS), g(r.AssemS), g(r.DownloadS), g(r.TotalS), g(r.BuildS),
-			g(r.USPerDOF), g(r.CellsPerS), g(r.PointsPerS), g(r.ModelGFLOP), g(r.GFLOPS), g(r.ThesisGPU), g(r.ThesisCPU), r.Integrator, r.Decompose,
-			strconv.Itoa(r.SolveIters), g(r.SolveRelRes), g(r.SolveSetupS), g(r.SolveS), strconv.FormatBool(r.SystemOnDevice)})
+			g(r.USPerDOF), g(r.CellsPerS), g(r.PointsPerS), g(r.ModelGFLOP), g(r.GFLOPS), r.Integrator, r.Decompose,
+			strconv.Itoa(r.SolveIters), g(r.SolveRelRes), g(r.SolveSetupS), g(r.SolveS), strconv.FormatBool(r.SystemOnDevice), r.Candidate, r.Choice, r.ChoiceDate})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -723,20 +700,24 @@ integration and assembly kernels (in --dtype, widened to float64).`,
 			if err := assembleLimits(cfg, maxMemory, maxOutput); err != nil {
 				return err
 			}
-			var res *pumOutcome
+			var res *pumrun.Outcome
 			if o.backend == "reference" {
-				res, err = pumReference(cfg)
+				res, err = pumrun.Reference(cfg)
 			} else {
-				if o.strategy != pumAtomic && o.strategy != pumColour && o.strategy != pumFused {
+				if o.strategy != pumrun.Atomic && o.strategy != pumrun.Colour && o.strategy != pumrun.Fused {
 					return usagef("--strategy %q: want atomic, colour or fused", o.strategy)
 				}
-				cfg.strategy = o.strategy
 				var dev device.Device
 				if dev, err = o.openDevice(&cfg); err != nil {
 					return err
 				}
 				defer dev.Close()
-				res, err = pumOnDevice(dev, cfg)
+				c, ch, err := tuned.Resolve(dev, tuned.Instance{Config: cfg, Strategy: o.strategy, Fixed: o.fixed()}, tune.Open())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "bespoke: note: ran %s\n", ch.Describe())
+				res, err = pumrun.OnDevice(dev, c)
 			}
 			if err != nil {
 				return err
@@ -745,10 +726,10 @@ integration and assembly kernels (in --dtype, widened to float64).`,
 				// The default: say so, as a solver given A would fail.
 				fmt.Fprintln(cmd.ErrOrStderr(), "bespoke: note: with --r 0 and natural (or periodic) boundaries A is singular (the constants are in its null space); --r > 0 makes it definite")
 			}
-			return writePUMSystem(cmd.OutOrStdout(), res.sys, o, out, rhs)
+			return writePUMSystem(cmd.OutOrStdout(), res.Sys, o, out, rhs)
 		},
 	}
-	o.register(c, kpum.CoeffConst, 0, "reference", pumAtomic)
+	o.register(c, kpum.CoeffConst, 0, "reference", pumrun.Atomic)
 	c.Flags().StringVarP(&out, "out", "o", "", "MatrixMarket file for A")
 	c.Flags().StringVar(&rhs, "rhs", "", "also write the load vector f as .npy")
 	c.Flags().StringVar(&maxMemory, "max-memory", "8G", "the most memory the assembled matrix may take, e.g. 16G")
@@ -758,7 +739,7 @@ integration and assembly kernels (in --dtype, widened to float64).`,
 
 // assembleLimits refuses, before any work, a matrix that would take more
 // memory than maxMemory or a MatrixMarket file larger than maxOutput.
-func assembleLimits(cfg pumConfig, maxMemory, maxOutput string) error {
+func assembleLimits(cfg pumrun.Config, maxMemory, maxOutput string) error {
 	mem, err := parseBytes("--max-memory", maxMemory)
 	if err != nil {
 		return err
@@ -768,7 +749,7 @@ func assembleLimits(cfg pumConfig, maxMemory, maxOutput string) error {
 		return err
 	}
 	entries := uniformEntries(cfg)
-	what := fmt.Sprintf("--dim %d --level %d --degree %d", cfg.dim, cfg.level, cfg.degree)
+	what := fmt.Sprintf("--dim %d --level %d --degree %d", cfg.Dim, cfg.Level, cfg.Degree)
 	if entries > pum.MaxMatrixEntries {
 		return usagef("%s: %d matrix entries exceed MaxMatrixEntries = %d (lower the level or degree)", what, entries, int64(pum.MaxMatrixEntries))
 	}
@@ -777,9 +758,9 @@ func assembleLimits(cfg pumConfig, maxMemory, maxOutput string) error {
 	}
 	// A line per entry: two indices and a value of 17 digits (about 23
 	// characters; exact zeros fewer).
-	n := int64(1) << cfg.level
-	dof := int64(kpum.Spec{Dim: cfg.dim, Degree: cfg.degree}.B())
-	for range cfg.dim {
+	n := int64(1) << cfg.Level
+	dof := int64(kpum.Spec{Dim: cfg.Dim, Degree: cfg.Degree}.B())
+	for range cfg.Dim {
 		dof *= n
 	}
 	if size := entries * int64(2*len(strconv.FormatInt(dof, 10))+3+20); size > outMax {

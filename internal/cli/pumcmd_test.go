@@ -7,176 +7,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/bespoke-hpc/bespoke/device"
-	"github.com/bespoke-hpc/bespoke/device/cuda"
-	"github.com/bespoke-hpc/bespoke/device/host"
-	"github.com/bespoke-hpc/bespoke/device/opencl"
-	"github.com/bespoke-hpc/bespoke/emit"
-	"github.com/bespoke-hpc/bespoke/internal/testenv"
-	"github.com/bespoke-hpc/bespoke/kernel"
-	kpum "github.com/bespoke-hpc/bespoke/kernel/pum"
-	"github.com/bespoke-hpc/bespoke/pum"
+	pumrun "github.com/bespoke-hpc/bespoke/pum/run"
+	"github.com/bespoke-hpc/bespoke/pum/tuned"
 )
-
-// pumRelDiff is max|a−b| / max|b| over the matrix and over the load.
-func pumRelDiff(got, want *pum.System) (ea, ef float64) {
-	am, fm := 0.0, 0.0
-	for i, w := range want.A.Val {
-		am = math.Max(am, math.Abs(w))
-		ea = math.Max(ea, math.Abs(got.A.Val[i]-w))
-	}
-	for i, w := range want.F {
-		fm = math.Max(fm, math.Abs(w))
-		ef = math.Max(ef, math.Abs(got.F[i]-w))
-	}
-	return ea / am, ef / fm
-}
-
-// checkPUMDevice runs the device pipeline over the sizes, both
-// strategies, against pum's float64 assembly on the same decomposition.
-func checkPUMDevice(t *testing.T, dev device.Device) {
-	type tc struct {
-		dim, level, p int
-		periodic      bool
-	}
-	var cases []tc
-	for l := 2; l <= 4; l++ {
-		for p := 1; p <= 3; p++ {
-			cases = append(cases, tc{2, l, p, false})
-		}
-	}
-	cases = append(cases, tc{3, 2, 1, false}, tc{2, 3, 2, true})
-	if testing.Short() { // level 3 runs every strategy, layout and integrator
-		cases = []tc{{2, 3, 1, false}}
-	}
-	co := kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1.5, R: 2}
-	for _, c := range cases {
-		ref, err := pumReference(pumConfig{dim: c.dim, level: c.level, degree: c.p, periodic: c.periodic, coeff: co})
-		if err != nil {
-			t.Fatal(err)
-		}
-		type run struct {
-			st, integ string
-			lay       kpum.Layout
-			perCell   bool
-		}
-		runs := []run{{pumAtomic, pumThread, kpum.Blocked, false}, {pumColour, pumThread, kpum.Blocked, false}, {pumFused, pumGroup, kpum.Blocked, false}}
-		if c.level == 3 { // the layouts, the group kernel without fusion and the fused one per cell once per degree
-			runs = append(runs, run{pumAtomic, pumThread, kpum.Interleaved, false}, run{pumColour, pumGroup, kpum.Interleaved, false}, run{pumAtomic, pumGroup, kpum.Blocked, false},
-				run{pumFused, pumGroup, kpum.Blocked, true})
-		}
-		for _, rn := range runs {
-			{
-				st, lay := rn.st, rn.lay
-				name := fmt.Sprintf("%dd-l%d-p%d-per%v-%s-%s-%s-percell%v", c.dim, c.level, c.p, c.periodic, st, rn.integ, lay, rn.perCell)
-				// A small budget makes several batches, so colour groups
-				// are cut across batches too.
-				got, err := pumOnDevice(dev, pumConfig{dim: c.dim, level: c.level, degree: c.p, periodic: c.periodic, coeff: co,
-					dt: kernel.F64, strategy: st, layout: lay, budget: 20000, integrator: rn.integ, perCell: rn.perCell})
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				// The fused strategy takes a set's 2^d cells together
-				// unless told not to.
-				if want := map[bool]int{true: 1 << c.dim, false: 1}[st == pumFused && !rn.perCell]; got.merge != want {
-					t.Errorf("%s: %d cells merged, want %d", name, got.merge, want)
-				}
-				if got.batches < 2 {
-					t.Errorf("%s: %d batches, want several", name, got.batches)
-				}
-				if ea, ef := pumRelDiff(got.sys, ref.sys); ea > 1e-12 || ef > 1e-12 {
-					t.Errorf("%s: relative difference from the Go reference: A %.3g, F %.3g", name, ea, ef)
-				}
-			}
-		}
-	}
-}
-
-func TestPUMDeviceHost(t *testing.T) {
-	dev, err := host.Open()
-	if err != nil {
-		testenv.Unavailable(t, "c", err)
-	}
-	defer dev.Close()
-	checkPUMDevice(t, dev)
-}
-
-func TestPUMDeviceOpenCL(t *testing.T) {
-	dev, err := opencl.Open(os.Getenv("BESPOKE_OPENCL_DEVICE"))
-	if err != nil {
-		testenv.Unavailable(t, "opencl", err)
-	}
-	defer dev.Close()
-	checkPUMDevice(t, dev)
-}
-
-// Properties of the device matrix that hold whatever the quadrature: with
-// r = 0, A·e₀ = 0 (Σφ = 1 has zero gradient), and A is symmetric.
-func TestPUMDeviceProperties(t *testing.T) {
-	dev, err := host.Open()
-	if err != nil {
-		testenv.Unavailable(t, "c", err)
-	}
-	defer dev.Close()
-	for _, c := range []struct {
-		dim, level, p int
-		periodic      bool
-		dt            kernel.DType
-		tol           float64
-	}{
-		{2, 3, 2, false, kernel.F64, 1e-13},
-		{2, 3, 3, true, kernel.F64, 1e-13},
-		{3, 2, 1, false, kernel.F64, 1e-13},
-		{2, 3, 2, false, kernel.F32, 1e-5},
-	} {
-		if testing.Short() && c.p != 2 {
-			continue
-		}
-		for _, st := range []string{pumAtomic, pumColour, pumFused} {
-			name := fmt.Sprintf("%dd-l%d-p%d-per%v-%s-%s", c.dim, c.level, c.p, c.periodic, c.dt, st)
-			out, err := pumOnDevice(dev, pumConfig{dim: c.dim, level: c.level, degree: c.p, periodic: c.periodic,
-				coeff: kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1, R: 0}, dt: c.dt, strategy: st})
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			a, B := out.sys.A, out.sys.Space.B
-			e0 := make([]float64, a.N*B)
-			for i := range a.N {
-				e0[i*B] = 1
-			}
-			y := make([]float64, len(e0))
-			a.MulVec(y, e0)
-			amax := 0.0
-			for _, v := range a.Val {
-				amax = math.Max(amax, math.Abs(v))
-			}
-			worst, asym := 0.0, 0.0
-			for r := range y {
-				worst = math.Max(worst, math.Abs(y[r])/amax)
-			}
-			for i := range a.N * B {
-				for k := a.RowPtr[i/B]; k < a.RowPtr[i/B+1]; k++ {
-					for n := range B {
-						j := int(a.Col[k])*B + n
-						asym = math.Max(asym, math.Abs(a.At(i, j)-a.At(j, i))/amax)
-					}
-				}
-			}
-			if worst > c.tol {
-				t.Errorf("%s: |A·e₀|/max|A| = %.3g, want ≤ %g", name, worst, c.tol)
-			}
-			if asym > c.tol {
-				t.Errorf("%s: max|A−Aᵀ|/max|A| = %.3g, want ≤ %g", name, asym, c.tol)
-			}
-		}
-	}
-}
 
 // readMTX reads a MatrixMarket coordinate file into a map.
 func readMTX(t *testing.T, path string) (int, map[[2]int]float64) {
@@ -226,6 +63,11 @@ func TestPUMAssembleCLI(t *testing.T) {
 		if !strings.Contains(so.String(), "wrote") {
 			t.Errorf("%s: output %q", be, so.String())
 		}
+		// A device run says which candidate assembled (on a CPU the
+		// default strategy's only one).
+		if backend != "reference" && !strings.Contains(se.String(), "ran atomic.thread.t1, the only candidate") {
+			t.Errorf("%s: stderr %q does not say which candidate ran", be, se.String())
+		}
 		files[be] = mtx
 	}
 	n, ref := readMTX(t, files["reference"])
@@ -256,11 +98,13 @@ func TestPUMAssembleCLI(t *testing.T) {
 	}
 }
 
+// bench with --strategy both: one row per strategy, the split summing to
+// the total, in the JSON, the CSV and the table.
 func TestPUMBenchCLI(t *testing.T) {
 	dir := t.TempDir()
 	js, cs := filepath.Join(dir, "b.json"), filepath.Join(dir, "b.csv")
 	var so, se bytes.Buffer
-	if code := Main([]string{"pum", "bench", "--dim", "2", "--level", "7", "--degree", "1", "--backend", "c", "--json", js, "--csv", cs}, &so, &se); code != ExitOK {
+	if code := Main([]string{"pum", "bench", "--dim", "2", "--level", "6", "--degree", "1", "--strategy", "both", "--backend", "c", "--json", js, "--csv", cs}, &so, &se); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, se.String())
 	}
 	var rows []pumBenchRow
@@ -271,24 +115,77 @@ func TestPUMBenchCLI(t *testing.T) {
 	if err := json.Unmarshal(b, &rows); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || rows[0].Strategy != pumAtomic || rows[1].Strategy != pumColour || rows[0].Decompose != pumDecompDevice {
+	if len(rows) != 2 || rows[0].Strategy != pumrun.Atomic || rows[1].Strategy != pumrun.Colour || rows[0].Decompose != pumrun.DecompDevice {
 		t.Fatalf("rows %+v", rows)
 	}
 	for _, r := range rows {
 		sum := r.SetupS + r.DecompS + r.IntegS + r.AssemS // the download is reported outside the total
-		if r.TotalS <= 0 || math.Abs(sum-r.TotalS) > 1e-6*r.TotalS+1e-6 || r.DOF != 128*128*3 || r.GFLOPS <= 0 {
+		if r.TotalS <= 0 || math.Abs(sum-r.TotalS) > 1e-6*r.TotalS+1e-6 || r.DOF != 64*64*3 || r.GFLOPS <= 0 {
 			t.Errorf("row %+v: split sums to %g", r, sum)
 		}
-		if r.ThesisGPU != 0.65 || r.ThesisCPU != 1.50 {
-			t.Errorf("thesis figures %g, %g; want 0.65 s and 1.50 s (2-D level 7 p = 1)", r.ThesisGPU, r.ThesisCPU)
+		// One candidate per strategy on a CPU: nothing to choose.
+		if r.Choice != tuned.Only || !strings.HasPrefix(r.Candidate, r.Strategy+".") {
+			t.Errorf("row %s: candidate %q, choice %q; want the strategy's only candidate", r.Strategy, r.Candidate, r.Choice)
 		}
 	}
-	if !strings.Contains(so.String(), "thesis GPU") {
-		t.Errorf("table lacks the thesis column:\n%s", so.String())
+	if !strings.Contains(so.String(), "candidate") || !strings.Contains(so.String(), "ran atomic.thread.t1, the only candidate") {
+		t.Errorf("table lacks the candidates:\n%s", so.String())
 	}
 	c, err := os.ReadFile(cs)
-	if err != nil || strings.Count(string(c), "\n") != 3 {
+	if err != nil || strings.Count(string(c), "\n") != 3 || !strings.Contains(string(c), ",candidate,choice,") {
 		t.Errorf("csv: %v, %q", err, c)
+	}
+}
+
+// The default bench (no --strategy) on the C backend runs the tuned best:
+// measured and stored the first time, read from the tuning store the
+// second (saying so, and timing nothing for the choice); a forced
+// strategy still runs that strategy.
+func TestPUMBenchTunedDefault(t *testing.T) {
+	t.Setenv("BESPOKE_CACHE_DIR", t.TempDir())
+	t.Setenv("BESPOKE_NO_CACHE", "")
+	dir := t.TempDir()
+	bench := func(name string, extra ...string) (pumBenchRow, string) {
+		js := filepath.Join(dir, name+".json")
+		var so, se bytes.Buffer
+		args := append([]string{"pum", "bench", "--dim", "2", "--level", "3", "--degree", "1", "--backend", "c", "--json", js}, extra...)
+		if code := Main(args, &so, &se); code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, se.String())
+		}
+		var rows []pumBenchRow
+		b, err := os.ReadFile(js)
+		if err == nil {
+			err = json.Unmarshal(b, &rows)
+		}
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("%s: %d rows, %v", name, len(rows), err)
+		}
+		return rows[0], so.String()
+	}
+	first, out1 := bench("first")
+	if first.Choice != tuned.Measured || first.ChoiceDate == "" || !strings.Contains(out1, "measured now and stored") {
+		t.Errorf("first run: choice %q (%s), output:\n%s", first.Choice, first.ChoiceDate, out1)
+	}
+	c, err := tuned.Parse(first.Candidate)
+	if err != nil || c.Strategy != first.Strategy {
+		t.Errorf("first run: candidate %q of strategy %q: %v", first.Candidate, first.Strategy, err)
+	}
+	second, out2 := bench("second")
+	if second.Choice != tuned.FromStore || second.Candidate != first.Candidate || second.ChoiceDate != first.ChoiceDate ||
+		!strings.Contains(out2, "from the tuning store (measured "+first.ChoiceDate+"; nothing timed for the choice)") {
+		t.Errorf("second run: %s %q (%s), want %s from the store; output:\n%s", second.Choice, second.Candidate, second.ChoiceDate, first.Candidate, out2)
+	}
+	forced := pumrun.Strategies
+	if testing.Short() {
+		forced = []string{pumrun.Atomic} // one that did not win here
+		if first.Strategy == pumrun.Atomic {
+			forced = []string{pumrun.Fused}
+		}
+	}
+	for _, st := range forced {
+		if r, _ := bench("forced-"+st, "--strategy", st); r.Strategy != st || r.Choice != tuned.Only {
+			t.Errorf("--strategy %s ran %s (%s, %s)", st, r.Strategy, r.Candidate, r.Choice)
+		}
 	}
 }
 
@@ -411,446 +308,4 @@ func TestPUMBadFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q (want a one-line error naming %q)", tc.args, code, msg, tc.want)
 		}
 	}
-}
-
-// pumDeviceBins runs the device decomposition alone on dev (its kernels
-// in one program) and downloads the bins, the patch data and the matrix
-// pattern.
-func pumDeviceBins(t *testing.T, dev device.Device, dc *kpum.Decomposer, ds kpum.DecompSpec, order kpum.BinOrder) ([]kpum.BinData, map[string][]float64) {
-	t.Helper()
-	dk, err := newPUMDecompKernels(ds, order, dc.Bins)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := emit.Render(dev.Dialect(), dk.kernels()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := dev.Build(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prog.Close()
-	l := &pumLauncher{dev: dev, dks: map[string]device.Kernel{}, bufs: map[string]device.Buffer{}}
-	for _, k := range dk.kernels() {
-		if l.dks[k.Name], err = prog.Kernel(k.Name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r := &pumRunner{dev: dev, dt: ds.DType}
-	defer r.close()
-	var tm time.Duration
-	if err := pumPatternOnDevice(r, r, l, dc, dk.pattern, &tm); err != nil {
-		t.Fatal(err)
-	}
-	bins, err := pumDecomposeOnDevice(r, l, dc, dk, &tm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tm <= 0 || l.launches != len(dk.kernels()) {
-		t.Errorf("%v in %d launches", tm, l.launches)
-	}
-	reals := func(b device.Buffer, n int) []float64 {
-		raw := make([]byte, n*ds.DType.Bytes())
-		if err := b.Download(raw); err != nil {
-			t.Fatal(err)
-		}
-		return ds.DType.Decode(raw)
-	}
-	ints := func(b device.Buffer, n int) []int32 {
-		raw := make([]byte, 4*n)
-		if err := b.Download(raw); err != nil {
-			t.Fatal(err)
-		}
-		var out []int32
-		for _, v := range kernel.DecodeInts(4, raw) {
-			out = append(out, int32(v))
-		}
-		return out
-	}
-	var out []kpum.BinData
-	for _, b := range bins {
-		out = append(out, kpum.BinData{DeviceBin: b.DeviceBin, Lo: reals(b.bufs["lo"], b.Cells*dc.Dim), Hi: reals(b.bufs["hi"], b.Cells*dc.Dim),
-			Act: ints(b.bufs["act"], b.Cells*b.Active)})
-	}
-	pat := map[string][]float64{"centre": reals(l.bufs["centre"], dc.N*dc.Dim), "sup": reals(l.bufs["sup"], dc.N*dc.Dim)}
-	for name, n := range map[string]int{"rowptr": dc.N + 1, "col": int(dc.Blocks)} {
-		for _, v := range ints(l.bufs[name], n) {
-			pat[name] = append(pat[name], float64(v))
-		}
-	}
-	return out, pat
-}
-
-// checkPUMDeviceDecomposition runs the device decomposition on dev over
-// 2-D and 3-D covers, levels 0–4, clipped and periodic, f64 and f32, in
-// both orders: it gives the host plan, in ColourOrder NewPlan's with
-// colour (the same bins and colour groups and, per group, the same cells:
-// lo, hi, active patches, exactly, for both copy the same split points),
-// in PatchOrder NewPlan's without, cell for cell; and the cover's patch
-// data and matrix pattern.
-func checkPUMDeviceDecomposition(t *testing.T, dev device.Device) {
-	type tc struct {
-		dim, level int
-		periodic   bool
-		dt         kernel.DType
-		threads    int
-	}
-	var cases []tc
-	for _, dim := range []int{2, 3} {
-		for level := 0; level <= 4; level++ {
-			cases = append(cases, tc{dim, level, false, kernel.F64, 16})
-		}
-		cases = append(cases, tc{dim, 2, true, kernel.F64, 16}, tc{dim, 3, true, kernel.F32, 7}, tc{dim, 4, true, kernel.F64, 1})
-	}
-	if testing.Short() { // 2-D and 3-D, clipped and periodic, f64 and f32
-		cases = []tc{{2, 3, false, kernel.F64, 16}, {3, 2, false, kernel.F64, 16}, {2, 3, true, kernel.F32, 7}}
-	}
-	for _, c := range cases {
-		name := fmt.Sprintf("%dd-l%d-per%v-%s-t%d", c.dim, c.level, c.periodic, c.dt, c.threads)
-		cv, err := pum.UniformCover(c.dim, c.level, pum.DefaultAlpha, c.periodic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec, err := pum.Decompose(cv, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dc, err := kpum.NewDecomposer(c.dim, c.level, pum.DefaultAlpha, c.periodic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pat map[string][]float64
-		for _, order := range []kpum.BinOrder{kpum.ColourOrder, kpum.PatchOrder} {
-			pl, err := kpum.NewPlan(dec, order == kpum.ColourOrder)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var bins []kpum.BinData
-			bins, pat = pumDeviceBins(t, dev, dc, kpum.DecompSpec{Dim: c.dim, DType: c.dt, Threads: c.threads}, order)
-			if err := pl.CompareDevice(c.dt, bins); err != nil {
-				t.Errorf("%s %s: %v", name, order, err)
-			}
-		}
-		for n, want := range map[string][]float64{"centre": cv.Centre, "sup": kpum.Support(cv)} {
-			for i, w := range want {
-				if pat[n][i] != c.dt.Rounded(w) {
-					t.Fatalf("%s: %s[%d] = %v, the cover's %v", name, n, i, pat[n][i], w)
-				}
-			}
-		}
-		for n, want := range map[string][]int32{"rowptr": cv.NbrPtr, "col": cv.Nbr} {
-			for i, w := range want {
-				if pat[n][i] != float64(w) {
-					t.Fatalf("%s: %s[%d] = %v, the cover's %v", name, n, i, pat[n][i], w)
-				}
-			}
-		}
-	}
-}
-
-func TestPUMDeviceDecompositionHost(t *testing.T) {
-	dev, err := host.Open()
-	if err != nil {
-		testenv.Unavailable(t, "c", err)
-	}
-	defer dev.Close()
-	checkPUMDeviceDecomposition(t, dev)
-}
-
-func TestPUMDeviceDecompositionOpenCL(t *testing.T) {
-	dev, err := opencl.Open(os.Getenv("BESPOKE_OPENCL_DEVICE"))
-	if err != nil {
-		testenv.Unavailable(t, "opencl", err)
-	}
-	defer dev.Close()
-	checkPUMDeviceDecomposition(t, dev)
-}
-
-func TestPUMDeviceDecompositionCUDA(t *testing.T) {
-	dev, err := cuda.Open(0)
-	if err != nil {
-		testenv.Unavailable(t, "cuda", err)
-	}
-	defer dev.Close()
-	checkPUMDeviceDecomposition(t, dev)
-	// And the assembled systems: device against host decomposition.
-	checkPUMDecomposeDeviceVsHost(t, dev)
-}
-
-// The assembled system with device decomposition matches the one with
-// host decomposition (and the Go reference), over the strategies, p = 1
-// and 2, clipped and periodic covers; the timings split as before.
-func TestPUMDecomposeDeviceVsHost(t *testing.T) {
-	dev, err := host.Open()
-	if err != nil {
-		testenv.Unavailable(t, "c", err)
-	}
-	defer dev.Close()
-	checkPUMDecomposeDeviceVsHost(t, dev)
-}
-
-func checkPUMDecomposeDeviceVsHost(t *testing.T, dev device.Device) {
-	co := kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1.5, R: 2}
-	type tc struct {
-		dim, level, p int
-		periodic      bool
-		strategy      string
-	}
-	var cases []tc
-	for level := 1; level <= 4; level++ {
-		cases = append(cases, tc{2, level, 1 + level%2, false, []string{pumAtomic, pumColour, pumFused}[level%3]})
-	}
-	cases = append(cases, tc{2, 3, 2, true, pumColour}, tc{2, 4, 1, true, pumAtomic}, tc{3, 1, 1, false, pumAtomic}, tc{3, 2, 2, false, pumColour},
-		tc{3, 2, 1, true, pumFused})
-	if testing.Short() { // every strategy, 2-D and 3-D, clipped and periodic
-		cases = []tc{cases[1], cases[2], cases[4], cases[8]}
-	}
-	for _, c := range cases {
-		name := fmt.Sprintf("%dd-l%d-p%d-per%v-%s", c.dim, c.level, c.p, c.periodic, c.strategy)
-		cfg := pumConfig{dim: c.dim, level: c.level, degree: c.p, periodic: c.periodic, coeff: co, dt: kernel.F64, strategy: c.strategy, budget: 20000}
-		ref, err := pumReference(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		outs := map[string]*pumOutcome{}
-		for _, d := range []string{pumDecompDevice, pumDecompHost} {
-			cfg.decompose = d
-			if outs[d], err = pumOnDevice(dev, cfg); err != nil {
-				t.Fatalf("%s %s: %v", name, d, err)
-			}
-		}
-		got, want := outs[pumDecompDevice], outs[pumDecompHost]
-		if ea, ef := pumRelDiff(got.sys, want.sys); ea > 1e-12 || ef > 1e-12 {
-			t.Errorf("%s: device against host decomposition: A %.3g, F %.3g", name, ea, ef)
-		}
-		if ea, ef := pumRelDiff(got.sys, ref.sys); ea > 1e-12 || ef > 1e-12 {
-			t.Errorf("%s: device decomposition against the Go reference: A %.3g, F %.3g", name, ea, ef)
-		}
-		gd, wd := got.sys.Dec, want.sys.Dec
-		if gd.NCells != wd.NCells || gd.MaxActive != wd.MaxActive || !slices.Equal(gd.BinPtr, wd.BinPtr) || got.sys.ModelFlops() != want.sys.ModelFlops() {
-			t.Errorf("%s: device decomposition %d cells, bins %v; host %d, %v", name, gd.NCells, gd.BinPtr, wd.NCells, wd.BinPtr)
-		}
-		dks := 2 // pattern and fill
-		if c.strategy == pumColour {
-			dks = 3 // and count
-		}
-		if got.batches != want.batches || got.launches != want.launches+dks {
-			t.Errorf("%s: %d batches and %d launches; host decomposition %d and %d (+%d decomposition kernels)", name, got.batches, got.launches, want.batches, want.launches, dks)
-		}
-		tm := got.tm
-		if tm.Decompose <= 0 || tm.Setup <= 0 || tm.Total != tm.Setup+tm.Decompose+tm.Integrate+tm.Assemble {
-			t.Errorf("%s: timings %v", name, tm)
-		}
-	}
-	if _, err := pumOnDevice(dev, pumConfig{dim: 2, level: 2, degree: 1, coeff: co, dt: kernel.F64, strategy: pumAtomic, decompose: "gpu"}); err == nil || strings.Contains(err.Error(), "\n") {
-		t.Errorf("decompose gpu: %v", err)
-	}
-}
-
-// memBuffer is a device.Buffer in host memory.
-type memBuffer struct{ b []byte }
-
-func (m *memBuffer) Size() int64             { return int64(len(m.b)) }
-func (m *memBuffer) Upload(src []byte) error { copy(m.b, src); return nil }
-func (m *memBuffer) Free() error             { return nil }
-func (m *memBuffer) Download(dst []byte) error {
-	if len(dst) > len(m.b) {
-		return fmt.Errorf("download of %d bytes from a buffer of %d", len(dst), len(m.b))
-	}
-	copy(dst, m.b)
-	return nil
-}
-
-// downloadReals gives the buffer's reals in float64, whether it reads
-// them in place (f64) or decodes them (f32), and only the first n.
-func TestDownloadReals(t *testing.T) {
-	want := []float64{1, -2.5, 3e-300, 0.125, 7}
-	for _, tc := range []struct {
-		dt kernel.DType
-		n  int64
-	}{{kernel.F64, 5}, {kernel.F64, 3}, {kernel.F32, 5}, {kernel.F32, 2}, {kernel.F64, 0}} {
-		w := want[:tc.n]
-		if tc.dt == kernel.F32 {
-			w = []float64{1, -2.5, 0, 0.125, 7}[:tc.n] // 3e-300 underflows in f32
-		}
-		got, err := downloadReals(&memBuffer{b: tc.dt.Encode(want)}, tc.n, tc.dt)
-		if err != nil {
-			t.Fatalf("%s n=%d: %v", tc.dt, tc.n, err)
-		}
-		if len(got) != len(w) {
-			t.Fatalf("%s n=%d: got %d reals", tc.dt, tc.n, len(got))
-		}
-		for i := range w {
-			if got[i] != w[i] {
-				t.Errorf("%s n=%d: [%d] = %g, want %g", tc.dt, tc.n, i, got[i], w[i])
-			}
-		}
-	}
-}
-
-// The convergence check on the device pipeline (C backend, fused,
-// device decomposition): on the periodic domain the wave set's
-// manufactured solution u = Π sin 2πx_k, solved on the device by
-// solve.PCG from the device's matrix and load, has L² errors falling as
-// h^{p+1} and H¹ as h^p over the levels. On the smallest level the device
-// solve agrees with pum.Solve's (the same recurrence in Go).
-func TestPUMDeviceConvergence(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the convergence study runs without -short (CI); TestPUMDeviceSolveHost solves on the device")
-	}
-	dev, err := host.Open()
-	if err != nil {
-		testenv.Unavailable(t, "c", err)
-	}
-	defer dev.Close()
-	for _, c := range []struct {
-		dim, p, l0, l1 int
-	}{{2, 1, 2, 5}, {2, 2, 2, 5}} { // 3-D p = 1 is pre-asymptotic up to level 4 (L² rate 1.74) and takes a minute here
-		var l2s, h1s []float64
-		for level := c.l0; level <= c.l1; level++ {
-			name := fmt.Sprintf("%d-D p=%d level %d", c.dim, c.p, level)
-			out, err := pumOnDevice(dev, pumConfig{dim: c.dim, level: level, degree: c.p, periodic: true,
-				coeff: kpum.Coefficients{Name: kpum.CoeffWave, K: 1, R: 1}, dt: kernel.F64, strategy: pumFused,
-				solve: &pumSolve{tol: 1e-12, maxIter: 10000, host: level == c.l0}}) // the matrix for checkPUMSolveAgrees
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			res := out.solved
-			if !res.Converged {
-				t.Fatalf("%s: device PCG not converged: residual %.3g after %d iterations", name, res.Residual, res.Iterations)
-			}
-			u := res.X
-			if level == c.l0 {
-				checkPUMSolveAgrees(t, name, out, kernel.F64)
-			}
-			// The error integrals need the cells, which a device
-			// decomposition leaves on the device: the host's (the same).
-			if out.sys.Dec, err = pum.Decompose(out.sys.Cover, 0); err != nil {
-				t.Fatal(err)
-			}
-			l2, h1, err := out.sys.Errors(u, kpum.WaveExact, c.p+4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l2s, h1s = append(l2s, l2), append(h1s, h1)
-			t.Logf("%s: device PCG %d its (%v), L² %.3e, H¹ %.3e", name, res.Iterations, res.Time, l2, h1)
-		}
-		n := len(l2s) - 1
-		r0, r1 := math.Log2(l2s[n-1]/l2s[n]), math.Log2(h1s[n-1]/h1s[n])
-		if r0 < float64(c.p+1)-0.2 || r1 < float64(c.p)-0.2 {
-			t.Errorf("%d-D p=%d: final rates L² %.2f (want ≈ %d), H¹ %.2f (want ≈ %d)", c.dim, c.p, r0, c.p+1, r1, c.p)
-		}
-	}
-}
-
-// checkPUMSolveAgrees compares a device solve (to 1e-12 in f64) with
-// pum.Solve on the downloaded system: the solutions to 1e-8 relative, the
-// iterations within 3. In f32 (to a looser tolerance) the solution within
-// 1e-4 of pum.Solve's in float64 on the f32 matrix.
-func checkPUMSolveAgrees(t *testing.T, name string, out *pumOutcome, dt kernel.DType) {
-	t.Helper()
-	u, ref, err := pum.Solve(out.sys.A, out.sys.F, 1e-12, 10000)
-	if err != nil {
-		t.Fatalf("%s: pum.Solve: %v", name, err)
-	}
-	got := out.solved
-	d2, u2 := 0.0, 0.0
-	for i, x := range u {
-		d2 += (got.X[i] - x) * (got.X[i] - x)
-		u2 += x * x
-	}
-	diff := math.Sqrt(d2 / u2)
-	if dt == kernel.F32 {
-		if diff > 1e-4 {
-			t.Errorf("%s: f32 device PCG (%d iterations) differs from pum.Solve by %.3g relative (want ≤ 1e-4)", name, got.Iterations, diff)
-		}
-	} else if diff > 1e-8 || max(got.Iterations-ref.Iterations, ref.Iterations-got.Iterations) > 3 {
-		t.Errorf("%s: device PCG %d iterations, pum.Solve %d; solutions differ by %.3g relative (want ≤ 1e-8)", name, got.Iterations, ref.Iterations, diff)
-	}
-	t.Logf("%s: device PCG %d iterations (residual %.2g, %v), pum.Solve %d, solutions differ by %.2g", name, got.Iterations, got.Residual, got.Time, ref.Iterations, diff)
-}
-
-type pumSolveCase struct {
-	dim, level, p    int
-	periodic         bool
-	coeff            kpum.Coefficients
-	strategy, decomp string
-	dt               kernel.DType
-}
-
-// checkPUMDeviceSolve assembles and solves each case on dev and checks
-// the solve against pum.Solve.
-func checkPUMDeviceSolve(t *testing.T, dev device.Device, cases []pumSolveCase) {
-	t.Helper()
-	if testing.Short() {
-		cases = cases[:1]
-	}
-	for _, c := range cases {
-		name := fmt.Sprintf("%d-D p=%d level %d periodic %v %s %s %s %s", c.dim, c.p, c.level, c.periodic, c.coeff.Name, c.strategy, c.decomp, c.dt)
-		tol := map[kernel.DType]float64{kernel.F64: 1e-12, kernel.F32: 1e-5}[c.dt]
-		out, err := pumOnDevice(dev, pumConfig{dim: c.dim, level: c.level, degree: c.p, periodic: c.periodic,
-			coeff: c.coeff, dt: c.dt, strategy: c.strategy, decompose: c.decomp,
-			solve: &pumSolve{tol: tol, maxIter: 10000, host: true}})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if !out.solved.Converged {
-			t.Fatalf("%s: device PCG not converged: residual %.3g after %d iterations", name, out.solved.Residual, out.solved.Iterations)
-		}
-		checkPUMSolveAgrees(t, name, out, c.dt)
-	}
-}
-
-var (
-	pumWave   = kpum.Coefficients{Name: kpum.CoeffWave, K: 1, R: 1}
-	pumSmooth = kpum.Coefficients{Name: kpum.CoeffSmooth, K: 1.5, R: 2}
-)
-
-// The device solve on the C backend: a variable coefficient (tens of
-// iterations), 3-D, the host decomposition's uploaded pattern, f32.
-func TestPUMDeviceSolveHost(t *testing.T) {
-	dev, err := host.Open()
-	if err != nil {
-		testenv.Unavailable(t, "c", err)
-	}
-	defer dev.Close()
-	checkPUMDeviceSolve(t, dev, []pumSolveCase{
-		{2, 4, 3, false, pumSmooth, pumFused, pumDecompDevice, kernel.F64},
-		{2, 3, 5, false, pumSmooth, pumColour, pumDecompDevice, kernel.F64},
-		{3, 2, 2, true, pumSmooth, pumAtomic, pumDecompHost, kernel.F64},
-		{2, 4, 2, false, pumSmooth, pumFused, pumDecompDevice, kernel.F32},
-	})
-}
-
-// The device solve on CUDA: the cases of the C backend's test, larger
-// (2-D level 6 p = 5: 4,096 blocks of 21×21).
-func TestPUMDeviceSolveCUDA(t *testing.T) {
-	dev, err := cuda.Open(0)
-	if err != nil {
-		testenv.Unavailable(t, "cuda", err)
-	}
-	defer dev.Close()
-	checkPUMDeviceSolve(t, dev, []pumSolveCase{
-		{2, 6, 3, false, pumSmooth, pumFused, pumDecompDevice, kernel.F64},
-		{2, 6, 5, false, pumSmooth, pumColour, pumDecompDevice, kernel.F64},
-		{3, 4, 2, true, pumSmooth, pumAtomic, pumDecompHost, kernel.F64},
-		{3, 4, 1, false, pumSmooth, pumFused, pumDecompDevice, kernel.F64},
-		{2, 6, 2, false, pumSmooth, pumFused, pumDecompDevice, kernel.F32},
-	})
-}
-
-// The device solve on OpenCL (PoCL here), small levels: the fused
-// strategy's matrix, and the atomic one's with host decomposition (its
-// pattern uploaded).
-func TestPUMDeviceSolveOpenCL(t *testing.T) {
-	dev, err := opencl.Open(os.Getenv("BESPOKE_OPENCL_DEVICE"))
-	if err != nil {
-		testenv.Unavailable(t, "opencl", err)
-	}
-	defer dev.Close()
-	checkPUMDeviceSolve(t, dev, []pumSolveCase{
-		{2, 3, 2, true, pumWave, pumFused, pumDecompDevice, kernel.F64},
-		{2, 3, 3, false, pumSmooth, pumAtomic, pumDecompHost, kernel.F64},
-	})
 }

@@ -43,6 +43,8 @@ var allowed = map[string][]string{
 	"kernel/integrate":         {"element", "kernel", "kernel/family", "poly"},
 	"pum":                      {"poly"},
 	"kernel/pum":               {"kernel", "kernel/family", "poly", "pum"},
+	"pum/run":                  {"build", "device", "kernel", "kernel/pum", "pum", "solve", "tune"},
+	"pum/tuned":                {"device", "kernel", "kernel/family", "kernel/pum", "pum/run", "tune"},
 	"solve":                    {"build", "device", "fem", "kernel", "kernel/family", "kernel/tensor", "kernel/vector"},
 	"emit":                     {"kernel", "kernel/pass"},
 	"device":                   {"emit", "kernel"},
@@ -59,7 +61,7 @@ var allowed = map[string][]string{
 	"conformance": {"device", "element", "fem", "kernel/integrate", "kernel/pum", "pum", "internal/testenv", "kernel", "kernel/contract", "kernel/family", "kernel/interp",
 		"kernel/kerneltest", "kernel/sparse", "kernel/tensor", "kernel/vector", "operator", "operator/load", "verify"},
 	"internal/cli": {"baseline", "bench", "build", "device", "device/cuda", "device/host", "device/opencl", "element", "emit", "fem", "fem/meshfile", "fr",
-		"kernel/integrate", "kernel/pum", "pum",
+		"kernel/integrate", "kernel/pum", "pum", "pum/run", "pum/tuned",
 		"internal/cache", "internal/paths", "kernel", "kernel/contract", "kernel/family", "kernel/sparse", "kernel/tensor", "operator", "operator/load",
 		"operator/mtx", "operator/npy", "report", "serve", "solve", "tune", "verify"},
 	"cmd/bespoke": {"internal/cli"},
@@ -83,6 +85,8 @@ var never = map[string][]string{
 	"report":          {"device/cuda", "device/opencl", "device/host", "kernel/sparse", "kernel/contract"},
 	"internal/cache":  {"kernel", "device"},
 	"serve":           {"device/cuda", "device/opencl", "device/host", "build", "verify", "bench"},
+	"pum/run":         {"device/cuda", "device/opencl", "device/host", "internal/cli"},
+	"pum/tuned":       {"device/cuda", "device/opencl", "device/host", "internal/cli"},
 }
 
 // golist returns, for each bespoke package, its bespoke imports (direct,

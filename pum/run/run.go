@@ -1,4 +1,14 @@
-package cli
+// Package run runs the partition-of-unity pipeline on a device: the
+// decomposition of a uniform cover into cells (on the device or on the
+// host), the integration and assembly kernels of kernel/pum into the
+// device's matrix and load, and the block-Jacobi CG solve (solve.PCG)
+// from the matrix where it was assembled. Reference runs pum's float64
+// pipeline in Go for comparison. Which shape of kernels and strategy to
+// run is the caller's: pum/tuned chooses one for a device.
+//
+// It may import pum, kernel, kernel/pum, solve, build, tune and device,
+// but no backend and no command.
+package run
 
 import (
 	"fmt"
@@ -6,8 +16,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/bespoke-hpc/bespoke/build"
 	"github.com/bespoke-hpc/bespoke/device"
-	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	kpum "github.com/bespoke-hpc/bespoke/kernel/pum"
 	"github.com/bespoke-hpc/bespoke/pum"
@@ -17,51 +27,83 @@ import (
 
 // Assembly strategies of the device pipeline.
 const (
-	pumAtomic = "atomic" // atomic adds, every cell of a batch at once
-	pumColour = "colour" // plain adds, one colour group per launch
-	pumFused  = "fused"  // integration kernels add into the matrix atomically: no element buffer
+	Atomic = "atomic" // atomic adds, every cell of a batch at once
+	Colour = "colour" // plain adds, one colour group per launch
+	Fused  = "fused"  // integration kernels add into the matrix atomically: no element buffer
 )
+
+// Strategies are the assembly strategies, in the order they are listed.
+var Strategies = []string{Atomic, Colour, Fused}
 
 // Integration kernels of the device pipeline.
 const (
-	pumThread = "thread" // kpum.Integrate: one thread per cell (the CPU kernel)
-	pumGroup  = "group"  // kpum.IntegrateGroup: a team of threads per cell (the GPU kernel)
+	Thread = "thread" // kpum.Integrate: one thread per cell (the CPU kernel)
+	Group  = "group"  // kpum.IntegrateGroup: a team of threads per cell (the GPU kernel)
 )
 
-// pumConfig is one PUM assembly on a device (or in Go: backend reference).
-type pumConfig struct {
-	dim, level, degree int
-	periodic           bool
-	coeff              kpum.Coefficients
-	dt                 kernel.DType
-	strategy           string
-	layout             kpum.Layout
-	integrator         string // pumThread or pumGroup; "": group on a GPU, thread on a CPU (fused: always group)
-	threads            int    // threads per block; 0: 64–256 (group, by dimension and degree) or 64 (thread) on a GPU, 16 or 1 on a CPU
-	tiles              int    // group kernel: tiles per thread (kpum.Spec.Tiles)
-	side               int    // group kernel: tile side (kpum.Spec.Side)
-	vec                int    // group kernel: staged values a load (kpum.Spec.Vec)
-	mma                int    // group kernel: tensor-core block side (kpum.Spec.MMA; 0 the SIMT tiles, -1 the default)
-	budget             int64  // element-buffer entries per batch; 0: pumBudget
-	decompose          string // pumDecompDevice or pumDecompHost; "": device
-	// perCell keeps the fused strategy's device decomposition in
+// Shape is how a run's kernels are built and its matrix assembled: the
+// knobs a candidate of pum/tuned sets. Zero fields take neutral
+// defaults by the kind of device (see Config).
+type Shape struct {
+	Strategy   string // Atomic, Colour or Fused
+	Integrator string // Thread or Group; "": group on a GPU, thread on a CPU (fused: always group)
+	Threads    int    // threads per block; 0: 128 (group) or 64 (thread) on a GPU, 16 or 1 on a CPU
+	Tiles      int    // group kernel: tiles per thread (kpum.Spec.Tiles)
+	Side       int    // group kernel: tile side (kpum.Spec.Side)
+	Vec        int    // group kernel: staged values a load (kpum.Spec.Vec)
+	MMA        int    // group kernel: tensor-core block side (kpum.Spec.MMA; 0 or less: the SIMT tiles)
+	// PerCell keeps the fused strategy's device decomposition in
 	// PatchOrder, one cell per team; otherwise a uniform cover's bins
 	// come in SetOrder and the merged kernel (Spec.Merge) takes a set's
 	// cells together.
-	perCell bool
-	// solve, when set, solves A u = f on the device after assembly, from
-	// the matrix and load still there (solve.PCG: CG with block Jacobi).
-	solve *pumSolve
+	PerCell bool
 }
 
-// pumSolve is the device solve after a device assembly.
-type pumSolve struct {
-	tol     float64 // relative residual ‖f − A u‖/‖f‖ by the recurrence
-	maxIter int
-	// host also downloads the matrix and load into the outcome's system
+// Config is one PUM assembly on a device (or in Go: Reference).
+type Config struct {
+	Dim, Level, Degree int
+	Periodic           bool
+	Coeff              kpum.Coefficients
+	DType              kernel.DType
+	Layout             kpum.Layout
+	Strategy           string // Shape's fields, flat so that a literal names them
+	Integrator         string
+	Threads            int
+	Tiles              int
+	Side               int
+	Vec                int
+	MMA                int
+	PerCell            bool
+	Budget             int64  // element-buffer entries per batch; 0: DefaultBudget
+	Decompose          string // DecompDevice or DecompHost; "": device
+	// Solve, when set, solves A u = f on the device after assembly, from
+	// the matrix and load still there (solve.PCG: CG with block Jacobi).
+	Solve *Solve
+	// Keep leaves the matrix and load on the device, as a solve without
+	// Host does: the outcome's Sys.A and Sys.F are nil (for timing runs,
+	// which need no download of a matrix that may take gigabytes).
+	Keep bool
+}
+
+// Shape returns c's shape.
+func (c Config) Shape() Shape {
+	return Shape{Strategy: c.Strategy, Integrator: c.Integrator, Threads: c.Threads, Tiles: c.Tiles, Side: c.Side, Vec: c.Vec, MMA: c.MMA, PerCell: c.PerCell}
+}
+
+// WithShape returns c with s's fields.
+func (c Config) WithShape(s Shape) Config {
+	c.Strategy, c.Integrator, c.Threads, c.Tiles, c.Side, c.Vec, c.MMA, c.PerCell = s.Strategy, s.Integrator, s.Threads, s.Tiles, s.Side, s.Vec, s.MMA, s.PerCell
+	return c
+}
+
+// Solve is the device solve after a device assembly.
+type Solve struct {
+	Tol     float64 // relative residual ‖f − A u‖/‖f‖ by the recurrence
+	MaxIter int
+	// Host also downloads the matrix and load into the outcome's system
 	// (tests check the device solve against pum.Solve on them); without
 	// it they stay on the device: only the solution comes back.
-	host bool
+	Host bool
 }
 
 // Where the decomposition runs: on the device from the uniform cover's
@@ -70,44 +112,46 @@ type pumSolve struct {
 // cover built and uploaded: the reference for comparisons, and the way
 // for covers without tables).
 const (
-	pumDecompDevice = "device"
-	pumDecompHost   = "host"
+	DecompDevice = "device"
+	DecompHost   = "host"
 )
 
-// pumBudget bounds the element buffer of one batch (entries: 128 MiB in
-// f64), so device memory does not grow with the level beyond the matrix.
-const pumBudget = 1 << 24
+// DefaultBudget bounds the element buffer of one batch (entries: 128 MiB
+// in f64), so device memory does not grow with the level beyond the
+// matrix.
+const DefaultBudget = 1 << 24
 
-// pumOutcome is an assembled system with the thesis's split.
-type pumOutcome struct {
-	sys        *pum.System
-	tm         pum.Timings
-	build      time.Duration // kernel compilation (cached), outside Total
-	download   time.Duration // matrix and load back to the host, outside Total; 0 when deviceOnly
-	launches   int
-	batches    int
-	integrator string // the integration kernel used (pumThread or pumGroup)
-	merge      int    // cells the fused kernel took together (1: one)
-	// solved is the device solve (pumConfig.solve), outside Total; nil
+// Outcome is an assembled system with the thesis's split.
+type Outcome struct {
+	Sys      *pum.System
+	Tm       pum.Timings
+	Build    time.Duration // kernel compilation (cached), outside Total
+	Download time.Duration // matrix and load back to the host, outside Total; 0 when DeviceOnly
+	Launches int
+	Batches  int
+	// Shape is what ran: the config's shape with its defaults filled in.
+	Shape Shape
+	Merge int // cells the fused kernel took together (1: one)
+	// Solved is the device solve (Config.Solve), outside Total; nil
 	// without one.
-	solved *solve.PCGResult
-	// deviceOnly: a device solve (pumConfig.solve without host) read the
+	Solved *solve.PCGResult
+	// DeviceOnly: a device solve (Config.Solve without Host) read the
 	// matrix and load where they were assembled and neither came back:
-	// sys.A and sys.F are nil, download is 0.
-	deviceOnly bool
+	// Sys.A and Sys.F are nil, Download is 0.
+	DeviceOnly bool
 }
 
-// pumReference assembles in float64 Go (pum.Build, all cores).
-func pumReference(cfg pumConfig) (*pumOutcome, error) {
-	sys, tm, err := pum.Build(pum.Config{Dim: cfg.dim, Level: cfg.level, Degree: cfg.degree, Periodic: cfg.periodic, Coeffs: cfg.coeff.Reference()})
+// Reference assembles in float64 Go (pum.Build, all cores).
+func Reference(cfg Config) (*Outcome, error) {
+	sys, tm, err := pum.Build(pum.Config{Dim: cfg.Dim, Level: cfg.Level, Degree: cfg.Degree, Periodic: cfg.Periodic, Coeffs: cfg.Coeff.Reference()})
 	if err != nil {
 		return nil, err
 	}
-	return &pumOutcome{sys: sys, tm: tm}, nil
+	return &Outcome{Sys: sys, Tm: tm}, nil
 }
 
-// pumRunner holds a device run's buffers.
-type pumRunner struct {
+// runner holds a device run's buffers.
+type runner struct {
 	dev  device.Device
 	dt   kernel.DType
 	bufs []device.Buffer
@@ -115,16 +159,16 @@ type pumRunner struct {
 	allocT, uploadT time.Duration
 	nAlloc, nUpload int
 	// arena, where the device can slice buffers (device.Slicer): one
-	// allocation that alloc takes views of while room is left (on the
-	// H100 the 26 allocations of 2-D l9 p = 1 took 1.2–1.5 ms of its
-	// 5.5).
+	// allocation that alloc takes views of while room is left, as a
+	// run's two dozen allocations cost a noticeable share of a small
+	// level's total.
 	arena      device.Buffer
 	used, room int64
 }
 
 // reserve allocates the arena of bytes where the device can slice
 // buffers; allocations beyond it fall back to their own.
-func (r *pumRunner) reserve(bytes int64) error {
+func (r *runner) reserve(bytes int64) error {
 	if _, ok := r.dev.(device.Slicer); !ok || bytes <= 0 {
 		return nil
 	}
@@ -136,47 +180,47 @@ func (r *pumRunner) reserve(bytes int64) error {
 	return nil
 }
 
-// pumAlign rounds a buffer's size up to device.SliceAlign (at least 8
+// align rounds a buffer's size up to device.SliceAlign (at least 8
 // bytes: no buffer is empty).
-func pumAlign(n int64) int64 {
+func align(n int64) int64 {
 	return (max(n, 8) + device.SliceAlign - 1) / device.SliceAlign * device.SliceAlign
 }
 
-// pumArenaBytes is what a device-decomposition run allocates before its
+// arenaBytes is what a device-decomposition run allocates before its
 // element buffers (the matrix, load, rule, tables, patch data, pattern
 // and bins, each aligned), so that one allocation serves them all.
-func pumArenaBytes(dc *kpum.Decomposer, rb int64, B, nq int, entries int64, colour bool) int64 {
-	n := 2*pumAlign(int64(nq)*rb) + pumAlign(entries*rb) + pumAlign(int64(dc.N*B)*rb) +
-		pumAlign(int64(len(dc.SGeo))*rb) + pumAlign(4*int64(len(dc.SNbr))) + 2*pumAlign(rb*int64(dc.N*dc.Dim)) +
-		pumAlign(4*int64(dc.N+1)) + pumAlign(4*dc.Blocks) + pumAlign(rb*int64(len(dc.SPt))) +
-		pumAlign(4*int64(len(dc.SPtr))) + pumAlign(4*int64(len(dc.SIvl))) + pumAlign(4*int64(len(dc.SCnt))) + pumAlign(4*int64(len(dc.SSet)))
+func arenaBytes(dc *kpum.Decomposer, rb int64, B, nq int, entries int64, colour bool) int64 {
+	n := 2*align(int64(nq)*rb) + align(entries*rb) + align(int64(dc.N*B)*rb) +
+		align(int64(len(dc.SGeo))*rb) + align(4*int64(len(dc.SNbr))) + 2*align(rb*int64(dc.N*dc.Dim)) +
+		align(4*int64(dc.N+1)) + align(4*dc.Blocks) + align(rb*int64(len(dc.SPt))) +
+		align(4*int64(len(dc.SPtr))) + align(4*int64(len(dc.SIvl))) + align(4*int64(len(dc.SCnt))) + align(4*int64(len(dc.SSet)))
 	if colour {
-		n += pumAlign(4 * int64(dc.HistLen()))
+		n += align(4 * int64(dc.HistLen()))
 	}
 	for _, b := range dc.PatchBins { // every order's bins have these sizes
-		n += 2*pumAlign(rb*int64(b.Cells*dc.Dim)) + pumAlign(4*int64(b.Cells*b.Active))
+		n += 2*align(rb*int64(b.Cells*dc.Dim)) + align(4*int64(b.Cells*b.Active))
 	}
-	return n + int64(3*len(dc.Bins))*pumAlign(0) // stand-ins for empty bins
+	return n + int64(3*len(dc.Bins))*align(0) // stand-ins for empty bins
 }
 
-// pumKeptBytes is the part of pumArenaBytes a solve keeps after the
+// keptBytes is the part of arenaBytes a solve keeps after the
 // assembly: the matrix, the load and the pattern, each aligned.
-func pumKeptBytes(rb int64, B, np int, blocks int64) int64 {
-	return pumAlign(blocks*int64(B)*int64(B)*rb) + pumAlign(int64(np*B)*rb) + pumAlign(4*int64(np+1)) + pumAlign(4*blocks)
+func keptBytes(rb int64, B, np int, blocks int64) int64 {
+	return align(blocks*int64(B)*int64(B)*rb) + align(int64(np*B)*rb) + align(4*int64(np+1)) + align(4*blocks)
 }
 
 // close frees r's allocations (the arena's views with it) and forgets
 // them: a second close frees nothing.
-func (r *pumRunner) close() {
+func (r *runner) close() {
 	for _, b := range r.bufs {
 		b.Free()
 	}
 	r.bufs, r.arena, r.used, r.room = nil, nil, 0, 0
 }
 
-func (r *pumRunner) alloc(bytes int64) (device.Buffer, error) {
+func (r *runner) alloc(bytes int64) (device.Buffer, error) {
 	t0 := time.Now()
-	if n := pumAlign(bytes); r.arena != nil && r.used+n <= r.room {
+	if n := align(bytes); r.arena != nil && r.used+n <= r.room {
 		b, err := r.dev.(device.Slicer).Slice(r.arena, r.used, max(bytes, 8))
 		if err != nil {
 			return nil, err
@@ -196,7 +240,7 @@ func (r *pumRunner) alloc(bytes int64) (device.Buffer, error) {
 }
 
 // upload copies x into b and counts it for the trace.
-func (r *pumRunner) upload(b device.Buffer, x []byte) error {
+func (r *runner) upload(b device.Buffer, x []byte) error {
 	t0 := time.Now()
 	err := b.Upload(x)
 	r.uploadT += time.Since(t0)
@@ -204,7 +248,7 @@ func (r *pumRunner) upload(b device.Buffer, x []byte) error {
 	return err
 }
 
-func (r *pumRunner) reals(x []float64) (device.Buffer, error) {
+func (r *runner) reals(x []float64) (device.Buffer, error) {
 	b, err := r.alloc(int64(len(x) * r.dt.Bytes()))
 	if err != nil {
 		return nil, err
@@ -212,7 +256,7 @@ func (r *pumRunner) reals(x []float64) (device.Buffer, error) {
 	return b, r.upload(b, r.dt.Encode(x))
 }
 
-func (r *pumRunner) ints(x []int32) (device.Buffer, error) {
+func (r *runner) ints(x []int32) (device.Buffer, error) {
 	b, err := r.alloc(int64(4 * len(x)))
 	if err != nil {
 		return nil, err
@@ -220,13 +264,13 @@ func (r *pumRunner) ints(x []int32) (device.Buffer, error) {
 	return b, r.upload(b, kernel.EncodeInts(4, widen(x)))
 }
 
-// pumBin is a bin of the device's plan with its buffers lo, hi, act.
-type pumBin struct {
+// devBin is a bin of the device's plan with its buffers lo, hi, act.
+type devBin struct {
 	kpum.DeviceBin
 	bufs map[string]device.Buffer
 }
 
-// pumOnDevice runs the pipeline on dev: set-up (space, rule, matrix and
+// OnDevice runs the pipeline on dev: set-up (space, rule, matrix and
 // load buffers; the patch data and the matrix pattern made on the device
 // from small tables, or with host decomposition the cover built and
 // uploaded), decomposition (on the device: for the colour strategy count,
@@ -235,116 +279,63 @@ type pumBin struct {
 // kpum.NewPlan, the bins uploaded), then per batch the integration kernel
 // and the assembly kernels on the device into the device's matrix and
 // load, and one download at the end. Nothing is accumulated on the host.
-// Every kernel is built in one program before the device runs any
+// Every kernel is built in one build.Program before the device runs any
 // (outside the timings).
-func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
-	if cfg.dt == kernel.F64 && !dev.Info().FP64 {
+func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
+	if cfg.DType == kernel.F64 && !dev.Info().FP64 {
 		return nil, fmt.Errorf("pum: %s has no fp64", dev.Info().Name)
 	}
-	if cfg.strategy != pumAtomic && cfg.strategy != pumColour && cfg.strategy != pumFused {
-		return nil, fmt.Errorf("pum: assembly strategy %q: want %s, %s or %s", cfg.strategy, pumAtomic, pumColour, pumFused)
+	if cfg.Strategy != Atomic && cfg.Strategy != Colour && cfg.Strategy != Fused {
+		return nil, fmt.Errorf("pum: assembly strategy %q: want %s, %s or %s", cfg.Strategy, Atomic, Colour, Fused)
 	}
-	switch cfg.decompose {
+	switch cfg.Decompose {
 	case "":
-		cfg.decompose = pumDecompDevice
-	case pumDecompDevice, pumDecompHost:
+		cfg.Decompose = DecompDevice
+	case DecompDevice, DecompHost:
 	default:
-		return nil, fmt.Errorf("pum: decomposition %q: want %s or %s", cfg.decompose, pumDecompDevice, pumDecompHost)
+		return nil, fmt.Errorf("pum: decomposition %q: want %s or %s", cfg.Decompose, DecompDevice, DecompHost)
 	}
-	onDevice := cfg.decompose == pumDecompDevice
+	onDevice := cfg.Decompose == DecompDevice
 	gpu := dev.Info().GPU
 	switch {
-	case cfg.strategy == pumFused:
-		if cfg.integrator == pumThread {
+	case cfg.Strategy == Fused:
+		if cfg.Integrator == Thread {
 			return nil, fmt.Errorf("pum: the fused strategy needs the group integration kernel")
 		}
-		cfg.integrator = pumGroup
-	case cfg.integrator == "":
-		cfg.integrator = pumThread
+		cfg.Integrator = Group
+	case cfg.Integrator == "":
+		cfg.Integrator = Thread
 		if gpu {
-			cfg.integrator = pumGroup
+			cfg.Integrator = Group
 		}
-	case cfg.integrator != pumThread && cfg.integrator != pumGroup:
-		return nil, fmt.Errorf("pum: integration kernel %q: want %s or %s", cfg.integrator, pumThread, pumGroup)
+	case cfg.Integrator != Thread && cfg.Integrator != Group:
+		return nil, fmt.Errorf("pum: integration kernel %q: want %s or %s", cfg.Integrator, Thread, Group)
 	}
-	fused := cfg.strategy == pumFused
-	if cfg.threads == 0 {
+	fused := cfg.Strategy == Fused
+	if cfg.Threads == 0 {
+		// Neutral defaults by the kind of device; the shape that wins
+		// on a device is pum/tuned's to find.
 		switch {
-		case gpu && cfg.integrator == pumGroup:
-			// Measured on the H100 (fused, 2-D level 9, 3-D level 6,
-			// total ms, with the tile sides below; session 6): 2-D p = 3
-			// 19.6 with 64 threads (24.0 with 128); p = 2, 4 and 5 with
-			// 128 (p = 5: 162 against 229 with 256); 3-D p = 2 with 128
-			// (0.61 s against 0.85 with 256 when first measured), p = 1
-			// with 128 in f64 (30.0 against 40.5 with 256) but 256 in
-			// f32 (19.5 against 22.8).
-			switch {
-			case cfg.dim == 3 && cfg.degree == 1 && cfg.dt == kernel.F32:
-				cfg.threads = 256
-			case cfg.dim == 3:
-				cfg.threads = 128
-			case cfg.degree == 1 && cfg.tiles == 0 && cfg.side == 0:
-				// With the merged kernel and the hats once per point
-				// (2-D l9 p = 1 integration: 1.75 ms with 3×3 tiles
-				// over 256 threads, 1.85–1.9 over 64 or 128, 2.3 with
-				// the 2×2 tiles, two per thread, over 64).
-				cfg.threads = 256
-			case cfg.degree == 0 || cfg.degree == 3:
-				cfg.threads = 64
-			default:
-				cfg.threads = 128
-			}
+		case gpu && cfg.Integrator == Group:
+			cfg.Threads = 128
 		case gpu:
-			cfg.threads = 64
-		case cfg.integrator == pumGroup:
-			cfg.threads = 16 // a block's threads run as loops in one CPU thread
+			cfg.Threads = 64
+		case cfg.Integrator == Group:
+			cfg.Threads = 16 // a block's threads run as loops in one CPU thread
 		default:
-			cfg.threads = 1
-		}
-	}
-	defaultShape := cfg.tiles == 0 && cfg.side == 0 // before the defaults below
-	if gpu && cfg.integrator == pumGroup && cfg.tiles == 0 && cfg.side == 0 {
-		// Measured on the H100 (fused, 2-D level 9, 3-D level 6, total
-		// ms, f64; f32 agrees): R×R tiles, one per thread, as large as
-		// the element block pays for — 6×6 for 2-D p = 4 and 5 (p = 5:
-		// 158–162 against 203 with 4×4; p = 4: 60 against 81 with
-		// 3×3), 5×5 for 2-D p = 2 (7.1 against 9.1) and 3-D p = 1 (30.0
-		// against 35.7), 4×4 for 2-D p = 3 (19.6 against 24 with 5×5)
-		// and 3-D p = 2 (292 against 312 with 6×6), 3×3 for 2-D p = 1
-		// (above), 2×2 tiles two per thread for the small blocks of p = 0.
-		switch {
-		case cfg.degree == 0:
-			cfg.side, cfg.tiles = 2, 2
-		case cfg.dim == 2 && cfg.degree == 1:
-			cfg.side, cfg.tiles = 3, 1
-		case cfg.dim == 2 && cfg.degree >= 4:
-			cfg.side, cfg.tiles = 6, 1
-		case cfg.dim == 2 && cfg.degree == 2, cfg.dim == 3 && cfg.degree == 1:
-			cfg.side, cfg.tiles = 5, 1
-		default:
-			cfg.side, cfg.tiles = 4, 1
+			cfg.Threads = 1
 		}
 	}
 	cuda := dev.Info().Backend == "cuda" && tune.CUDAArch(dev.Info().Arch) >= 80
-	switch {
-	case cfg.mma > 0 && (!cuda || cfg.integrator != pumGroup):
-		return nil, fmt.Errorf("pum: --mma %d needs the group kernel on a CUDA device with tensor cores (sm_80 or later)", cfg.mma)
-	case cfg.mma < 0:
-		// Measured on the H100 (fused, integration ms, SIMT tiles against
-		// W = 16, interleaved runs): 3-D l6 p = 1 f64 27.4 against 26.0,
-		// f32 17.5–17.7 against 16.6; everywhere else the SIMT tiles won
-		// (2-D l9 p = 5 f64 143 against 148, f32 89 against 130; 3-D l6
-		// p = 2 f64 282 against 291, f32 161 against 183).
-		cfg.mma = 0
-		if cuda && fused && cfg.integrator == pumGroup && cfg.dim == 3 && cfg.degree == 1 && defaultShape {
-			cfg.mma = 16
-		}
+	if cfg.MMA > 0 && (!cuda || cfg.Integrator != Group) {
+		return nil, fmt.Errorf("pum: --mma %d needs the group kernel on a CUDA device with tensor cores (sm_80 or later)", cfg.MMA)
 	}
-	if cfg.budget == 0 {
-		cfg.budget = pumBudget
+	cfg.MMA = max(cfg.MMA, 0)
+	if cfg.Budget == 0 {
+		cfg.Budget = DefaultBudget
 	}
-	out := &pumOutcome{integrator: cfg.integrator}
-	r := &pumRunner{dev: dev, dt: cfg.dt}
+	out := &Outcome{Shape: cfg.Shape()}
+	r := &runner{dev: dev, dt: cfg.DType}
 	defer r.close()
 	// keep holds what a solve reads after the assembly (the matrix, its
 	// pattern and the load), in an allocation of its own, so that r's
@@ -352,19 +343,19 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	// before solve.PCG allocates its vectors; without a solve, one
 	// runner holds everything.
 	keep := r
-	if cfg.solve != nil {
-		keep = &pumRunner{dev: dev, dt: cfg.dt}
+	if cfg.Solve != nil {
+		keep = &runner{dev: dev, dt: cfg.DType}
 		defer keep.close()
 	}
 
 	// Host set-up: the space and rule, the cover (host decomposition)
 	// or the decomposition's tables (device).
 	t0 := time.Now()
-	sp, err := pum.NewSpace(&pum.Cover{Dim: cfg.dim}, cfg.degree)
+	sp, err := pum.NewSpace(&pum.Cover{Dim: cfg.Dim}, cfg.Degree)
 	if err != nil {
 		return nil, err
 	}
-	rule, err := pum.NewRule(cfg.dim, cfg.degree+1)
+	rule, err := pum.NewRule(cfg.Dim, cfg.Degree+1)
 	if err != nil {
 		return nil, err
 	}
@@ -376,13 +367,13 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	var tables time.Duration // the decomposition's share of the host set-up
 	if onDevice {
 		tt := time.Now()
-		if dc, err = kpum.NewDecomposer(cfg.dim, cfg.level, pum.DefaultAlpha, cfg.periodic); err != nil {
+		if dc, err = kpum.NewDecomposer(cfg.Dim, cfg.Level, pum.DefaultAlpha, cfg.Periodic); err != nil {
 			return nil, err
 		}
 		tables = time.Since(tt)
 		np, blocks = dc.N, dc.Blocks
 	} else {
-		if c, err = pum.UniformCover(cfg.dim, cfg.level, pum.DefaultAlpha, cfg.periodic); err != nil {
+		if c, err = pum.UniformCover(cfg.Dim, cfg.Level, pum.DefaultAlpha, cfg.Periodic); err != nil {
 			return nil, err
 		}
 		np, blocks = c.N, int64(len(c.Nbr))
@@ -391,24 +382,24 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if entries > pum.MaxMatrixEntries {
 		return nil, fmt.Errorf("pum: %d matrix entries exceed MaxMatrixEntries = %d (lower the level or degree)", entries, int64(pum.MaxMatrixEntries))
 	}
-	rb := int64(cfg.dt.Bytes())
+	rb := int64(cfg.DType.Bytes())
 	// Matrix, load, element buffer and loads, patch data, cells (≤ 16·N).
-	ebuf := cfg.budget
+	ebuf := cfg.Budget
 	if fused {
 		ebuf = 0
 	}
-	need := rb*(entries+int64(np*B)+2*ebuf) + rb*int64(4*np*cfg.dim) + int64(16*np)*(rb*2*int64(cfg.dim)+4*8)
+	need := rb*(entries+int64(np*B)+2*ebuf) + rb*int64(4*np*cfg.Dim) + int64(16*np)*(rb*2*int64(cfg.Dim)+4*8)
 	if m := dev.Info().MemoryBytes; m > 0 && need > m {
 		return nil, fmt.Errorf("pum: needs about %d MiB of device memory, %s has %d MiB", need>>20, dev.Info().Name, m>>20)
 	}
 	// The host holds the matrix in float64 (f32 also its downloaded
 	// bytes; see downloadReals), on a CPU device beside the device's own
 	// copy; not after a device solve, which leaves it there.
-	hostSys := cfg.solve == nil || cfg.solve.host
+	hostSys := (cfg.Solve == nil || cfg.Solve.Host) && !cfg.Keep
 	host := int64(0)
 	if hostSys {
 		host = entries * 8
-		if cfg.dt != kernel.F64 {
+		if cfg.DType != kernel.F64 {
 			host += entries * rb
 		}
 	}
@@ -419,8 +410,8 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		return nil, fmt.Errorf("pum: needs about %d MiB of host memory, more than 80%% of the %d MiB there", host>>20, m>>20)
 	}
 	t1 := time.Now()
-	out.tm.Setup = t1.Sub(t0) - tables
-	out.tm.Decompose = tables
+	out.Tm.Setup = t1.Sub(t0) - tables
+	out.Tm.Decompose = tables
 
 	// Host decomposition: the plan, before the kernels it sizes.
 	var pl *kpum.Plan
@@ -432,10 +423,10 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if pl, err = kpum.NewPlan(dec, cfg.strategy == pumColour); err != nil {
+		if pl, err = kpum.NewPlan(dec, cfg.Strategy == Colour); err != nil {
 			return nil, err
 		}
-		if cfg.strategy == pumColour && pl.Colours == 0 {
+		if cfg.Strategy == Colour && pl.Colours == 0 {
 			return nil, fmt.Errorf("pum: the cover has no colouring; use --strategy atomic")
 		}
 		for _, b := range pl.Bins {
@@ -443,14 +434,14 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		}
 	}
 	t2 := time.Now()
-	out.tm.Decompose += t2.Sub(t1)
+	out.Tm.Decompose += t2.Sub(t1)
 
 	// Kernels: the decomposition's, one integration and one assembly
-	// kernel per bin and the zeroing kernel, in one program (one
-	// compiler call; cached by source).
-	spec := kpum.Spec{Dim: cfg.dim, Degree: cfg.degree, Periodic: cfg.periodic, Coeff: cfg.coeff, DType: cfg.dt, Threads: cfg.threads, Layout: cfg.layout, Tiles: cfg.tiles, Side: cfg.side, Vec: cfg.vec, MMA: cfg.mma}
+	// kernel per bin and the zeroing kernel, in one build.Program
+	// (build.Batch's compiler calls; cached by source).
+	spec := kpum.Spec{Dim: cfg.Dim, Degree: cfg.Degree, Periodic: cfg.Periodic, Coeff: cfg.Coeff, DType: cfg.DType, Threads: cfg.Threads, Layout: cfg.Layout, Tiles: cfg.Tiles, Side: cfg.Side, Vec: cfg.Vec, MMA: cfg.MMA}
 	var ks []*kernel.Kernel
-	var dk pumDecompKernels
+	var dk decompKernels
 	if onDevice {
 		// The colour strategy needs the colour groups; the atomic adds
 		// favour a patch's cells together; the fused kernel sums a set's
@@ -458,19 +449,18 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		// 235 M atomic adds, 3-D l6 p = 1 4 G).
 		order := kpum.PatchOrder
 		switch {
-		case cfg.strategy == pumColour:
+		case cfg.Strategy == Colour:
 			order = kpum.ColourOrder
-		case fused && !cfg.perCell && dc.SetCells > 1 && (cfg.dim == 3 || cfg.degree <= 3):
-			// Not for 2-D p ≥ 4, whose large blocks gained nothing (on
-			// the H100, 2-D l9 p = 5 integrated in 208 ms merged, 197 per
-			// cell; p = 1 in 2.4 against 3.0, 3-D l6 p = 1 33 against 42).
+		case fused && !cfg.PerCell && dc.SetCells > 1:
+			// Whether merging pays (large blocks may gain nothing) is
+			// a candidate's choice: Shape.PerCell.
 			order, spec.Merge = kpum.SetOrder, dc.SetCells
 		}
 		threads := 128
 		if !gpu {
 			threads = 16
 		}
-		if dk, err = newPUMDecompKernels(kpum.DecompSpec{Dim: cfg.dim, DType: cfg.dt, Threads: threads}, order, dc.Bins); err != nil {
+		if dk, err = newDecompKernels(kpum.DecompSpec{Dim: cfg.Dim, DType: cfg.DType, Threads: threads}, order, dc.Bins); err != nil {
 			return nil, err
 		}
 		ks = append(ks, dk.kernels()...)
@@ -480,7 +470,7 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	for _, a := range actives {
 		s := spec
 		s.Active = a
-		if cfg.integrator == pumGroup {
+		if cfg.Integrator == Group {
 			integ[a], err = kpum.IntegrateGroup(s, fused)
 		} else {
 			integ[a], err = kpum.Integrate(s)
@@ -492,7 +482,7 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		if fused {
 			continue
 		}
-		if asm[a], err = kpum.Assemble(s, cfg.strategy == pumAtomic); err != nil {
+		if asm[a], err = kpum.Assemble(s, cfg.Strategy == Atomic); err != nil {
 			return nil, err
 		}
 		ks = append(ks, asm[a])
@@ -501,39 +491,29 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if !gpu {
 		zt = 1024
 	}
-	zero, err := kpum.Zero(cfg.dt, zt)
+	zero, err := kpum.Zero(cfg.DType, zt)
 	if err != nil {
 		return nil, err
 	}
 	ks = append(ks, zero)
-	src, err := emit.Render(dev.Dialect(), ks...)
-	if err != nil {
-		return nil, err
-	}
-	prog, err := dev.Build(src)
+	prog, err := build.NewProgram(dev, ks...)
 	if err != nil {
 		return nil, err
 	}
 	defer prog.Close()
-	dks := map[string]device.Kernel{}
-	for _, k := range ks {
-		if dks[k.Name], err = prog.Kernel(k.Name); err != nil {
-			return nil, err
-		}
-	}
 	t3 := time.Now()
-	out.build = t3.Sub(t2)
+	out.Build = t3.Sub(t2)
 
-	l := &pumLauncher{dev: dev, dks: dks, bufs: map[string]device.Buffer{}}
+	l := &launcher{prog: prog, bufs: map[string]device.Buffer{}}
 	bufs, launch, elapsed := l.bufs, l.launch, l.elapsed
 
 	// Device set-up: the rule, the matrix and load, the patch data and
 	// the matrix pattern (made on the device, or uploaded).
 	t4 := time.Now()
 	if onDevice {
-		arena := pumArenaBytes(dc, rb, B, len(rule.X), entries, cfg.strategy == pumColour)
+		arena := arenaBytes(dc, rb, B, len(rule.X), entries, cfg.Strategy == Colour)
 		if keep != r {
-			kept := pumKeptBytes(rb, B, np, blocks)
+			kept := keptBytes(rb, B, np, blocks)
 			if err := keep.reserve(kept); err != nil {
 				return nil, err
 			}
@@ -566,17 +546,17 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 			}
 		}
 	}
-	out.tm.Setup += time.Since(t4)
+	out.Tm.Setup += time.Since(t4)
 	if onDevice {
-		if err := pumPatternOnDevice(r, keep, l, dc, dk.pattern, &out.tm.Setup); err != nil {
+		if err := patternOnDevice(r, keep, l, dc, dk.pattern, &out.Tm.Setup); err != nil {
 			return nil, err
 		}
 	}
 
 	// Decomposition into the bins.
-	var bins []pumBin
+	var bins []devBin
 	if onDevice { // adds its own time
-		if bins, err = pumDecomposeOnDevice(r, l, dc, dk, &out.tm.Decompose); err != nil {
+		if bins, err = decomposeOnDevice(r, l, dc, dk, &out.Tm.Decompose); err != nil {
 			return nil, err
 		}
 	}
@@ -584,7 +564,7 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	if !onDevice {
 		sizes := pl.Sizes()
 		for bi, b := range pl.Bins {
-			pb := pumBin{DeviceBin: sizes[bi], bufs: map[string]device.Buffer{}}
+			pb := devBin{DeviceBin: sizes[bi], bufs: map[string]device.Buffer{}}
 			for name, x := range map[string][]float64{"lo": b.Lo, "hi": b.Hi} {
 				if pb.bufs[name], err = r.reals(x); err != nil {
 					return nil, err
@@ -600,16 +580,16 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	for bi, b := range bins {
 		sizes[bi] = b.DeviceBin
 	}
-	chunks, err := kpum.BinBatches(sizes, B, cfg.budget)
+	chunks, err := kpum.BinBatches(sizes, B, cfg.Budget)
 	if err != nil {
 		return nil, err
 	}
-	out.merge = max(spec.Merge, 1)
+	out.Merge = max(spec.Merge, 1)
 	if fused { // one launch per bin: no element buffer to bound it
 		chunks = chunks[:0]
 		for bi, b := range bins {
-			if b.Cells%out.merge != 0 {
-				return nil, fmt.Errorf("pum: bin %d holds %d cells, not whole active sets of %d", b.Active, b.Cells, out.merge)
+			if b.Cells%out.Merge != 0 {
+				return nil, fmt.Errorf("pum: bin %d holds %d cells, not whole active sets of %d", b.Active, b.Cells, out.Merge)
 			}
 			chunks = append(chunks, kpum.Chunk{Bin: bi, First: 0, Count: b.Cells})
 		}
@@ -617,10 +597,10 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	maxE, maxF := int64(0), int64(0)
 	for _, b := range bins {
 		nf := int64(b.Active * B)
-		maxE = max(maxE, min(cfg.budget/(nf*nf), int64(b.Cells))*nf*nf)
-		maxF = max(maxF, min(cfg.budget/(nf*nf), int64(b.Cells))*nf)
+		maxE = max(maxE, min(cfg.Budget/(nf*nf), int64(b.Cells))*nf*nf)
+		maxF = max(maxF, min(cfg.Budget/(nf*nf), int64(b.Cells))*nf)
 	}
-	out.tm.Decompose += time.Since(t5)
+	out.Tm.Decompose += time.Since(t5)
 	if fused {
 		maxE, maxF = 0, 0
 	}
@@ -632,7 +612,7 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	}
 
 	// Zero the matrix and load on the device.
-	err = elapsed(&out.tm.Assemble, func() error {
+	err = elapsed(&out.Tm.Assemble, func() error {
 		if err := launch(zero, map[string]int64{"n": entries}, map[string]device.Buffer{"x": bufs["val"]}); err != nil {
 			return err
 		}
@@ -643,11 +623,11 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	}
 	integrate := func(ch kpum.Chunk) error {
 		b := bins[ch.Bin]
-		out.batches++
+		out.Batches++
 		return launch(integ[b.Active], map[string]int64{kpum.Cells: int64(ch.Count), kpum.C0: int64(ch.First), kpum.Batch: int64(ch.Count)}, b.bufs)
 	}
 	if fused { // the bins' launches in one timed section: one wait, not one per bin
-		err := elapsed(&out.tm.Integrate, func() error {
+		err := elapsed(&out.Tm.Integrate, func() error {
 			for _, ch := range chunks {
 				if err := integrate(ch); err != nil {
 					return err
@@ -663,10 +643,10 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 	for _, ch := range chunks {
 		b := bins[ch.Bin]
 		a := b.Active
-		if err := elapsed(&out.tm.Integrate, func() error { return integrate(ch) }); err != nil {
+		if err := elapsed(&out.Tm.Integrate, func() error { return integrate(ch) }); err != nil {
 			return nil, err
 		}
-		err = elapsed(&out.tm.Assemble, func() error {
+		err = elapsed(&out.Tm.Assemble, func() error {
 			one := func(first, count int) error {
 				if count <= 0 {
 					return nil
@@ -674,7 +654,7 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 				return launch(asm[a], map[string]int64{kpum.Pairs: int64(count * a * a), kpum.C0: int64(first),
 					kpum.E0: int64(first - ch.First), kpum.Batch: int64(ch.Count)}, b.bufs)
 			}
-			if cfg.strategy == pumAtomic {
+			if cfg.Strategy == Atomic {
 				return one(ch.First, ch.Count)
 			}
 			// Colour groups are ordered and contiguous: launch each
@@ -691,8 +671,8 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 			return nil, err
 		}
 	}
-	out.tm.Total = out.tm.Setup + out.tm.Decompose + out.tm.Integrate + out.tm.Assemble
-	out.launches = l.launches
+	out.Tm.Total = out.Tm.Setup + out.Tm.Decompose + out.Tm.Integrate + out.Tm.Assemble
+	out.Launches = l.launches
 	if os.Getenv("BESPOKE_PUM_TRACE") != "" {
 		t := *r
 		if keep != r { // both runners' arenas, allocations and uploads
@@ -700,51 +680,51 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 			t.nUpload, t.uploadT = t.nUpload+keep.nUpload, t.uploadT+keep.uploadT
 		}
 		fmt.Fprintf(os.Stderr, "pum trace: arena %d of %d bytes used; %d allocations %v, %d uploads %v, %d launches, %d timed sections %v (device %v); set-up %v decomposition %v integration %v assembly %v\n",
-			t.used, t.room, t.nAlloc, t.allocT, t.nUpload, t.uploadT, l.launches, l.sections, l.sectionT, l.devT, out.tm.Setup, out.tm.Decompose, out.tm.Integrate, out.tm.Assemble)
+			t.used, t.room, t.nAlloc, t.allocT, t.nUpload, t.uploadT, l.launches, l.sections, l.sectionT, l.devT, out.Tm.Setup, out.Tm.Decompose, out.Tm.Integrate, out.Tm.Assemble)
 	}
 
 	// The host's view of the result, outside the timings: with device
 	// decomposition the cover is built here and the device's pattern
 	// checked against it.
 	if c == nil {
-		if c, err = pum.UniformCover(cfg.dim, cfg.level, pum.DefaultAlpha, cfg.periodic); err != nil {
+		if c, err = pum.UniformCover(cfg.Dim, cfg.Level, pum.DefaultAlpha, cfg.Periodic); err != nil {
 			return nil, err
 		}
 	}
 	sp.Cover = c
 	// The matrix and load come back unless a solve reads them where they
-	// are (and the system keeps them nil); the device's pattern is
-	// checked either way, as the solve reads it too.
+	// are or Keep leaves them there (and the system keeps them nil); the
+	// device's pattern is checked either way, as the solve reads it too.
 	td := time.Now()
 	var a *pum.BSR
 	var f []float64
 	if hostSys {
-		val, err := downloadReals(bufs["val"], entries, cfg.dt)
+		val, err := downloadReals(bufs["val"], entries, cfg.DType)
 		if err != nil {
 			return nil, err
 		}
 		a = &pum.BSR{N: c.N, B: B, RowPtr: c.NbrPtr, Col: c.Nbr, Val: val}
-		if f, err = downloadReals(bufs["f"], int64(np*B), cfg.dt); err != nil {
+		if f, err = downloadReals(bufs["f"], int64(np*B), cfg.DType); err != nil {
 			return nil, err
 		}
 	}
 	if onDevice {
-		if err := pumCheckPattern(bufs, c); err != nil {
+		if err := checkPattern(bufs, c); err != nil {
 			return nil, err
 		}
 	}
 	if hostSys {
-		out.download = time.Since(td)
+		out.Download = time.Since(td)
 	}
-	out.deviceOnly = !hostSys
+	out.DeviceOnly = !hostSys
 	var dec *pum.Decomposition
 	if onDevice {
 		dec = dc.Summary(c, sizes)
 	} else {
 		dec = pl.Dec
 	}
-	out.sys = &pum.System{Cover: c, Space: sp, Dec: dec, Rule: rule, A: a, F: f}
-	if cfg.solve != nil {
+	out.Sys = &pum.System{Cover: c, Space: sp, Dec: dec, Rule: rule, A: a, F: f}
+	if cfg.Solve != nil {
 		// The matrix, its pattern and the load are still on the device,
 		// in keep's buffers (keep.close runs on return): PCG reads them
 		// there. The rest of the assembly's buffers (r's) are freed
@@ -753,17 +733,17 @@ func pumOnDevice(dev device.Device, cfg pumConfig) (_ *pumOutcome, err error) {
 		m := solve.BSR{N: np, B: B, Blocks: blocks, RowPtr: bufs["rowptr"], Col: bufs["col"], Val: bufs["val"]}
 		rhs := bufs["f"]
 		r.close()
-		if out.solved, err = solve.PCG(dev, m, rhs, solve.PCGOptions{DType: cfg.dt, Tol: cfg.solve.tol, MaxIter: cfg.solve.maxIter}); err != nil {
+		if out.Solved, err = solve.PCG(dev, m, rhs, solve.PCGOptions{DType: cfg.DType, Tol: cfg.Solve.Tol, MaxIter: cfg.Solve.MaxIter}); err != nil {
 			return nil, fmt.Errorf("pum: device solve: %w", err)
 		}
 	}
 	return out, nil
 }
 
-// pumLauncher launches a program's kernels with the run's buffers.
-type pumLauncher struct {
-	dev      device.Device
-	dks      map[string]device.Kernel
+// launcher launches a program's kernels with the run's buffers, which
+// the run's runners own (arena views among them).
+type launcher struct {
+	prog     *build.Program
 	bufs     map[string]device.Buffer // by parameter name
 	launches int
 	// Timed sections and their wall time (launch, events, wait), for
@@ -773,12 +753,16 @@ type pumLauncher struct {
 	devT     []time.Duration // each section's device time
 }
 
-// launch runs k with the values and buffers: those of bin first, then the
-// run's own.
-func (l *pumLauncher) launch(k *kernel.Kernel, vals map[string]int64, bin map[string]device.Buffer) error {
-	bs := map[string]device.Buffer{}
+// launch runs k with the buffers, those of bin first, then the run's
+// own, and those of vals that k takes (a decomposer's values serve
+// several kernels).
+func (l *launcher) launch(k *kernel.Kernel, vals map[string]int64, bin map[string]device.Buffer) error {
+	w := build.With{Values: map[string]int64{}, Use: map[string]device.Buffer{}}
 	for _, p := range k.Params {
 		if p.Kind != kernel.BufferParam {
+			if v, ok := vals[p.Name]; ok {
+				w.Values[p.Name] = v
+			}
 			continue
 		}
 		b, ok := bin[p.Name]
@@ -788,20 +772,21 @@ func (l *pumLauncher) launch(k *kernel.Kernel, vals map[string]int64, bin map[st
 		if b == nil {
 			return fmt.Errorf("pum: no buffer for %s's parameter %s", k.Name, p.Name)
 		}
-		bs[p.Name] = b
+		w.Use[p.Name] = b
 	}
-	lc, args, err := device.Bind(k, vals, bs)
-	if err != nil {
-		return err
+	for _, a := range k.Launch.Grid {
+		if v, ok := vals[a.Size]; ok && a.Size != "" {
+			w.Values[a.Size] = v
+		}
 	}
 	l.launches++
-	return l.dks[k.Name].Launch(lc, args...)
+	return l.prog.Launch(k.Name, w)
 }
 
 // elapsed runs f, which launches, and adds its device time to *d.
-func (l *pumLauncher) elapsed(d *time.Duration, f func() error) error {
+func (l *launcher) elapsed(d *time.Duration, f func() error) error {
 	t0 := time.Now()
-	dt, err := l.dev.Elapsed(f)
+	dt, err := l.prog.Elapsed(f)
 	*d += dt
 	l.devT = append(l.devT, dt)
 	l.sections++
@@ -809,12 +794,12 @@ func (l *pumLauncher) elapsed(d *time.Duration, f func() error) error {
 	return err
 }
 
-// pumPatternOnDevice makes the patch data (centre, sup) and the matrix
+// patternOnDevice makes the patch data (centre, sup) and the matrix
 // pattern (rowptr, col) on the device: the tables up, the pattern kernel.
 // The pattern's buffers come from keep (a solve reads them after the
 // assembly), the rest from r. It adds the time to *tm: device time of
 // the kernel, wall time of the rest.
-func pumPatternOnDevice(r, keep *pumRunner, l *pumLauncher, dc *kpum.Decomposer, pattern *kernel.Kernel, tm *time.Duration) (err error) {
+func patternOnDevice(r, keep *runner, l *launcher, dc *kpum.Decomposer, pattern *kernel.Kernel, tm *time.Duration) (err error) {
 	t0 := time.Now()
 	if l.bufs["sgeo"], err = r.reals(dc.SGeo); err != nil {
 		return err
@@ -837,14 +822,14 @@ func pumPatternOnDevice(r, keep *pumRunner, l *pumLauncher, dc *kpum.Decomposer,
 	return l.elapsed(tm, func() error { return l.launch(pattern, dc.Values(), nil) })
 }
 
-// pumDecompKernels are the device decomposition's kernels: the pattern,
+// decompKernels are the device decomposition's kernels: the pattern,
 // and the count and fill kernels of ColourOrder or PatchOrder's fill.
-type pumDecompKernels struct {
+type decompKernels struct {
 	order                kpum.BinOrder
 	pattern, count, fill *kernel.Kernel
 }
 
-func newPUMDecompKernels(ds kpum.DecompSpec, order kpum.BinOrder, bins []int) (dk pumDecompKernels, err error) {
+func newDecompKernels(ds kpum.DecompSpec, order kpum.BinOrder, bins []int) (dk decompKernels, err error) {
 	dk.order = order
 	if dk.pattern, err = kpum.PatternKernel(ds); err != nil {
 		return dk, err
@@ -864,19 +849,19 @@ func newPUMDecompKernels(ds kpum.DecompSpec, order kpum.BinOrder, bins []int) (d
 	return dk, err
 }
 
-func (dk pumDecompKernels) kernels() []*kernel.Kernel {
+func (dk decompKernels) kernels() []*kernel.Kernel {
 	if dk.count == nil {
 		return []*kernel.Kernel{dk.pattern, dk.fill}
 	}
 	return []*kernel.Kernel{dk.pattern, dk.count, dk.fill}
 }
 
-// pumDecomposeOnDevice runs the device decomposition (the pattern kernel
+// decomposeOnDevice runs the device decomposition (the pattern kernel
 // has run): the tables up; in ColourOrder the count kernel, the
 // histogram down and its prefix sums, the cursors up; the bins' buffers
 // and the fill kernel. It adds the time to *tm: device time of the
 // kernels, wall time of the rest.
-func pumDecomposeOnDevice(r *pumRunner, l *pumLauncher, dc *kpum.Decomposer, dk pumDecompKernels, tm *time.Duration) (_ []pumBin, err error) {
+func decomposeOnDevice(r *runner, l *launcher, dc *kpum.Decomposer, dk decompKernels, tm *time.Duration) (_ []devBin, err error) {
 	bufs, launch, elapsed := l.bufs, l.launch, l.elapsed
 	t0 := time.Now()
 	if bufs["spt"], err = r.reals(dc.SPt); err != nil {
@@ -918,10 +903,10 @@ func pumDecomposeOnDevice(r *pumRunner, l *pumLauncher, dc *kpum.Decomposer, dk 
 		*tm += time.Since(t1)
 	}
 	t2 := time.Now()
-	var bins []pumBin
+	var bins []devBin
 	fb := map[string]device.Buffer{}
 	for _, s := range sizes {
-		b := pumBin{DeviceBin: s, bufs: map[string]device.Buffer{}}
+		b := devBin{DeviceBin: s, bufs: map[string]device.Buffer{}}
 		for name, n := range map[string]int64{"lo": int64(r.dt.Bytes()) * int64(s.Cells*dc.Dim), "hi": int64(r.dt.Bytes()) * int64(s.Cells*dc.Dim), "act": 4 * int64(s.Cells*s.Active)} {
 			if b.bufs[name], err = r.alloc(n); err != nil {
 				return nil, err
@@ -947,10 +932,10 @@ func pumDecomposeOnDevice(r *pumRunner, l *pumLauncher, dc *kpum.Decomposer, dk 
 	return bins, nil
 }
 
-// pumCheckPattern compares the matrix pattern the device made with the
+// checkPattern compares the matrix pattern the device made with the
 // cover's (a wrong pattern would put the matrix's values in the wrong
 // blocks).
-func pumCheckPattern(bufs map[string]device.Buffer, c *pum.Cover) error {
+func checkPattern(bufs map[string]device.Buffer, c *pum.Cover) error {
 	for name, want := range map[string][]int32{"rowptr": c.NbrPtr, "col": c.Nbr} {
 		raw := make([]byte, 4*len(want))
 		if err := bufs[name].Download(raw); err != nil {

@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"sync"
@@ -59,9 +59,8 @@ func (k *lazyKernel) Launch(l device.Launch, args ...any) error {
 	return k.Kernel.Launch(l, args...)
 }
 
-// pum bench times no kernel's first launch: on a driver that compiles
-// there, a cold cache counted the build in the integration time (issue 37:
-// 1.07 s against 4.6 ms warm on PoCL).
+// Bench times no kernel's first launch: on a driver that compiles
+// there, a cold cache would count the build in a phase's time.
 func TestPUMBenchWarmsUp(t *testing.T) {
 	hd, err := host.Open()
 	if err != nil {
@@ -69,27 +68,28 @@ func TestPUMBenchWarmsUp(t *testing.T) {
 	}
 	const delay = 300 * time.Millisecond
 	dev := &lazyDevice{Device: hd, delay: delay, launched: map[string]bool{}}
-	cfg := pumConfig{dim: 2, level: 2, degree: 1, coeff: kpum.Coefficients{Name: kpum.CoeffConst, K: 1, R: 1}, dt: kernel.F64,
-		solve: &pumSolve{tol: 1e-10, maxIter: 100}}
-	var outs []*pumOutcome
-	run := func(_, _, strategy string, f func() (*pumOutcome, error)) error {
-		out, err := f()
+	cfg := Config{Dim: 2, Level: 2, Degree: 1, Coeff: kpum.Coefficients{Name: kpum.CoeffConst, K: 1, R: 1}, DType: kernel.F64,
+		Solve: &Solve{Tol: 1e-10, MaxIter: 100}}
+	var outs []*Outcome
+	sts := []string{Atomic, Fused}
+	for _, st := range sts {
+		c := cfg
+		c.Strategy = st
+		out, err := Bench(dev, c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
 		outs = append(outs, out)
-		return err
-	}
-	sts := []string{pumAtomic, pumFused}
-	if err := benchPUMOnDevice(dev, cfg, sts, run); err != nil {
-		t.Fatal(err)
 	}
 	if len(outs) != len(sts) {
 		t.Fatalf("%d timed runs, want %d", len(outs), len(sts))
 	}
 	for i, out := range outs {
-		tm := out.tm
+		tm := out.Tm
 		// Each phase is well under a millisecond here: a first launch
 		// in any of them adds the whole delay.
 		for name, d := range map[string]time.Duration{"set-up": tm.Setup, "decomposition": tm.Decompose, "integration": tm.Integrate,
-			"assembly": tm.Assemble, "solve set-up": out.solved.Setup, "solve": out.solved.Time} {
+			"assembly": tm.Assemble, "solve set-up": out.Solved.Setup, "solve": out.Solved.Time} {
 			if d >= delay {
 				t.Errorf("%s: %s took %v: a kernel's first launch was timed", sts[i], name, d)
 			}
