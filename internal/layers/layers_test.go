@@ -94,6 +94,7 @@ var never = map[string][]string{
 	// The registry reads no family, so that report reads it without
 	// reaching one.
 	"kernel/family/registry": {"emit", "device", "kernel/sparse", "kernel/contract", "kernel/tensor", "kernel/integrate"},
+	"gen":                    {"device/cuda", "device/opencl", "device/host", "kernel/sparse", "kernel/contract", "kernel/tensor", "kernel/integrate"},
 }
 
 // golist returns, for each bespoke package, its bespoke imports (direct,
