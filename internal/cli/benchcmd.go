@@ -235,8 +235,10 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 			return err
 		}
 	}
-	fam, _ := o.entry()               // problems refused an unknown family already
-	if !o.noStore && !o.noBaselines { // a race without the vendor libraries chooses nothing to keep
+	fam, _ := o.entry() // problems refused an unknown family already
+	// A race without the vendor libraries a family has chooses nothing to
+	// keep; a family without any keeps its choice.
+	if !o.noStore && !(fam.Baselines && o.noBaselines) {
 		cfg.Store, cfg.Retune = tune.Open(), o.retune
 	}
 	cfg.Prune, cfg.Screen, cfg.Rounds, cfg.Readmit = o.prune, o.screen, o.rounds, o.readmit
