@@ -14,6 +14,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/family/registry"
 	"github.com/bespoke-hpc/bespoke/kernel/tensor"
 	"github.com/bespoke-hpc/bespoke/operator/npy"
 )
@@ -50,7 +51,7 @@ func femGenCmd() *cobra.Command {
 	if err := fl.Value.Set("fem"); err != nil {
 		panic(err) // a known family name
 	}
-	for _, name := range []string{"beta", "alpha", "max-nnz", "axis", "ldb", "ldc"} {
+	for _, name := range registry.Foreign("fem", registry.Options{Gen: true}) {
 		if f := c.Flags().Lookup(name); f != nil {
 			f.Hidden = true
 		}
@@ -82,7 +83,7 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 	if err := fl.Value.Set("fem"); err != nil {
 		panic(err) // a known family name
 	}
-	for _, name := range []string{"beta", "alpha", "suite", "only", "max-nnz", "axis"} {
+	for _, name := range registry.Foreign("fem", registry.Options{Suites: true}) {
 		if f := c.Flags().Lookup(name); f != nil {
 			f.Hidden = true
 		}

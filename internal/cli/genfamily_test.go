@@ -87,3 +87,23 @@ func TestFamilyFlagsForeign(t *testing.T) {
 		}
 	}
 }
+
+// The commands preset to one family (fem gen, fem bench, integrate bench)
+// hide every other family's flags and refuse them when set.
+func TestPresetCommandsHideOtherFamilies(t *testing.T) {
+	for _, cmd := range [][]string{{"fem", "gen"}, {"fem", "bench"}, {"integrate", "bench"}} {
+		code, help, _ := run(t, append(cmd, "--help")...)
+		if code != ExitOK {
+			t.Fatalf("%v --help: exit %d", cmd, code)
+		}
+		for _, flag := range registry.Foreign(cmd[0], registry.Options{Suites: true, Gen: true}) {
+			if strings.Contains(help, "--"+flag+" ") {
+				t.Errorf("%v --help shows --%s, a flag of another family", cmd, flag)
+			}
+		}
+	}
+	a := []string{"integrate", "bench", "--element", "tet", "--nodes", "x.npy", "--backend", "c"}
+	if code, _, stderr := run(t, a...); code != ExitUsage || !strings.Contains(stderr, "--nodes") {
+		t.Errorf("%s: exit %d, %q; want a usage error naming --nodes", strings.Join(a, " "), code, stderr)
+	}
+}

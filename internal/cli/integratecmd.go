@@ -13,6 +13,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/family/registry"
 	"github.com/bespoke-hpc/bespoke/kernel/family/registry/families"
 	"github.com/bespoke-hpc/bespoke/kernel/integrate"
 	"github.com/bespoke-hpc/bespoke/operator/npy"
@@ -32,7 +33,9 @@ func integrateCmd() *cobra.Command {
 
 // foreignBenchFlags are bench's flags of other families, hidden here and
 // refused when set.
-var foreignBenchFlags = []string{"family", "beta", "alpha", "suite", "only", "max-nnz", "axis", "order", "kernel", "lambda", "no-baselines"}
+func foreignBenchFlags() []string {
+	return append([]string{"family", "no-baselines"}, registry.Foreign("integrate", registry.Options{Suites: true})...)
+}
 
 // integrateBenchCmd is bench over the integration family's problems: the
 // same verification, rotation, roof, tuning store and outputs, with
@@ -54,7 +57,7 @@ coefficients in, full entry-major matrices out); GFLOP/s at the nominal counts
 	c.Example = `  bespoke integrate bench --element prism,tet,hex --problem laplace,cdr --dtype f32 --backend cuda --json out.json --markdown out.md
   bespoke integrate bench --element prism --problem laplace --backend c --n 262144`
 	c.Args = cobra.NoArgs
-	for _, name := range foreignBenchFlags {
+	for _, name := range foreignBenchFlags() {
 		if f := c.Flags().Lookup(name); f != nil {
 			f.Hidden = true
 		}
@@ -85,7 +88,7 @@ func integrateBenchOptions(cmd *cobra.Command) (benchOptions, []family.Problem, 
 	fs := cmd.Flags()
 	var o benchOptions
 	var bad []string
-	for _, name := range foreignBenchFlags {
+	for _, name := range foreignBenchFlags() {
 		if fs.Changed(name) {
 			bad = append(bad, "--"+name)
 		}

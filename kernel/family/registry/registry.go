@@ -165,6 +165,7 @@ type Bound struct {
 	set   *pflag.FlagSet
 	flags map[string]Flags
 	owner map[string][]string // flag → the families that read it
+	order []string            // the families' flags, as registered
 }
 
 // Bind adds every family's flags to fs. A flag several families declare
@@ -176,7 +177,11 @@ func Bind(fs *pflag.FlagSet, o Options) *Bound {
 	for _, f := range families {
 		own := pflag.NewFlagSet(f.Name, pflag.ContinueOnError)
 		b.flags[f.Name] = f.Flags(own, o)
+		own.SortFlags = false
 		own.VisitAll(func(fl *pflag.Flag) {
+			if b.owner[fl.Name] == nil {
+				b.order = append(b.order, fl.Name)
+			}
 			b.owner[fl.Name] = append(b.owner[fl.Name], f.Name)
 			have := fs.Lookup(fl.Name)
 			if have == nil {
@@ -196,6 +201,20 @@ func Bind(fs *pflag.FlagSet, o Options) *Bound {
 		})
 	}
 	return b
+}
+
+// Foreign are the flags of the families other than name that Bind adds
+// for o, in the order the families declare them: what a command preset to
+// that family hides and refuses.
+func Foreign(name string, o Options) []string {
+	b := Bind(pflag.NewFlagSet(name, pflag.ContinueOnError), o)
+	var out []string
+	for _, flag := range b.order {
+		if !contains(b.owner[flag], name) {
+			out = append(out, flag)
+		}
+	}
+	return out
 }
 
 // Owners are the families that read a flag (none: a command's own flag).

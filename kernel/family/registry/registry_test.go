@@ -121,3 +121,12 @@ func TestRegisterRefuses(t *testing.T) {
 		})
 	}
 }
+
+// Foreign names the other families' flags, not shared ones.
+func TestForeign(t *testing.T) {
+	got := map[string]*fake{}
+	withFamilies(t, fakeFamily("a", "3", got), fakeFamily("b", "3", got))
+	if f := Foreign("a", Options{}); strings.Join(f, ",") != "b-only" {
+		t.Errorf("Foreign(a) = %v; want [b-only]", f)
+	}
+}
