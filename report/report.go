@@ -3,8 +3,12 @@
 // charts, and the performance page made from stored results
 // (PerformancePage, which docs/performance.md is).
 //
-// It may import bench, device and tune, but no backend and no family: what it
-// knows of a family is the facts its workload names (m, k, nnz, β …).
+// It may import bench, device, tune and kernel/family/registry, but no
+// backend and no family: what it knows of a family is the facts its
+// workload names (m, k, nnz, β …) and the columns the family registers
+// (the marker fact that tells its results, facts and rates to show). It
+// sees the families the program links: the CLI imports
+// kernel/family/registry/families.
 package report
 
 import (
