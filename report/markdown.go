@@ -102,7 +102,7 @@ func baselineNames(rep *bench.Report) []string {
 // presentFacts are the tableFacts some problem of the report has.
 func presentFacts(rep *bench.Report) []struct{ name, title string } {
 	var out []struct{ name, title string }
-	for _, f := range tableFacts {
+	for _, f := range tableFacts() {
 		for _, o := range rep.Problems {
 			if _, ok := o.Facts[f.name]; ok {
 				out = append(out, f)

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/bespoke-hpc/bespoke/bench"
+	"github.com/bespoke-hpc/bespoke/kernel/family/registry"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 )
@@ -28,27 +29,14 @@ type PerfRun struct {
 	PUM []PUMRow
 }
 
-// familyFacts name each family by a fact only its workloads state, in the
-// order they are looked for. The report knows no family package; these are
-// the facts their workloads name.
-var familyFacts = []struct{ fact, family string }{
-	{"nnz", "sparse"},
-	{"axis", "contract"},
-	{"dofs", "fem"},
-	{"integrated", "integrate"},
-}
-
-// familyOrder is the order of the page's sections.
-var familyOrder = []string{"sparse", "contract", "fem", "integrate"}
-
 // FamilyOf names the family of a report from its first problem with facts:
-// sparse (nnz), contract (axis), fem (dofs), integrate (integrated), or
-// "other".
+// the first registered family whose marker fact it states (sparse: nnz,
+// contract: axis, fem: dofs, integrate: integrated), or "other".
 func FamilyOf(rep *bench.Report) string {
 	for _, o := range rep.Problems {
-		for _, f := range familyFacts {
-			if _, ok := o.Facts[f.fact]; ok {
-				return f.family
+		for _, f := range registry.All() {
+			if _, ok := o.Facts[f.Report.Marker]; ok {
+				return f.Name
 			}
 		}
 	}
@@ -142,7 +130,7 @@ func deviceLabel(rep *bench.Report) string {
 }
 
 // sections groups runs by family, device and dtype: families in
-// familyOrder (others after), devices by name, f64 before f32.
+// the registry's order (others after), devices by name, f64 before f32.
 func sections(runs []PerfRun) []*perfSection {
 	byKey := map[string]*perfSection{}
 	var out []*perfSection
@@ -177,13 +165,14 @@ func sections(runs []PerfRun) []*perfSection {
 			return Group(s.merged.Problems[i].Name) < Group(s.merged.Problems[j].Name)
 		})
 	}
+	order := registry.Names()
 	rank := func(f string) int {
-		for i, g := range familyOrder {
+		for i, g := range order {
 			if g == f {
 				return i
 			}
 		}
-		return len(familyOrder)
+		return len(order)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]

@@ -3,8 +3,12 @@
 // charts, and the performance page made from stored results
 // (PerformancePage, which docs/performance.md is).
 //
-// It may import bench, device and tune, but no backend and no family: what it
-// knows of a family is the facts its workload names (m, k, nnz, β …).
+// It may import bench, device, tune and kernel/family/registry, but no
+// backend and no family: what it knows of a family is the facts its
+// workload names (m, k, nnz, β …) and the columns the family registers
+// (the marker fact that tells its results, facts and rates to show). It
+// sees the families the program links: the CLI imports
+// kernel/family/registry/families.
 package report
 
 import (
@@ -20,6 +24,7 @@ import (
 	"time"
 
 	"github.com/bespoke-hpc/bespoke/bench"
+	"github.com/bespoke-hpc/bespoke/kernel/family/registry"
 	"github.com/bespoke-hpc/bespoke/tune"
 )
 
@@ -166,32 +171,42 @@ func fact(o *bench.Result, name string) string {
 }
 
 // tableFacts are the facts the table shows, in this order, when some
-// problem of the report has them.
-var tableFacts = []struct{ name, title string }{{"nnz", "nnz"}, {"beta", "β"}}
+// problem of the report has them: every registered family's.
+func tableFacts() []struct{ name, title string } {
+	var out []struct{ name, title string }
+	for _, f := range registry.All() {
+		for _, c := range f.Report.Facts {
+			out = append(out, struct{ name, title string }{c.Name, c.Title})
+		}
+	}
+	return out
+}
 
 // rate is a throughput shown beside GB/s where the family states its
-// work: GDOF/s from the fact "dofs" (the tensor family's E-vector nodes),
-// ns/elem and Gelem/s from "integrated" (the integration family's element
-// matrices; not "elements", which other families state without wanting
-// the columns), GFLOP/s from the fixed FLOP count. per: time per unit of
-// work in ns instead.
+// work: the rates the registered families declare over their facts
+// (GDOF/s from the tensor family's "dofs" …), then GFLOP/s from the fixed
+// FLOP count. per: time per unit of work in ns instead.
 type rate struct {
 	title string
 	work  func(o *bench.Result) float64
 	per   bool
 }
 
-var rates = []rate{
-	{"GDOF/s", func(o *bench.Result) float64 { return o.Facts["dofs"] }, false},
-	{"ns/elem", func(o *bench.Result) float64 { return o.Facts["integrated"] }, true},
-	{"Gelem/s", func(o *bench.Result) float64 { return o.Facts["integrated"] }, false},
-	{"GFLOP/s", func(o *bench.Result) float64 { return float64(o.Flops) }, false},
+func rates() []rate {
+	var out []rate
+	for _, f := range registry.All() {
+		for _, r := range f.Report.Rates {
+			fact := r.Work
+			out = append(out, rate{r.Title, func(o *bench.Result) float64 { return o.Facts[fact] }, r.Per})
+		}
+	}
+	return append(out, rate{"GFLOP/s", func(o *bench.Result) float64 { return float64(o.Flops) }, false})
 }
 
 // presentRates are the rates some problem of the report has work for.
 func presentRates(rep *bench.Report) []rate {
 	var out []rate
-	for _, r := range rates {
+	for _, r := range rates() {
 		for i := range rep.Problems {
 			if r.work(&rep.Problems[i]) > 0 {
 				out = append(out, r)

@@ -21,6 +21,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/family/registry"
 	"github.com/bespoke-hpc/bespoke/report"
 	"github.com/bespoke-hpc/bespoke/tune"
 )
@@ -71,7 +72,7 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			if err := checkFiles(inputFiles("file", append(args, o.sources...)...), o.outputs()); err != nil {
+			if err := checkFiles(inputFiles("file", append(args, o.sources()...)...), o.outputs()); err != nil {
 				return err
 			}
 			return onTimingDevice(cmd, o.backend, o.device, func(dev device.Device, stop <-chan struct{}) error {
@@ -80,11 +81,11 @@ operators m0, m3, m6, m132, m460 with β = 1 for m3 and m6).`,
 		},
 	}
 	f := c.Flags()
-	o.register(f, false, true)
+	o.register(f, registry.Options{Suites: true})
 	f.StringVar(&o.backend, "backend", "auto", "auto (a GPU through CUDA, else through OpenCL; a CPU through C, or OpenCL without a C compiler), cuda, opencl or c")
 	f.StringVar(&o.device, "device", "", "device within the backend (CUDA ordinal; OpenCL P:D or name)")
 	f.StringVar(&o.variants, "variant", "", "variants to time, comma-separated (default: every candidate for the device)")
-	f.IntVar(&o.n, "n", 0, "size (sparse: columns; default 262144 on CPUs; on GPUs 1048576, raised per problem until a launch moves 1 GiB, at most 33554432)")
+	f.IntVar(&o.n, "n", 0, "size (default per family: "+sizesHelp(false)+")")
 	f.IntVar(&o.reps, "reps", 30, "timed launches per candidate (the median is reported)")
 	f.IntVar(&o.warmup, "warmup", 5, "untimed launches before timing")
 	f.IntVar(&o.rounds, "rounds", bench.DefaultRounds, "rounds in which the candidates timed in full take turns, so that all see the same clocks (at most --reps; 1: each timed in one go)")
@@ -234,7 +235,10 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 			return err
 		}
 	}
-	if !o.noStore && !o.noBaselines { // a race without the vendor libraries chooses nothing to keep
+	fam, _ := o.entry() // problems refused an unknown family already
+	// A race without the vendor libraries a family has chooses nothing to
+	// keep; a family without any keeps its choice.
+	if !o.noStore && !(fam.Baselines && o.noBaselines) {
 		cfg.Store, cfg.Retune = tune.Open(), o.retune
 	}
 	cfg.Prune, cfg.Screen, cfg.Rounds, cfg.Readmit = o.prune, o.screen, o.rounds, o.readmit
@@ -249,7 +253,7 @@ func runBench(stdout, stderr io.Writer, dev device.Device, ps []family.Problem, 
 	if cfg.Commit == "" {
 		cfg.Commit = gitCommit()
 	}
-	if !o.noBaselines && o.family == familySparse {
+	if fam.Baselines && !o.noBaselines {
 		rivals, closeAll := baseline.ForGEMM(dev, func(s string) { fmt.Fprintln(stderr, "bespoke: warning:", s) })
 		defer closeAll()
 		for _, r := range rivals {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bespoke-hpc/bespoke/device/host"
+	"github.com/bespoke-hpc/bespoke/kernel/family/registry"
 )
 
 // Exit codes.
@@ -76,7 +77,8 @@ roof and vendor libraries.`,
 	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
 	fmt.Fprintf(stderr, "bespoke: %s\n", msg)
 	var ue usageError
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.Contains(err.Error(), "arg(s)") {
+	var fe registry.UsageError
+	if errors.As(err, &ue) || errors.As(err, &fe) || strings.HasPrefix(err.Error(), "unknown command") || strings.Contains(err.Error(), "arg(s)") {
 		return ExitUsage
 	}
 	return ExitFailure

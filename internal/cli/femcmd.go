@@ -14,6 +14,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/family/registry"
 	"github.com/bespoke-hpc/bespoke/kernel/tensor"
 	"github.com/bespoke-hpc/bespoke/operator/npy"
 )
@@ -46,32 +47,17 @@ func femGenCmd() *cobra.Command {
   bespoke fem gen --kernel bk3 --order 4 --backend opencl --list`
 	c.Args = cobra.NoArgs
 	fl := c.Flags().Lookup("family")
-	fl.DefValue, fl.Hidden = familyFEM, true
-	if err := fl.Value.Set(familyFEM); err != nil {
+	fl.DefValue, fl.Hidden = "fem", true
+	if err := fl.Value.Set("fem"); err != nil {
 		panic(err) // a known family name
 	}
-	for _, name := range []string{"beta", "alpha", "max-nnz", "axis", "ldb", "ldc"} {
+	for _, name := range registry.Foreign("fem", registry.Options{Gen: true}) {
 		if f := c.Flags().Lookup(name); f != nil {
 			f.Hidden = true
 		}
 	}
 	c.Flags().Lookup("n").Usage = "with --best: the elements fem bench timed (its --n)"
-	v := c.Flags().Lookup("variant")
-	v.Usage = "kernel variant (see --list; default slab-lit/e1 for bk5, cube-lit/e1 for bk1 and bk3)"
-	gen := c.RunE
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		if !v.Changed {
-			k, _ := cmd.Flags().GetString("kernel")
-			name := "slab-lit/e1"
-			if k == string(fem.BK1) || k == string(fem.BK3) {
-				name = "cube-lit/e1"
-			}
-			if err := v.Value.Set(name); err != nil {
-				return err
-			}
-		}
-		return gen(cmd, args)
-	}
+	c.Flags().Lookup("variant").Usage = "kernel variant (see --list; default slab-lit/e1 for bk5, cube-lit/e1 for bk1 and bk3)"
 	return c
 }
 
@@ -93,11 +79,11 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
   bespoke fem bench --kernel bk1,bk3 --order 2-8 --backend c --reps 10`
 	c.Args = cobra.NoArgs
 	fl := c.Flags().Lookup("family")
-	fl.DefValue, fl.Hidden = familyFEM, true
-	if err := fl.Value.Set(familyFEM); err != nil {
+	fl.DefValue, fl.Hidden = "fem", true
+	if err := fl.Value.Set("fem"); err != nil {
 		panic(err) // a known family name
 	}
-	for _, name := range []string{"beta", "alpha", "suite", "only", "max-nnz", "axis"} {
+	for _, name := range registry.Foreign("fem", registry.Options{Suites: true}) {
 		if f := c.Flags().Lookup(name); f != nil {
 			f.Hidden = true
 		}
@@ -144,8 +130,8 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 			return err
 		}
 		var pf problemFlags
-		pf.orders, _ = fs.GetString("order")
 		pf.dtypes, _ = fs.GetString("dtype")
+		orderFlag, _ := fs.GetString("order")
 		lambda, _ := fs.GetFloat64("lambda")
 		bp.maxMemory = bpMaxMemory
 		if mm, _ := fs.GetString("max-memory"); mm != "" && len(bps) > 0 {
@@ -162,7 +148,7 @@ use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
 		var dts []kernel.DType
 		if len(bps) > 0 {
 			var err error
-			if orders, err = pf.orderList(fem.MaxOrder); err != nil {
+			if orders, err = orderList(orderFlag, fem.MaxOrder); err != nil {
 				return err
 			}
 			if dts, err = pf.dtypeList(); err != nil {

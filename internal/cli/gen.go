@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -8,15 +9,17 @@ import (
 
 	"github.com/bespoke-hpc/bespoke/bench"
 	"github.com/bespoke-hpc/bespoke/emit"
+	"github.com/bespoke-hpc/bespoke/gen"
 	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/family/registry"
 	"github.com/bespoke-hpc/bespoke/tune"
 )
 
 type genOptions struct {
 	problemFlags
 	backend, variant, out, meta, name string
-	n, ldb, ldc                       int
+	n                                 int
 	list, best                        bool
 	device                            string
 }
@@ -28,33 +31,25 @@ func genCmd() *cobra.Command {
 		Short: "Write a kernel's source and its launch metadata",
 		Example: `  bespoke gen m6.mtx --backend cuda --variant bstream/x128-w2 --dtype f64 --beta 1 --n 100000 --ldb 100032 --ldc 100032 -o m6.cu --meta m6.json
   bespoke gen m0.mtx --backend c --variant cstream -o m0.c
+  bespoke gen --family contract --order 3 --axis z --backend opencl
   bespoke gen --list m0.mtx --ldb 1024 --ldc 1024`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runGen(cmd.OutOrStdout(), args, o)
 		},
 	}
 	f := c.Flags()
-	o.register(f, false, false)
+	o.register(f, registry.Options{Gen: true})
 	f.StringVar(&o.backend, "backend", "cuda", "dialect: cuda, opencl or c")
-	f.StringVar(&o.variant, "variant", sparseDefaultVariant, "kernel variant (see --list; other families than sparse: their first candidate for the dialect)")
+	f.StringVar(&o.variant, "variant", "", "kernel variant (see --list; default: the family's, one every dialect runs)")
 	f.IntVar(&o.n, "n", 0, "sparse: columns, baked in (0: a kernel argument); with --best, any family: the size bench timed (its --n)")
-	f.IntVar(&o.ldb, "ldb", 0, "sparse: leading dimension of B in elements, baked in (0: a kernel argument)")
-	f.IntVar(&o.ldc, "ldc", 0, "sparse: leading dimension of C in elements, baked in (0: a kernel argument)")
 	f.StringVarP(&o.out, "output", "o", "", "source file to write (default: standard output)")
 	f.StringVar(&o.meta, "meta", "", "JSON file for the launch metadata")
 	f.StringVar(&o.name, "name", "", "entry point name (default: derived from the variant and problem)")
 	f.BoolVar(&o.list, "list", false, "list the variants that apply to the problem and exit")
 	f.BoolVar(&o.best, "best", false, "the kernel bespoke tune chose for the problem on the --backend's device, as measured: n (the bench's size, or --n), ldb and ldc baked in")
 	f.StringVar(&o.device, "device", "", "with --best: device within the backend (CUDA ordinal; OpenCL P:D or name)")
-	// --n is every family's with --best (runGen refuses it otherwise).
-	for _, name := range []string{"ldb", "ldc"} {
-		o.owner[name] = familySparse
-	}
 	return c
 }
-
-// sparseDefaultVariant is gen's --variant when none is given.
-const sparseDefaultVariant = "bstream"
 
 func dialectOf(backend string) (emit.Dialect, error) {
 	d, err := emit.ParseDialect(backend)
@@ -65,7 +60,11 @@ func dialectOf(backend string) (emit.Dialect, error) {
 }
 
 func runGen(w io.Writer, args []string, o genOptions) error {
-	if o.family == familySparse && len(args) != 1 {
+	fam, err := o.entry()
+	if err != nil {
+		return err
+	}
+	if fam.Files && len(args) != 1 {
 		return usagef("gen takes one operator file (got %d arguments)", len(args))
 	}
 	ps, err := o.problems(args)
@@ -82,10 +81,11 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 	if o.n < 0 {
 		return usagef("--n %d: want a positive size (or 0 for the default)", o.n)
 	}
-	if o.n > 0 && o.family != familySparse && !o.best {
-		return usagef("--n: the %s family's kernels take their size at run time; --n applies with --best (the size bench timed)", o.family)
+	baked := o.n
+	if o.best {
+		baked = 0 // with --best, --n is the size bench timed
 	}
-	in, err := o.genInstance(ps[0], o.n, o.ldb, o.ldc)
+	in, err := o.genInstance(ps[0], baked)
 	if err != nil {
 		return err
 	}
@@ -96,22 +96,17 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 		}
 		return nil
 	}
-	if o.name != "" {
-		if err := emit.CheckEntryPoint(o.name); err != nil {
-			return usagef("--name: %v", err)
-		}
-	}
-	if err := checkFiles(inputFiles("file", append(args, o.sources...)...), []paths.File{outFile("-o", o.out), outFile("--meta", o.meta)}); err != nil {
+	if err := checkFiles(inputFiles("file", append(args, o.sources()...)...), []paths.File{outFile("-o", o.out), outFile("--meta", o.meta)}); err != nil {
 		return err
 	}
-	if o.best && o.set != nil && o.set.Changed("variant") {
-		return usagef("--best writes the kernel tune chose: give --best or --variant, not both")
-	}
 	variant := o.variant
-	if o.best && (o.ldb > 0 || o.ldc > 0) {
-		return usagef("--best writes the kernel tune chose, as it was measured (n, ldb and ldc baked in): --ldb and --ldc do not apply")
-	}
 	if o.best {
+		if variant != "" {
+			return usagef("--best writes the kernel tune chose: give --best or --variant, not both")
+		}
+		if o.changed("ldb") || o.changed("ldc") {
+			return usagef("--best writes the kernel tune chose, as it was measured (n, ldb and ldc baked in): --ldb and --ldc do not apply")
+		}
 		// The kernel that was measured: at the size tuned (n, ldb and
 		// ldc baked in as the bench had them, which variants such as
 		// -w2 need).
@@ -119,45 +114,16 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 			return err
 		}
 	}
-	if !o.best && o.family != familySparse && variant == sparseDefaultVariant && (o.set == nil || !o.set.Changed("variant")) {
-		// --variant's default names a sparse kernel: another family
-		// writes its first candidate for the dialect (unless a command
-		// such as fem gen set its own default).
-		cs := in.Candidates(target)
-		if len(cs) == 0 {
-			return fmt.Errorf("%s: the %s family offers no kernel for %s", ps[0].Label(), o.family, d)
-		}
-		variant = cs[0].Name()
+	if variant == "" {
+		variant = fam.Variant(ps[0], target)
 	}
-	c, err := in.Variant(variant)
-	if err != nil {
+	src, err := gen.Write(gen.Request{Problem: ps[0], Instance: in, Variant: variant, Dialect: d, Name: o.name, Meta: o.meta != "", Tuned: o.best})
+	var ve gen.VariantError
+	if errors.As(err, &ve) {
 		return usageError{err}
 	}
-	if err := in.Check(c); err != nil {
-		err = fmt.Errorf("%s: %w", ps[0].Name(), err)
-		// A sound problem (it checks at a small size) makes this the
-		// variant's fault: a usage error, as an unknown variant is.
-		if _, perr := ps[0].Checks(1); !o.best && perr == nil {
-			return usageError{err}
-		}
-		return err
-	}
-	k, err := in.Build(c)
-	if err != nil {
-		return fmt.Errorf("%s: %w", ps[0].Name(), err)
-	}
-	if o.name != "" {
-		k.Name = o.name
-	}
-	src, err := emit.Render(d, k)
 	if err != nil {
 		return err
-	}
-	var js []byte
-	if o.meta != "" {
-		if js, err = k.JSON(); err != nil {
-			return err
-		}
 	}
 	if o.out == "" {
 		_, err = io.WriteString(w, src.Text)
@@ -168,9 +134,14 @@ func runGen(w io.Writer, args []string, o genOptions) error {
 		return err
 	}
 	if o.meta != "" {
-		return paths.WriteFile(o.meta, append(js, '\n'))
+		return paths.WriteFile(o.meta, src.Meta)
 	}
 	return nil
+}
+
+// changed says whether a flag the command has was set.
+func (o genOptions) changed(name string) bool {
+	return o.set != nil && o.set.Lookup(name) != nil && o.set.Changed(name)
 }
 
 // tunedVariant is the choice the tuning store holds for the problem on the
@@ -186,23 +157,5 @@ func (o genOptions) tunedVariant(p family.Problem) (string, family.Instance, err
 	if o.n > 0 {
 		cfg.Units, cfg.MinLaunchBytes = o.n, 0
 	}
-	units := bench.Units(cfg, p)
-	in, err := p.Timed(units)
-	if err != nil {
-		return "", nil, err
-	}
-	store := tune.Open()
-	key := tune.Key(in, dev)
-	rec, ok := store.Get(key)
-	if !ok {
-		return "", nil, fmt.Errorf("%s: no choice for %s at size %d in the tuning store (run bespoke tune first, or give --n the size it timed)", p.Label(), dev.Info().Name, units)
-	}
-	if rec.Kind == "baseline" && tune.CheckName(rec.Winner) == nil {
-		return "", nil, fmt.Errorf("%s: the choice on %s is %q, a vendor library: no kernel to write", p.Label(), dev.Info().Name, rec.Winner)
-	}
-	if _, err := bench.Stored(rec, in, dev, nil); err != nil {
-		store.Remove(key)
-		return "", nil, fmt.Errorf("%s: the stored choice was removed (run bespoke tune again): %v", p.Label(), err)
-	}
-	return rec.Winner, in, nil
+	return gen.Best(p, dev, cfg, tune.Open())
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/bespoke-hpc/bespoke/internal/paths"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/family/registry"
+	"github.com/bespoke-hpc/bespoke/kernel/family/registry/families"
 	"github.com/bespoke-hpc/bespoke/kernel/integrate"
 	"github.com/bespoke-hpc/bespoke/operator/npy"
 )
@@ -29,17 +31,11 @@ func integrateCmd() *cobra.Command {
 	return c
 }
 
-// Default sizes of integrate bench: 2²² elements on GPUs (the least size
-// the paper's comparison asks for; 2 GiB of f64 prism matrices), 2²⁰ on
-// CPUs.
-const (
-	integrateGPUElements = 1 << 22
-	integrateCPUElements = 1 << 20
-)
-
 // foreignBenchFlags are bench's flags of other families, hidden here and
 // refused when set.
-var foreignBenchFlags = []string{"family", "beta", "alpha", "suite", "only", "max-nnz", "axis", "order", "kernel", "lambda", "no-baselines"}
+func foreignBenchFlags() []string {
+	return append([]string{"family", "no-baselines"}, registry.Foreign("integrate", registry.Options{Suites: true})...)
+}
 
 // integrateBenchCmd is bench over the integration family's problems: the
 // same verification, rotation, roof, tuning store and outputs, with
@@ -61,7 +57,7 @@ coefficients in, full entry-major matrices out); GFLOP/s at the nominal counts
 	c.Example = `  bespoke integrate bench --element prism,tet,hex --problem laplace,cdr --dtype f32 --backend cuda --json out.json --markdown out.md
   bespoke integrate bench --element prism --problem laplace --backend c --n 262144`
 	c.Args = cobra.NoArgs
-	for _, name := range foreignBenchFlags {
+	for _, name := range foreignBenchFlags() {
 		if f := c.Flags().Lookup(name); f != nil {
 			f.Hidden = true
 		}
@@ -70,7 +66,7 @@ coefficients in, full entry-major matrices out); GFLOP/s at the nominal counts
 	// --element, --problem and the format flags are bench's own (the
 	// integrate family's flags of problemFlags).
 	f.Lookup("dtype").Usage = "precision: f32 or f64 (one per run, as bench times one)"
-	f.Lookup("n").Usage = fmt.Sprintf("elements per launch (default %d on GPUs, %d on CPUs; at most %d)", integrateGPUElements, integrateCPUElements, integrate.MaxElements)
+	f.Lookup("n").Usage = fmt.Sprintf("elements per launch (default %d on GPUs, %d on CPUs; at most %d)", families.IntegrateGPUElements, families.IntegrateCPUElements, integrate.MaxElements)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		o, ps, err := integrateBenchOptions(cmd)
 		if err != nil {
@@ -78,10 +74,7 @@ coefficients in, full entry-major matrices out); GFLOP/s at the nominal counts
 		}
 		return onTimingDevice(cmd, o.backend, o.device, func(dev device.Device, stop <-chan struct{}) error {
 			if o.n == 0 {
-				o.n = integrateCPUElements
-				if dev.Info().GPU {
-					o.n = integrateGPUElements
-				}
+				o.n, _, _ = o.benchSizes(dev.Info().GPU) // the registry's, as gen --best looks them up
 			}
 			return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), dev, ps, o, stop)
 		})
@@ -95,7 +88,7 @@ func integrateBenchOptions(cmd *cobra.Command) (benchOptions, []family.Problem, 
 	fs := cmd.Flags()
 	var o benchOptions
 	var bad []string
-	for _, name := range foreignBenchFlags {
+	for _, name := range foreignBenchFlags() {
 		if fs.Changed(name) {
 			bad = append(bad, "--"+name)
 		}
@@ -103,7 +96,7 @@ func integrateBenchOptions(cmd *cobra.Command) (benchOptions, []family.Problem, 
 	if len(bad) > 0 {
 		return o, nil, usagef("%s: not a flag of integrate bench", strings.Join(bad, ", "))
 	}
-	o.family = "integrate" // no vendor baselines, bench's own sizes unused
+	o.family = "integrate" // its sizes, and no vendor baselines
 	str := func(name string) string { s, _ := fs.GetString(name); return s }
 	boolean := func(name string) bool { b, _ := fs.GetBool(name); return b }
 	integer := func(name string) int { n, _ := fs.GetInt(name); return n }
@@ -131,17 +124,8 @@ func integrateBenchOptions(cmd *cobra.Command) (benchOptions, []family.Problem, 
 }
 
 // integrateProblems is every element × problem × precision, in the format
-// opts asks for (by default full entry-major storage, the paper's
-// coalesced output).
+// opts asks for, one precision per run.
 func integrateProblems(elements, problems, dtypes string, opts integrate.Options) ([]family.Problem, error) {
-	kinds, err := parseList(elements, element.ParseKind)
-	if err != nil {
-		return nil, err
-	}
-	ops, err := parseList(problems, element.ParseProblem)
-	if err != nil {
-		return nil, err
-	}
 	dts, err := parseList(dtypes, kernel.ParseDType)
 	if err != nil {
 		return nil, err
@@ -149,26 +133,10 @@ func integrateProblems(elements, problems, dtypes string, opts integrate.Options
 	switch {
 	case len(dts) > 1:
 		return nil, usagef("--dtype %q: one precision per run (bench times one)", dtypes)
-	case len(kinds) == 0:
-		return nil, usagef("--element %q names no element (want tet, prism, hex)", elements)
-	case len(ops) == 0:
-		return nil, usagef("--problem %q names no problem (want laplace, mass, cdr)", problems)
 	case len(dts) == 0:
 		return nil, usagef("--dtype %q names no precision", dtypes)
 	}
-	var ps []family.Problem
-	for _, k := range kinds {
-		for _, op := range ops {
-			for _, dt := range dts {
-				p, err := integrate.New(k, op, dt, opts)
-				if err != nil {
-					return nil, usageError{err}
-				}
-				ps = append(ps, p)
-			}
-		}
-	}
-	return ps, nil
+	return families.IntegrateProblems(elements, problems, dts, opts)
 }
 
 type integrateApplyOptions struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/device/host"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/family/registry"
 	"github.com/bespoke-hpc/bespoke/tune"
 	"github.com/bespoke-hpc/bespoke/verify"
 )
@@ -55,11 +56,11 @@ func verifyCmd() *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	o.register(f, true, false)
+	o.register(f, registry.Options{Lists: true})
 	f.StringVar(&o.backend, "backend", "auto", "auto, cuda, opencl or c")
 	f.StringVar(&o.device, "device", "", "device within the backend (CUDA ordinal; OpenCL P:D or name)")
 	f.StringVar(&o.variants, "variant", "", "variants, comma-separated (default: every candidate for the device)")
-	f.IntVar(&o.n, "n", 0, "size checked (sparse: columns, with padded leading dimensions, default 1001; contract: elements, default 37)")
+	f.IntVar(&o.n, "n", 0, "size checked (default per family: "+sizesHelp(true)+"; sparse with padded leading dimensions)")
 	f.IntVar(&o.jobs, "jobs", 2, "problems verified at once")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "one line per kernel")
 	f.Uint64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")

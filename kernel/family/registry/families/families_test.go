@@ -1,0 +1,113 @@
+package families
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/family/registry"
+	"github.com/bespoke-hpc/bespoke/kernel/sparse"
+)
+
+// For every registered family, with its flags at their defaults: the
+// default variant of gen's instance is one the family knows, checks and
+// builds for a CPU and a GPU; the sizes are positive; and the timed
+// workload states the marker fact the report tells the family by, and
+// every fact its columns show.
+func TestEveryFamily(t *testing.T) {
+	fams := registry.All()
+	if len(fams) < 4 {
+		t.Fatalf("%d families registered; want sparse, contract, fem and integrate at least", len(fams))
+	}
+	for _, f := range fams {
+		t.Run(f.Name, func(t *testing.T) {
+			fs := pflag.NewFlagSet(f.Name, pflag.ContinueOnError)
+			b := registry.Bind(fs, registry.Options{Suites: true, Gen: true})
+			if err := fs.Parse(nil); err != nil {
+				t.Fatal(err)
+			}
+			ps, err := b.Problems(f.Name, nil, []kernel.DType{kernel.F64})
+			if err != nil || len(ps) == 0 {
+				t.Fatalf("problems at the defaults: %d, %v", len(ps), err)
+			}
+			p := ps[0]
+			fl, _ := b.Flags(f.Name)
+			in, err := fl.GenInstance(p, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, target := range []family.Target{{}, {GPU: true, MinBlocks: true}} {
+				name := f.Variant(p, target)
+				c, err := in.Variant(name)
+				if err != nil {
+					t.Fatalf("%+v: default variant %q: %v", target, name, err)
+				}
+				if err := in.Check(c); err != nil {
+					t.Fatalf("%+v: default variant %q: %v", target, name, err)
+				}
+				if _, err := in.Build(c); err != nil {
+					t.Fatalf("%+v: default variant %q: %v", target, name, err)
+				}
+			}
+			for _, gpu := range []bool{false, true} {
+				if s := f.Bench(gpu); s.Units < 1 || s.MaxUnits < 0 || (s.MinLaunchBytes > 0 && s.MaxUnits < s.Units) {
+					t.Errorf("bench sizes (gpu %v) %+v", gpu, s)
+				}
+			}
+			timed, err := p.Timed(64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := timed.Workload()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{f.Report.Marker}
+			for _, c := range f.Report.Facts {
+				want = append(want, c.Name)
+			}
+			for _, r := range f.Report.Rates {
+				want = append(want, r.Work)
+			}
+			for _, fact := range want {
+				if _, ok := w.Facts[fact]; !ok {
+					t.Errorf("the workload states no %q (facts %v)", fact, w.Facts)
+				}
+			}
+			// No other family's marker: the report would take it for that one.
+			for _, g := range fams {
+				if _, ok := w.Facts[g.Report.Marker]; ok && g.Name != f.Name {
+					t.Errorf("the workload states %q, the marker of %s", g.Report.Marker, g.Name)
+				}
+			}
+		})
+	}
+}
+
+// Only the sparse family bakes gen's --n in; the others take their size
+// at run time and say so.
+func TestGenInstanceSize(t *testing.T) {
+	for _, f := range registry.All() {
+		fs := pflag.NewFlagSet(f.Name, pflag.ContinueOnError)
+		b := registry.Bind(fs, registry.Options{Gen: true})
+		ps, err := b.Problems(f.Name, nil, []kernel.DType{kernel.F32})
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		fl, _ := b.Flags(f.Name)
+		in, err := fl.GenInstance(ps[0], 1000)
+		if f.Name == "sparse" {
+			if si, ok := in.(*sparse.Instance); err != nil || !ok || si.Problem.N != 1000 {
+				t.Errorf("sparse: %v, %T; want n = 1000 baked in", err, in)
+			}
+			continue
+		}
+		var ue registry.UsageError
+		if err == nil || !errors.As(err, &ue) {
+			t.Errorf("%s: --n 1000 gave %v; want a usage error", f.Name, err)
+		}
+	}
+}
