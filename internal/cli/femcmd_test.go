@@ -171,7 +171,7 @@ func TestFEMGen(t *testing.T) {
 	}{
 		{"bk5", "cuda", "slab-lit/e1"},
 		{"bk3", "opencl", "cube-lit/e1"},
-		{"bk1", "c", "cube-lit/e1"},
+		{"bk1", "c", "cpu/e1"},
 	} {
 		meta := filepath.Join(dir, tc.kernel+".json")
 		code, stdout, stderr := run(t, "fem", "gen", "--kernel", tc.kernel, "--order", "2", "--backend", tc.backend, "--meta", meta)

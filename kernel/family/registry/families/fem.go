@@ -33,8 +33,12 @@ var femFamily = registry.Family{
 	},
 	// The layouts with the matrices as literals and one element per
 	// block, which every dialect runs: slabs for BK5's one-dimensional
-	// sweeps, whole cubes for BK1's and BK3's interpolations.
-	Variant: func(p family.Problem, _ family.Target) string {
+	// sweeps, whole cubes for BK1's and BK3's interpolations. A CPU gets
+	// its own layout, whose work-group loop is the loop over elements.
+	Variant: func(p family.Problem, tg family.Target) string {
+		if !tg.GPU {
+			return "cpu/e1"
+		}
 		if t, ok := p.(*tensor.Problem); ok && (t.Kernel == fem.BK1 || t.Kernel == fem.BK3) {
 			return "cube-lit/e1"
 		}
