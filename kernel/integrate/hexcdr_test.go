@@ -1,0 +1,157 @@
+package integrate_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/device/host"
+	"github.com/bespoke-hpc/bespoke/device/opencl"
+	"github.com/bespoke-hpc/bespoke/element"
+	"github.com/bespoke-hpc/bespoke/internal/testenv"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/cost"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/integrate"
+	"github.com/bespoke-hpc/bespoke/verify"
+)
+
+// tensorSetups: the hexahedron's CDR matrix with and without the load
+// vector, a full block in both layouts, and a symmetric one in upper and
+// full storage (whose lower entries are read from the upper ones).
+var tensorSetups = []integrate.Options{
+	{Load: true},
+	{ElemMajor: true},
+	{Symmetric: true, Upper: true, Load: true, ElemMajor: true},
+	{Symmetric: true},
+}
+
+// tensorCases are the named variants of the hexahedron's CDR matrix in
+// the tensor form on fresh jittered meshes, in both precisions.
+func tensorCases(t *testing.T, variants []string) []verify.Case {
+	t.Helper()
+	rng := testenv.Rand(t)
+	var out []verify.Case
+	for _, o := range tensorSetups {
+		for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+			p, err := integrate.New(element.Hex, element.CDR, dt, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins, err := p.Checks(batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := verify.Cases(rng, ins, family.Target{}, variants)
+			if err != nil || len(cs) != len(variants) {
+				t.Fatalf("%s: %d cases, %v", p.Label(), len(cs), err)
+			}
+			out = append(out, cs...)
+		}
+	}
+	return out
+}
+
+// The tensor form against the float64 reference in the interpreter, as
+// written and as lowered for the host.
+func TestTensorInterpret(t *testing.T) {
+	worst := map[kernel.DType]float64{}
+	for _, c := range tensorCases(t, []string{"w16/e1/tensor", "w32/e2/local/tensor", "w32/e1/tensor/nt"}) {
+		res, err := verify.Interpret(c)
+		if err != nil || !res.OK() {
+			t.Fatalf("%s %s: %+v, %v", c.Label, c.Kernel.Variant, res, err)
+		}
+		worst[c.Kernel.DType] = max(worst[c.Kernel.DType], res.MaxRelErr)
+	}
+	t.Logf("worst relative error f64 %.2g, f32 %.2g", worst[kernel.F64], worst[kernel.F32])
+}
+
+// Compiled by the C backend.
+func TestTensorHost(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	run(t, dev, tensorCases(t, []string{"w16/e1/tensor", "w32/e1/tensor/nt"}))
+}
+
+// On the OpenCL device BESPOKE_OPENCL_DEVICE selects (PoCL here).
+func TestTensorOpenCL(t *testing.T) {
+	if os.Getenv("POCL_WORK_GROUP_METHOD") == "" {
+		os.Setenv("POCL_WORK_GROUP_METHOD", "auto")
+	}
+	dev, err := opencl.Open(os.Getenv("BESPOKE_OPENCL_DEVICE"))
+	if err != nil {
+		testenv.Unavailable(t, "opencl", err)
+	}
+	defer dev.Close()
+	run(t, dev, tensorCases(t, []string{"w64/e1/local/tensor"}))
+}
+
+// The tensor form is the hexahedron's CDR matrix's, a whole element per
+// work-item.
+func TestTensorErrors(t *testing.T) {
+	for _, tc := range []struct {
+		kind    element.Kind
+		op      element.Problem
+		variant string
+		want    string
+	}{
+		{element.Hex, element.Laplace, "w64/e1/tensor", "the hexahedron's CDR matrix's"},
+		{element.Prism, element.CDR, "w64/e1/tensor", "the hexahedron's CDR matrix's"},
+		{element.Hex, element.CDR, "w64/e1/p2/tensor", "a whole element per work-item"},
+		{element.Hex, element.CDR, "w64/e1/chain/tensor", "a whole element per work-item"},
+		{element.Hex, element.CDR, "w512/e1/rows/tensor", "a whole element per work-item"},
+	} {
+		p, err := integrate.New(tc.kind, tc.op, kernel.F64, integrate.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := p.Instance(10)
+		v, err := integrate.ParseVariant(tc.variant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Name() != tc.variant {
+			t.Errorf("%s reads back as %s", tc.variant, v.Name())
+		}
+		if err := in.Check(v); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %s %s: error %v, want one containing %q", tc.kind, tc.op, tc.variant, err, tc.want)
+		}
+	}
+}
+
+// The tensor form does less arithmetic and keeps fewer values live than
+// the point-by-point form (one element per work-item, the counts of
+// package cost).
+func TestTensorCounts(t *testing.T) {
+	for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+		p, _ := integrate.New(element.Hex, element.CDR, dt, integrate.Options{})
+		in, _ := p.Instance(1 << 10)
+		count := func(name string) cost.Counts {
+			v, err := integrate.ParseVariant(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := in.Build(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := cost.Count(k, map[string]int64{integrate.Elements: 1 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		pt, tn := count("w64/e1/chain"), count("w64/e1/tensor")
+		ops := func(c cost.Counts) float64 { return c.RealOps / float64(c.Threads) }
+		t.Logf("%s: point-by-point %.0f ops, %d live; tensor %.0f ops, %d live", dt, ops(pt), pt.LiveReals, ops(tn), tn.LiveReals)
+		if ops(tn) > 0.5*ops(pt) {
+			t.Errorf("%s: tensor form %.0f ops per element, want at most half the point-by-point form's %.0f", dt, ops(tn), ops(pt))
+		}
+		if tn.LiveReals >= pt.LiveReals {
+			t.Errorf("%s: tensor form keeps %d values live, the point-by-point form %d", dt, tn.LiveReals, pt.LiveReals)
+		}
+	}
+}
