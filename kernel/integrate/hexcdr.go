@@ -7,6 +7,7 @@ import (
 
 	"github.com/bespoke-hpc/bespoke/element"
 	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
 )
 
 // The tensor form (Variant.Tensor) of the trilinear hexahedron's
@@ -438,3 +439,27 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 }
 
 func popcount3(m int) int { return m&1 + m>>1&1 + m>>2&1 }
+
+// tensorCandidates are the tensor form's variants for target t (none but
+// for the hexahedron's CDR matrix). On GPUs: work-groups of 32, 64 and
+// 128, staged or not, and register caps of about 170 and 128 per
+// work-item (/b6, /b8 at 64): the form keeps about 150 values live at
+// its peak (the fields at the eight points), so f32 fits in registers and
+// f64 spills a few uncapped.
+func (in *Instance) tensorCandidates(t family.Target) []Variant {
+	if in.Kind != element.Hex || in.Op != element.CDR {
+		return nil
+	}
+	if !t.GPU {
+		return nil
+	}
+	return []Variant{
+		{WG: 64, EPT: 1, Tensor: true},
+		{WG: 64, EPT: 1, Local: true, Tensor: true},
+		{WG: 64, EPT: 1, Blocks: 6, Tensor: true},
+		{WG: 64, EPT: 1, Blocks: 8, Tensor: true},
+		{WG: 64, EPT: 1, Local: true, Blocks: 8, Tensor: true},
+		{WG: 128, EPT: 1, Tensor: true},
+		{WG: 32, EPT: 1, Tensor: true},
+	}
+}

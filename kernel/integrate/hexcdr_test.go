@@ -86,7 +86,7 @@ func TestTensorOpenCL(t *testing.T) {
 		testenv.Unavailable(t, "opencl", err)
 	}
 	defer dev.Close()
-	run(t, dev, tensorCases(t, []string{"w64/e1/local/tensor"}))
+	run(t, dev, tensorCases(t, []string{"w32/e1/local/tensor"}))
 }
 
 // The tensor form is the hexahedron's CDR matrix's, a whole element per
@@ -152,6 +152,45 @@ func TestTensorCounts(t *testing.T) {
 		}
 		if tn.LiveReals >= pt.LiveReals {
 			t.Errorf("%s: tensor form keeps %d values live, the point-by-point form %d", dt, tn.LiveReals, pt.LiveReals)
+		}
+	}
+}
+
+// The tensor form is offered on GPUs for the hexahedron's CDR matrix
+// only, with register caps, and not on CPUs.
+func TestTensorCandidates(t *testing.T) {
+	for _, tc := range []struct {
+		kind           element.Kind
+		op             element.Problem
+		dt             kernel.DType
+		gpu            bool
+		tensor, capped int
+	}{
+		{element.Hex, element.CDR, kernel.F64, true, 7, 3},
+		{element.Hex, element.CDR, kernel.F32, true, 7, 3},
+		{element.Hex, element.CDR, kernel.F64, false, 0, 0},
+		{element.Hex, element.Laplace, kernel.F64, true, 0, 0},
+		{element.Prism, element.CDR, kernel.F32, true, 0, 0},
+	} {
+		p, err := integrate.New(tc.kind, tc.op, tc.dt, integrate.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := p.Instance(1 << 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tensor, capped := 0, 0
+		for _, c := range in.Candidates(family.Target{GPU: tc.gpu}) {
+			if v := c.(integrate.Variant); v.Tensor {
+				tensor++
+				if v.Blocks > 0 {
+					capped++
+				}
+			}
+		}
+		if tensor != tc.tensor || capped != tc.capped {
+			t.Errorf("%s %s %s GPU %v: %d tensor candidates (%d capped), want %d (%d)", tc.kind, tc.op, tc.dt, tc.gpu, tensor, capped, tc.tensor, tc.capped)
 		}
 	}
 }

@@ -436,6 +436,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 			}
 		}
 		vs = append(vs, Variant{WG: 128, EPT: 1, Wedge: true})
+		vs = append(vs, in.tensorCandidates(t)...)
 	} else {
 		// One element per work-item: the host's work-group loop is then
 		// the vector loop over elements (see build). More elements per
