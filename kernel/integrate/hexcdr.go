@@ -3,7 +3,6 @@ package integrate
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/bespoke-hpc/bespoke/element"
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -251,106 +250,178 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 	c0 := func(c int) kernel.Expr { return v(cn(0, c+1)) }
 	cc0 := func(c int) kernel.Expr { return v(cn(c+1, 0)) }
 	kRow := func(k int) func(c int) kernel.Expr { return func(c int) kernel.Expr { return v(cn(k+1, c+1)) } }
-	// Per point: the columns, R's rows r_0 = j_1 × j_2, r_1 = j_2 × j_0,
-	// r_2 = j_0 × j_1, det, and the fields.
-	for q := range 8 {
-		pt := [3]int{q & 1, q >> 1 & 1, q >> 2 & 1}
-		col := func(dd int) func(c int) kernel.Expr {
-			o1, o2 := others(dd)
-			return comp("tJ%d_%d%d_%d", dd, pt[o1], pt[o2])
-		}
-		for r := range 3 {
-			a, b := col((r+1)%3), col((r+2)%3)
-			for c := range 3 {
-				c1, c2 := (c+1)%3, (c+2)%3
-				d(nm("tr%d_%d_%d", q, r, c), sub(mul(a(c1), b(c2)), mul(a(c2), b(c1))))
-			}
-		}
-		row := func(r int) func(c int) kernel.Expr { return comp("tr%d_%d_%d", q, r) }
-		d(field(15, q), dot(col(0), row(0)))
-		d(nm("tsc%d", q), bin("/", lit(1), v(field(15, q))))
-		for e := range 3 {
-			for k := range 3 {
-				d(nm("tk%d_%d_%d", q, e, k), dot(kRow(k), row(e)))
-			}
-		}
-		for f := range 15 {
-			if canon(f) != f {
-				continue
-			}
-			switch {
-			case f < 9:
-				d(field(f, q), mul(v(nm("tsc%d", q)), dot(row(f/3), comp("tk%d_%d_%d", q, f%3))))
-			case f < 12:
-				d(field(f, q), dot(c0, row(f-9)))
-			default:
-				d(field(f, q), dot(cc0, row(f-12)))
-			}
-		}
-	}
-	// Modes: the butterfly over the points, an axis at a time (mode 0 =
-	// sum, 1 = difference); on an axis where both nodes are differentiated
-	// only the sum, first. modes[f][m] is F̂ (m's bit k the mode on axis k),
-	// "" where not formed.
-	modes := make([][8]string, 16)
-	for f := range 16 {
-		if canon(f) != f {
-			continue
-		}
-		kinds := hexFieldKinds(f)
-		axes := []int{0, 1, 2}
-		if k := slices.Index(kinds[:], kindDD); k >= 0 {
-			axes = append([]int{k}, slices.DeleteFunc(axes, func(a int) bool { return a == k })...)
-		}
-		cur := [8]string{}
-		for q := range 8 {
-			cur[q] = field(f, q)
-		}
-		for si, k := range axes {
+	// butterfly transforms field values cur (index i0 + 2 i1 + 4 i2 of
+	// points, "" where absent) along the given axes into modes (mode 0 =
+	// sum, 1 = difference; on an axis where both nodes are
+	// differentiated only the sum).
+	butterfly := func(tag string, kinds [3]int, cur [8]string, axes []int) [8]string {
+		for _, k := range axes {
 			var next [8]string
 			for i := range 8 {
 				if i>>k&1 == 1 || cur[i] == "" {
 					continue
 				}
 				lo, hi := cur[i], cur[i|1<<k]
-				next[i] = nm("tH%d_%d_%d", f, si, i)
+				next[i] = nm("tH%s_%d_%d", tag, k, i)
 				d(next[i], add(v(hi), v(lo)))
 				if kinds[k] != kindDD {
-					next[i|1<<k] = nm("tH%d_%d_%d", f, si, i|1<<k)
+					next[i|1<<k] = nm("tH%s_%d_%d", tag, k, i|1<<k)
 					d(next[i|1<<k], sub(v(hi), v(lo)))
 				}
 			}
 			cur = next
 		}
-		modes[f] = cur
+		return cur
 	}
-	// ρ = c₀₀ det, applied to det's modes (det's own go to the load).
-	det := modes[15]
-	var rho [8]string
-	for m := range 8 {
-		rho[m] = nm("trho%d", m)
-		d(rho[m], mul(v(cn(0, 0)), v(det[m])))
+	// coef is the coefficient of basis functions b (on axes from 0) in
+	// modes m of a field of the given kinds.
+	coef := func(kinds [3]int, m int, b []int) float64 {
+		c := 1.0
+		for k, bk := range b {
+			c *= hexAxisCoef(kinds[k], m>>k&1, bk, g)
+		}
+		return c
 	}
-	modes[15] = rho
+	formed := func(kinds [3]int, m int) bool {
+		for k := range 3 {
+			if kinds[k] == kindDD && m>>k&1 != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	// The points level by level (ζ slowest). After a level, each field's
+	// modes along ξ and η (modes[f], bit 2 the level); and the fields
+	// that meet neither node's ζ-derivative (G_00, G_11, G_01, G_10, μ_0,
+	// μ_1, ν_0, ν_1, ρ) are merged at once into the level's sixteen
+	// coefficients of the basis pairs (b0, b1), so that a level leaves 44
+	// values for the next instead of 64.
+	modes := make([][8]string, 16)
+	var flat [2][16]string
+	for z := range 2 {
+		for q := 4 * z; q < 4*z+4; q++ {
+			pt := [3]int{q & 1, q >> 1 & 1, q >> 2 & 1}
+			col := func(dd int) func(c int) kernel.Expr {
+				o1, o2 := others(dd)
+				return comp("tJ%d_%d%d_%d", dd, pt[o1], pt[o2])
+			}
+			// R's rows r_0 = j_1 × j_2, r_1 = j_2 × j_0, r_2 = j_0 × j_1,
+			// det, and the fields.
+			for r := range 3 {
+				a, b := col((r+1)%3), col((r+2)%3)
+				for c := range 3 {
+					c1, c2 := (c+1)%3, (c+2)%3
+					d(nm("tr%d_%d_%d", q, r, c), sub(mul(a(c1), b(c2)), mul(a(c2), b(c1))))
+				}
+			}
+			row := func(r int) func(c int) kernel.Expr { return comp("tr%d_%d_%d", q, r) }
+			d(field(15, q), dot(col(0), row(0)))
+			d(nm("tsc%d", q), bin("/", lit(1), v(field(15, q))))
+			for e := range 3 {
+				for k := range 3 {
+					d(nm("tk%d_%d_%d", q, e, k), dot(kRow(k), row(e)))
+				}
+			}
+			for f := range 15 {
+				if canon(f) != f {
+					continue
+				}
+				switch {
+				case f < 9:
+					d(field(f, q), mul(v(nm("tsc%d", q)), dot(row(f/3), comp("tk%d_%d_%d", q, f%3))))
+				case f < 12:
+					d(field(f, q), dot(c0, row(f-9)))
+				default:
+					d(field(f, q), dot(cc0, row(f-12)))
+				}
+			}
+		}
+		for f := range 16 {
+			if canon(f) != f {
+				continue
+			}
+			kinds := hexFieldKinds(f)
+			axes := []int{0, 1}
+			if kinds[1] == kindDD {
+				axes = []int{1, 0}
+			}
+			var cur [8]string
+			for q := 4 * z; q < 4*z+4; q++ {
+				cur[q] = field(f, q)
+			}
+			lm := butterfly(nm("%d", f), kinds, cur, axes)
+			for i := 4 * z; i < 4*z+4; i++ {
+				modes[f][i] = lm[i]
+			}
+		}
+		// ρ = c₀₀ det, applied to det's modes (det's own go to the load).
+		for m := 4 * z; m < 4*z+4; m++ {
+			d(nm("trho%d", m), mul(v(cn(0, 0)), v(modes[15][m])))
+		}
+		for b := range 16 {
+			var names []string
+			var coefs []float64
+			for f := range 16 {
+				kinds := hexFieldKinds(f)
+				if kinds[2] != kindNN {
+					continue
+				}
+				for m := range 4 {
+					name := modes[canon(f)][m+4*z]
+					if f == 15 {
+						name = nm("trho%d", m+4*z)
+					}
+					if name == "" || !formed(kinds, m) {
+						continue
+					}
+					names = append(names, name)
+					coefs = append(coefs, rd(coef(kinds, m, []int{b & 3, b >> 2})))
+				}
+			}
+			flat[z][b] = dl(nm("tY%d_%d", z, b), tensorLin(names, coefs))
+		}
+	}
+	// The last axis, ζ: the other fields' modes, and the merged levels'.
+	for f := range 15 {
+		if canon(f) != f {
+			continue
+		}
+		need := false
+		for f2 := range 15 {
+			need = need || (canon(f2) == f && hexFieldKinds(f2)[2] != kindNN)
+		}
+		if need {
+			modes[f] = butterfly(nm("%d", f), hexFieldKinds(f), modes[f], []int{2})
+		}
+	}
+	var flatModes [16][2]string
+	for b := range 16 {
+		lo, hi := flat[0][b], flat[1][b]
+		flatModes[b][0] = dl(nm("tZ%d_0", b), tensorLin([]string{hi, lo}, []float64{1, 1}))
+		flatModes[b][1] = dl(nm("tZ%d_1", b), tensorLin([]string{hi, lo}, []float64{1, -1}))
+	}
 	// C_β, β = b0 + 4 b1 + 16 b2 (b_k: 0 for 1, 1 for s, 2 for t, 3 for st).
 	var cb [64]string
 	for beta := range 64 {
-		bk := [3]int{beta & 3, beta >> 2 & 3, beta >> 4 & 3}
+		bk := []int{beta & 3, beta >> 2 & 3, beta >> 4 & 3}
 		var names []string
 		var coefs []float64
-		for f := range 16 {
+		for f := range 15 {
 			kinds := hexFieldKinds(f)
+			if kinds[2] == kindNN {
+				continue
+			}
 			for m, name := range modes[canon(f)] {
-				if name == "" || (kinds[0] == kindDD && m&1 != 0) || (kinds[1] == kindDD && m&2 != 0) || (kinds[2] == kindDD && m&4 != 0) {
+				if name == "" || !formed(kinds, m) {
 					continue
 				}
-				c := 1.0
-				for k := range 3 {
-					c *= hexAxisCoef(kinds[k], m>>k&1, bk[k], g)
-				}
 				names = append(names, name)
-				coefs = append(coefs, rd(c))
+				coefs = append(coefs, rd(coef(kinds, m, bk)))
 			}
+		}
+		for m2 := range 2 {
+			names = append(names, flatModes[beta&15][m2])
+			coefs = append(coefs, rd(hexAxisCoef(kindNN, m2, bk[2], g)))
 		}
 		cb[beta] = dl(nm("tC%d", beta), tensorLin(names, coefs))
 	}
@@ -406,6 +477,7 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 	}
 	if p.Load {
 		// B_a = f Σ_q det N_a: modes of det, per axis ℓ_s = 1/2 + (s/2) x.
+		det := butterfly("15", hexFieldKinds(15), modes[15], []int{2})
 		var bm [8]string
 		for m := range 8 {
 			bm[m] = nm("tB%d", m)
