@@ -122,9 +122,9 @@ func TestTensorErrors(t *testing.T) {
 	}
 }
 
-// The tensor form does less arithmetic and keeps fewer values live than
-// the point-by-point form (one element per work-item, the counts of
-// package cost).
+// The tensor form does under 0.4 of the point-by-point form's arithmetic
+// and keeps at most 128 values live (one element per work-item, the
+// counts of package cost, a multiplication and an addition one each).
 func TestTensorCounts(t *testing.T) {
 	for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
 		p, _ := integrate.New(element.Hex, element.CDR, dt, integrate.Options{})
@@ -147,11 +147,11 @@ func TestTensorCounts(t *testing.T) {
 		pt, tn := count("w64/e1/chain"), count("w64/e1/tensor")
 		ops := func(c cost.Counts) float64 { return c.RealOps / float64(c.Threads) }
 		t.Logf("%s: point-by-point %.0f ops, %d live; tensor %.0f ops, %d live", dt, ops(pt), pt.LiveReals, ops(tn), tn.LiveReals)
-		if ops(tn) > 0.5*ops(pt) {
-			t.Errorf("%s: tensor form %.0f ops per element, want at most half the point-by-point form's %.0f", dt, ops(tn), ops(pt))
+		if ops(tn) > 0.4*ops(pt) {
+			t.Errorf("%s: tensor form %.0f ops per element, want at most 0.4 of the point-by-point form's %.0f", dt, ops(tn), ops(pt))
 		}
-		if tn.LiveReals >= pt.LiveReals {
-			t.Errorf("%s: tensor form keeps %d values live, the point-by-point form %d", dt, tn.LiveReals, pt.LiveReals)
+		if tn.LiveReals > 128 {
+			t.Errorf("%s: tensor form keeps %d values live (the point-by-point form %d), want at most 128", dt, tn.LiveReals, pt.LiveReals)
 		}
 	}
 }
