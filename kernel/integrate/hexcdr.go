@@ -69,6 +69,11 @@ func hexGauss() (g float64, ok bool) {
 	return g, true
 }
 
+func (in *Instance) hexGaussMissing() bool {
+	_, ok := hexGauss()
+	return !ok
+}
+
 // hexSide is node a's side (0 for −1, 1 for +1) on each axis.
 func hexSide() [8][3]int {
 	_, d := element.Hex.Shape([3]float64{})

@@ -549,11 +549,6 @@ func (in *Instance) localBytes(v Variant) int {
 	return n * in.Prec.Bytes()
 }
 
-func (in *Instance) hexGaussMissing() bool {
-	_, ok := hexGauss()
-	return !ok
-}
-
 func (in *Instance) wedgeRuleMissing() bool {
 	_, _, _, ok := wedgeRule()
 	return !ok
