@@ -456,6 +456,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 			vs = append(vs, Variant{WG: wg, EPT: 1, Stream: true}, Variant{WG: wg, EPT: 1, Stream: true, Wedge: true})
 		}
 		vs = append(vs, Variant{WG: 16, EPT: 1, Wedge: true})
+		vs = append(vs, in.tensorCandidates(t)...)
 	}
 	var out []family.Candidate
 	for _, v := range vs {
