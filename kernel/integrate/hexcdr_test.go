@@ -194,3 +194,54 @@ func TestTensorCandidates(t *testing.T) {
 		}
 	}
 }
+
+// Strongly distorted elements (each vertex of a box of sides 1, 2 and
+// 0.5 moved by up to 0.3 of the smallest side, far from affine) with
+// random blocks: the tensor form matches the float64 reference.
+func TestTensorDistorted(t *testing.T) {
+	rng := testenv.Rand(t)
+	const e = 33
+	for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+		p, _ := integrate.New(element.Hex, element.CDR, dt, integrate.Options{Load: true})
+		in, _ := p.Instance(e)
+		ref, _ := element.NewMesh(element.Hex, 1, 1, 1, 0, 1)
+		box := ref.Batch()
+		var d *family.Data
+		for try := 0; d == nil; try++ {
+			if try == 100 {
+				t.Fatal("no valid distorted batch in 100 draws")
+			}
+			x := make([]float64, 24*e)
+			for el := range e {
+				for w := range 24 {
+					scale := [3]float64{1, 2, 0.5}[w%3]
+					x[w*e+el] = scale*box.X[w*box.E] + 0.15*(2*rng.Float64()-1)
+				}
+			}
+			b, err := element.NewBatch(element.Hex, e, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s integrate.Inputs
+			s.Coef = make([]float64, 16*e)
+			s.F = make([]float64, e)
+			for el := range e {
+				c := element.RandomCDR(rng, false)
+				for i := range 16 {
+					s.Coef[i*e+el] = c[i/4][i%4]
+				}
+				s.F[el] = 0.5 + rng.Float64()
+			}
+			d, _ = in.Given(b, s) // nil where an element folded: draw again
+		}
+		k, err := in.Build(integrate.Variant{WG: 16, EPT: 1, Tensor: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := verify.Interpret(verify.Case{Label: p.Label(), Kernel: k, Data: d})
+		if err != nil || !res.OK() {
+			t.Fatalf("%s: %+v, %v", p.Label(), res, err)
+		}
+		t.Logf("%s: relative error %.2g", p.Label(), res.MaxRelErr)
+	}
+}
