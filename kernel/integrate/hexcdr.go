@@ -526,8 +526,7 @@ func popcount3(m int) int { return m&1 + m>>1&1 + m>>2&1 }
 // work-item (/b6, /b8 at 64): the form keeps about 128 values live at
 // its peak, so f32 fits in registers and f64 may spill a few uncapped.
 // On CPUs, as the wedge's: one element per work-item, its outputs
-// streamed or not (a 2-core EPYC, f64, screened under load: 7.0 against
-// 10.9 µs an element for w16/e1).
+// streamed or not (docs/rationale.md#tensor).
 func (in *Instance) tensorCandidates(t family.Target) []Variant {
 	if in.Kind != element.Hex || in.Op != element.CDR {
 		return nil
