@@ -522,9 +522,11 @@ func popcount3(m int) int { return m&1 + m>>1&1 + m>>2&1 }
 
 // tensorCandidates are the tensor form's variants for target t (none but
 // for the hexahedron's CDR matrix). On GPUs: work-groups of 32, 64 and
-// 128, staged or not, and register caps of about 170 and 128 per
-// work-item (/b6, /b8 at 64): the form keeps about 128 values live at
-// its peak, so f32 fits in registers and f64 may spill a few uncapped.
+// 128, staged or not; in f32 also register caps of about 170 and 128 per
+// work-item (/b6, /b8 at 64). The form keeps about 128 values live at its
+// peak, so f32 fits in about 144 registers, and f64 needs about 270 and
+// spills a little at CUDA's 255 whatever the cap (capped f64 kernels of
+// the wedge's form ran at a quarter of the roof: docs/rationale.md#wedge).
 // On CPUs, as the wedge's: one element per work-item, its outputs
 // streamed or not (docs/rationale.md#tensor).
 func (in *Instance) tensorCandidates(t family.Target) []Variant {
@@ -538,13 +540,17 @@ func (in *Instance) tensorCandidates(t family.Target) []Variant {
 		}
 		return vs
 	}
-	return []Variant{
+	vs := []Variant{
 		{WG: 64, EPT: 1, Tensor: true},
 		{WG: 64, EPT: 1, Local: true, Tensor: true},
-		{WG: 64, EPT: 1, Blocks: 6, Tensor: true},
-		{WG: 64, EPT: 1, Blocks: 8, Tensor: true},
-		{WG: 64, EPT: 1, Local: true, Blocks: 8, Tensor: true},
 		{WG: 128, EPT: 1, Tensor: true},
 		{WG: 32, EPT: 1, Tensor: true},
 	}
+	if in.Prec == kernel.F32 {
+		vs = append(vs,
+			Variant{WG: 64, EPT: 1, Blocks: 6, Tensor: true},
+			Variant{WG: 64, EPT: 1, Blocks: 8, Tensor: true},
+			Variant{WG: 64, EPT: 1, Local: true, Blocks: 8, Tensor: true})
+	}
+	return vs
 }
