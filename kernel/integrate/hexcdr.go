@@ -325,22 +325,26 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 			row := func(r int) func(c int) kernel.Expr { return comp("tr%d_%d_%d", q, r) }
 			d(field(15, q), dot(col(0), row(0)))
 			d(nm("tsc%d", q), bin("/", lit(1), v(field(15, q))))
+			for f := 9; f < 15; f++ {
+				if canon(f) != f {
+					continue
+				}
+				if f < 12 {
+					d(field(f, q), dot(c0, row(f-9)))
+				} else {
+					d(field(f, q), dot(cc0, row(f-12)))
+				}
+			}
+			// G column by column: K r_e, then G_de for each d, so that
+			// three of K R's nine numbers are live at a time.
 			for e := range 3 {
 				for k := range 3 {
 					d(nm("tk%d_%d_%d", q, e, k), dot(kRow(k), row(e)))
 				}
-			}
-			for f := range 15 {
-				if canon(f) != f {
-					continue
-				}
-				switch {
-				case f < 9:
-					d(field(f, q), mul(v(nm("tsc%d", q)), dot(row(f/3), comp("tk%d_%d_%d", q, f%3))))
-				case f < 12:
-					d(field(f, q), dot(c0, row(f-9)))
-				default:
-					d(field(f, q), dot(cc0, row(f-12)))
+				for dd := range 3 {
+					if f := 3*dd + e; canon(f) == f {
+						d(field(f, q), mul(v(nm("tsc%d", q)), dot(row(dd), comp("tk%d_%d_%d", q, e))))
+					}
 				}
 			}
 		}
