@@ -234,6 +234,8 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 	}
 	var work []kernel.Stmt
 	switch {
+	case vr.Tensor:
+		work = in.computeHexCDR(word)
 	case vr.Wedge && p.Op == element.CDR:
 		work = in.computeWedgeCDR(word)
 	case vr.Wedge:

@@ -286,6 +286,10 @@ type Variant struct {
 	// of the wedge (see wedge.go, wedgecdr.go): about half the arithmetic
 	// of the point-by-point form and fewer live values.
 	Wedge bool
+	// Tensor forms the hexahedron's CDR matrix in the tensor form (see
+	// hexcdr.go): modes of the fields at the Gauss points, then a
+	// Walsh–Hadamard transform into the entries.
+	Tensor bool
 }
 
 // Name is e.g. "w64/e2", "w64/e1/local" or "w64/e1/local/b8/chain".
@@ -309,6 +313,9 @@ func (v Variant) Name() string {
 	if v.Wedge {
 		s += "/wedge"
 	}
+	if v.Tensor {
+		s += "/tensor"
+	}
 	if v.Stream {
 		s += "/nt"
 	}
@@ -319,13 +326,13 @@ func (v Variant) ident() string {
 	return strings.ReplaceAll(v.Name(), "/", "_")
 }
 
-var variantRE = regexp.MustCompile(`^w(\d+)/e(\d+)(/local)?(/rows)?(?:/p(\d+))?(?:/b(\d+))?(/chain)?(/wedge)?(/nt)?$`)
+var variantRE = regexp.MustCompile(`^w(\d+)/e(\d+)(/local)?(/rows)?(?:/p(\d+))?(?:/b(\d+))?(/chain)?(/wedge)?(/tensor)?(/nt)?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("integrate: unknown variant %q (want wN/eM[/local][/rows][/pP][/bB][/chain][/wedge][/nt])", s)
+		return Variant{}, fmt.Errorf("integrate: unknown variant %q (want wN/eM[/local][/rows][/pP][/bB][/chain][/wedge][/tensor][/nt])", s)
 	}
 	wg, err1 := strconv.Atoi(m[1])
 	ept, err2 := strconv.Atoi(m[2])
@@ -343,7 +350,7 @@ func ParseVariant(s string) (Variant, error) {
 	if m[5] != "" && parts < 2 {
 		return Variant{}, fmt.Errorf("integrate: variant %q: parts /p%d (want at least 2)", s, parts)
 	}
-	return Variant{WG: wg, EPT: ept, Local: m[3] != "", Rows: m[4] != "", Parts: parts, Blocks: blocks, Chain: m[7] != "", Wedge: m[8] != "", Stream: m[9] != ""}, nil
+	return Variant{WG: wg, EPT: ept, Local: m[3] != "", Rows: m[4] != "", Parts: parts, Blocks: blocks, Chain: m[7] != "", Wedge: m[8] != "", Tensor: m[9] != "", Stream: m[10] != ""}, nil
 }
 
 // Limits of a variant.
@@ -429,6 +436,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 			}
 		}
 		vs = append(vs, Variant{WG: 128, EPT: 1, Wedge: true})
+		vs = append(vs, in.tensorCandidates(t)...)
 	} else {
 		// One element per work-item: the host's work-group loop is then
 		// the vector loop over elements (see build). More elements per
@@ -448,6 +456,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 			vs = append(vs, Variant{WG: wg, EPT: 1, Stream: true}, Variant{WG: wg, EPT: 1, Stream: true, Wedge: true})
 		}
 		vs = append(vs, Variant{WG: 16, EPT: 1, Wedge: true})
+		vs = append(vs, in.tensorCandidates(t)...)
 	}
 	var out []family.Candidate
 	for _, v := range vs {
@@ -494,6 +503,12 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("integrate: %s: the factored form takes a whole element per work-item, its own sums (not /rows, /pP or /chain)", v.Name())
 	case v.Wedge && in.wedgeRuleMissing():
 		return fmt.Errorf("integrate: %s: the prism's rule is not a product of triangle points and levels", v.Name())
+	case v.Tensor && (in.Kind != element.Hex || in.Op != element.CDR):
+		return fmt.Errorf("integrate: %s: the tensor form is the hexahedron's CDR matrix's (not %s)", v.Name(), in.Problem.Name())
+	case v.Tensor && (v.Rows || v.Parts > 1 || v.Chain):
+		return fmt.Errorf("integrate: %s: the tensor form takes a whole element per work-item, its own sums (not /rows, /pP or /chain)", v.Name())
+	case v.Tensor && in.hexGaussMissing():
+		return fmt.Errorf("integrate: %s: the hexahedron's rule is not the 2×2×2 Gauss rule", v.Name())
 	case v.Stream && (v.Rows || v.Parts > 1):
 		return fmt.Errorf("integrate: %s: only one element per work-item streams its outputs (not /rows or /pP)", v.Name())
 	case v.Stream && in.E < v.WG:
