@@ -54,7 +54,7 @@ type collocation struct {
 	lambda     float64
 	live       kernel.Expr
 	su, sv, sw view
-	d          string                                  // shared D, n × (n|1)
+	d          string // shared D, n × (n|1)
 	// factors are the statements and the factors at (lx, ly, kk)
 	// (PointGeometry.PencilFactors), names suffixed by sfx.
 	factors func(kk kernel.Expr, sfx string) ([]kernel.Stmt, []kernel.Expr)

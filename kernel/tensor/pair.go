@@ -102,15 +102,15 @@ func offered2(op fem.Kernel, kind string, n int) bool {
 // n−1−ly in register arrays in[0], in[1] and adds Dᵀ G D u + λ·w|J|·u to
 // out[0], out[1]. Layers are written out, D's row along t as literals.
 type pairStage struct {
-	n       int
-	lambda  float64
-	prec    kernel.DType
-	d       []float64 // D, row-major, as given
-	live    kernel.Expr
-	su      view // [row][col] slabs of this element
-	sv, sw  view
-	dsh     string // shared D, n × (n|1)
-	fold    string // shared [4][h][h|1]: Dₑ, Dₒ, Tₑ, Tₒ
+	n      int
+	lambda float64
+	prec   kernel.DType
+	d      []float64 // D, row-major, as given
+	live   kernel.Expr
+	su     view // [row][col] slabs of this element
+	sv, sw view
+	dsh    string // shared D, n × (n|1)
+	fold   string // shared [4][h][h|1]: Dₑ, Dₒ, Tₑ, Tₒ
 	// factors are the statements and the factors at point kk of row
 	// slot a (rows()[a]), names suffixed by sfx.
 	factors func(kk kernel.Expr, a int, sfx string) ([]kernel.Stmt, []kernel.Expr)
