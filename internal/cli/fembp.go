@@ -89,7 +89,7 @@ func bpProblem(bp string, n int, lambda float64, dt kernel.DType) (*tensor.Probl
 	if err != nil {
 		return nil, err
 	}
-	return p.WithMesh(box, "the box")
+	return p.WithMesh(box, "box")
 }
 
 // hasLayout reports whether name is one of in's layouts on a GPU or a CPU.

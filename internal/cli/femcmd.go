@@ -297,7 +297,7 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 		}
 		v, err = fem.Apply(b, geo, o.lambda, u)
 	} else {
-		v, err = applyOnDevice(o, k, b, geo, u)
+		v, err = applyOnDevice(o, k, b, geo, u, mesh)
 	}
 	if err != nil {
 		return err
@@ -317,7 +317,7 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 }
 
 // applyOnDevice runs the family's kernel once over the whole E-vector.
-func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float64) ([]float64, error) {
+func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float64, mesh *fem.Mesh) ([]float64, error) {
 	dt, err := kernel.ParseDType(o.dtype)
 	if err != nil {
 		return nil, usageError{err}
@@ -349,6 +349,17 @@ func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float
 	if err != nil {
 		return nil, usageError{err}
 	}
+	// A variant that computes the geometry reads the mesh's vertices or
+	// affine maps, where the mesh allows them.
+	xv, ga := tensor.MeshInputs(mesh, k)
+	if g := c.(tensor.Variant).Geo; g != tensor.Stored {
+		if p, err = p.WithMesh(mesh, ""); err != nil {
+			return nil, err
+		}
+		if in, err = p.Timed(ne); err != nil {
+			return nil, usageError{err}
+		}
+	}
 	if err := in.Check(c); err != nil {
 		return nil, usageError{err}
 	}
@@ -370,6 +381,11 @@ func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float
 	}
 	for name, c := range p.Constants() {
 		data.Arrays[name] = &family.Array{Type: kernel.Real, Init: c}
+	}
+	for name, x := range map[string][]float64{"xv": xv, "ga": ga} {
+		if x != nil {
+			data.Arrays[name] = &family.Array{Type: kernel.Real, Init: x}
+		}
 	}
 	got, _, err := launchOnce(o.backend, o.device, kern, data)
 	if err != nil {
