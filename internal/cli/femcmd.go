@@ -88,7 +88,11 @@ working set (1 GiB on GPUs), the median of --reps launches, the copy roof
 measured in the same run. Columns: GDOF/s counts E-vector nodes (elements ×
 (N+1)³, shared nodes counted once per element) per second; GB/s and % roof
 use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
-2(N+1)³ + 7Q³, Q = N+2); GFLOP/s the fixed counts of the CEED drivers.`
+2(N+1)³ + 7Q³, Q = N+2), or, for the layouts that compute the geometry
+(/tri from each element's 8 vertices, /aff from one affine map per element,
+offered when the mesh allows them: --nodes/--cells of a Cartesian mesh for
+/aff), u, v and those per-element values; GFLOP/s the fixed counts of the
+CEED drivers.`
 	c.Example = `  bespoke fem bench --kernel bk5 --order 1-15 --backend cuda --dtype f64 --json bk5.json --plot plots/
   bespoke fem bench --kernel bk1,bk3 --order 2-8 --backend c --reps 10`
 	c.Args = cobra.NoArgs
