@@ -183,8 +183,8 @@ func cpuFactors(g PointGeometry, q int) func(p kernel.Expr) ([]kernel.Stmt, []ke
 			}
 			return nil, out
 		}
-		i, j, k := bin("%", p, lit(q)), bin("%", bin("/", p, lit(q)), lit(q)), bin("/", p, lit(q*q))
-		return g.Factors(i, j, k, "")
+		at := func(row int) kernel.Expr { return kernel.At("gq", add(lit(row*q3), p)) }
+		return g.FactorsAt(at(0), at(1), at(2), at(3), "")
 	}
 }
 
@@ -250,6 +250,10 @@ func buildCPU(p *Problem, vr Variant) *kernel.Kernel {
 			"u, v: elements × %d³ nodes (x-fastest); geo: elements × 7 × %d³ (G_rr G_rs G_rt G_ss G_st G_tt w|J|)", p.Lambda, p.N, q, vr.Name(), n, q)
 	}
 	k := header(p, vr, [3]int{1, 1, 1}, doc)
+	if vr.Geo != Stored {
+		// The point table before v, the output.
+		k.Params = append(k.Params[:len(k.Params)-1], pointTableParam, k.Params[len(k.Params)-1])
+	}
 	k.Launch.Grid[0] = kernel.Over(Elements, 1)
 	priv := func(name string, size int) kernel.Stmt {
 		return kernel.Decl{Type: kernel.Real, Name: name, Dims: []int{size}}

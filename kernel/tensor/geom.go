@@ -369,28 +369,39 @@ func (g PointGeometry) PencilFactors(i, j, k kernel.Expr, tag, sfx string) ([]ke
 	return nil, out
 }
 
-// Factors are the factors at point (i, j, k) of the element with no
-// pencil set up (the CPU layouts' point loops): J from the coefficients
-// at the point's coordinates.
-func (g PointGeometry) Factors(i, j, k kernel.Expr, sfx string) ([]kernel.Stmt, []kernel.Expr) {
-	switch g.src {
-	case Trilinear:
-		pre := g.pre + "q" + sfx
-		ss := []kernel.Stmt{
-			kernel.Decl{Type: kernel.Real, Name: pre + "r", Init: g.point(i)},
-			kernel.Decl{Type: kernel.Real, Name: pre + "s", Init: g.point(j)},
-			kernel.Decl{Type: kernel.Real, Name: pre + "t", Init: g.point(k)},
+// FactorsAt are the factors of a computed source at the point of
+// reference coordinates (r, s, t) and quadrature weight w (the product
+// of the three 1-D weights), names suffixed by sfx: the CPU layouts'
+// point loops read r, s, t and w from the table "gq" (pointTable), so
+// that the loop vectorises.
+func (g PointGeometry) FactorsAt(r, s, t, w kernel.Expr, sfx string) ([]kernel.Stmt, []kernel.Expr) {
+	if g.src == Affine {
+		var out []kernel.Expr
+		for f := range g.p.basis.Factors() {
+			out = append(out, mul(v(fmt.Sprintf("%sk%d", g.pre, f)), w))
 		}
-		w := mul(mul(g.weight(i), g.weight(j)), g.weight(k))
-		fs, out := geoFactors(trilinearJ(g.pre, v(pre+"r"), v(pre+"s"), v(pre+"t")), w, g.p.basis.Factors() > 1, pre)
-		return append(ss, fs...), out
-	case Affine:
-		ss := g.Pencil(i, j, "q"+sfx)
-		fs, out := g.PencilFactors(i, j, k, "q"+sfx, "")
-		return append(ss, fs...), out
+		return nil, out
 	}
-	return g.PencilFactors(i, j, k, "", sfx)
+	return geoFactors(trilinearJ(g.pre, r, s, t), w, g.p.basis.Factors() > 1, g.pre+"q"+sfx)
 }
+
+// pointTable is "gq": the reference coordinates r, s, t of every point
+// of an element (x-fastest over Q³) and its weight w_r·w_s·w_t, four
+// rows of Q³.
+func (p *Problem) pointTable() []float64 {
+	q := p.basis.Q()
+	q3 := q * q * q
+	out := make([]float64, 4*q3)
+	x, w := p.basis.Points, p.basis.PointWeights
+	for pt := range q3 {
+		i, j, k := pt%q, pt/q%q, pt/(q*q)
+		out[pt], out[q3+pt], out[2*q3+pt], out[3*q3+pt] = x[i], x[j], x[k], w[i]*w[j]*w[k]
+	}
+	return out
+}
+
+// pointTableParam is the parameter of pointTable.
+var pointTableParam = kernel.Param{Name: "gq", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "r, s, t and the weight of every point of an element, four rows of Q³"}
 
 // geometryOf is the geometry of variant vr's kernels: element el, live,
 // names prefixed gm_.

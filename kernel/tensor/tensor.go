@@ -641,11 +641,12 @@ func (in *Instance) Workload() (*family.Workload, error) {
 // Constants are the small read-only arrays every variant's kernel takes
 // besides u, geo and v, by parameter name, rounded to the precision: "b",
 // the 1-D interpolation to the Gauss points (BK1, BK3), "d", the 1-D
-// derivative on the points (BK3, BK5), row-major, and "gp" and "gw",
-// the 1-D quadrature points and weights (the computed geometry's).
+// derivative on the points (BK3, BK5), row-major, "gp" and "gw", the
+// 1-D quadrature points and weights, and "gq", the points' coordinates
+// and weights per point (the computed geometry's).
 func (p *Problem) Constants() map[string][]float64 {
 	out := map[string][]float64{}
-	for name, m := range map[string][]float64{"b": p.b, "d": p.d, "gp": p.basis.Points, "gw": p.basis.PointWeights} {
+	for name, m := range map[string][]float64{"b": p.b, "d": p.d, "gp": p.basis.Points, "gw": p.basis.PointWeights, "gq": p.pointTable()} {
 		if m == nil {
 			continue
 		}
