@@ -22,13 +22,35 @@ func TestCandidateBytes(t *testing.T) {
 		testenv.Unavailable(t, "c", err)
 	}
 	defer dev.Close()
-	p, err := tensor.New(fem.BK5, 2, 1, kernel.F64)
+	box, err := fem.NewMesh(2, 2, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, tc := range []struct {
+		name     string
+		k        fem.Kernel
+		mesh     *fem.Mesh // nil: the built-in perturbed box
+		variants []string
+	}{
+		{"perturbed", fem.BK5, nil, []string{"cpu/e1", "cpu/e1/tri"}},
+		{"cartesian", fem.BK1, box, []string{"cpu/e1", "cpu/e1/tri", "cpu/e1/aff"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { candidateBytes(t, dev, tc.k, tc.mesh, tc.variants) })
+	}
+}
+
+func candidateBytes(t *testing.T, dev *host.Device, k fem.Kernel, mesh *fem.Mesh, variants []string) {
+	p, err := tensor.New(k, 2, 1, kernel.F64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mesh != nil {
+		if p, err = p.WithMesh(mesh, "box"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	const units = 512
-	cfg := bench.Config{Units: units, Reps: 3, Warmup: 1, WorkingSet: 1 << 20, MaxMemory: 64 << 20,
-		Variants: []string{"cpu/e1", "cpu/e1/tri"}}
+	cfg := bench.Config{Units: units, Reps: 3, Warmup: 1, WorkingSet: 1 << 20, MaxMemory: 64 << 20, Variants: variants}
 	rep, err := bench.Run(dev, []family.Problem{p}, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -38,8 +60,8 @@ func TestCandidateBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := rep.Problems[0]
-	if len(o.Candidates) != 2 {
-		t.Fatalf("%d candidates, want 2", len(o.Candidates))
+	if len(o.Candidates) != len(variants) {
+		t.Fatalf("%d candidates, want %d", len(o.Candidates), len(variants))
 	}
 	for _, c := range o.Candidates {
 		v, err := in.Variant(c.Name)
