@@ -221,7 +221,7 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 	var rows []bpRow
 	// Rows are printed as they finish (a long run shows its progress),
 	// in fixed-width columns.
-	const rowFormat = "%10s %5s %11s %9s %14s %10s %9s %8s %9s\n"
+	const rowFormat = "%10s %5s %11s %9s %18s %10s %9s %8s %9s\n"
 	fmt.Fprintf(w, "device: %s (%s)  CG: %d iterations from x = 0, unpreconditioned, the residual read once at the end; GDOF/s = global nodes × iterations / s\n\n", info.Name, info.Backend, o.iterations)
 	fmt.Fprintf(w, rowFormat, "problem", "dtype", "mesh", "DOFs", "variant", "iterations", "ms", "GDOF/s", "rel error")
 	failed, firstFailure := 0, ""
@@ -277,7 +277,7 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 							firstFailure = fmt.Sprintf("%s %s %s: %s", row.Problem, dt, row.Variant, row.Err)
 						}
 						failed++
-						fmt.Fprintf(w, "%10s %5s %11s %9s %14s failed: %s\n", row.Problem, dt, row.Mesh, "", row.Variant, row.Err)
+						fmt.Fprintf(w, "%10s %5s %11s %9s %18s failed: %s\n", row.Problem, dt, row.Mesh, "", row.Variant, row.Err)
 					} else {
 						row.DOFs, row.Iterations, row.Seconds, row.Error = res.DOFs, res.Iterations, res.Time.Seconds(), res.Error
 						row.GDOFs = res.Rate / 1e9
