@@ -217,9 +217,15 @@ func trilinearJ(pre string, r, s, t kernel.Expr) func(x, d int) kernel.Expr {
 	}
 }
 
-// PointGeometry is the geometric factors of a problem at a point of an
-// element, for any layout: Setup once per element (after el and live are
-// declared), then Factors at each point.
+// PointGeometry builds the IR of the geometric factors of a problem at
+// the points of an element, for any layout (p.pointGeometry, or
+// p.geometryOf(variant)): Setup once per element; then, where a thread
+// owns pencils along t, Pencil once per pencil and PencilFactors at each
+// of its points (the GPU layouts), or FactorsAt at any point whose
+// coordinates and weight the layout has (the CPU layouts, from the table
+// "gq"). A layout declares Params (and pointTableParam for FactorsAt).
+// Stored factors are loads; PencilFactors of a stored source reads geo
+// from "gbase".
 type PointGeometry struct {
 	p   *Problem
 	src Geometry
