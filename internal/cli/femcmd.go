@@ -355,8 +355,9 @@ func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float
 	}
 	// A variant that computes the geometry reads the mesh's vertices or
 	// affine maps, where the mesh allows them.
-	xv, ga := tensor.MeshInputs(mesh, k)
+	var xv, ga []float64
 	if g := c.(tensor.Variant).Geo; g != tensor.Stored {
+		xv, ga = tensor.MeshInputs(mesh, k)
 		if p, err = p.WithMesh(mesh, ""); err != nil {
 			return nil, err
 		}
