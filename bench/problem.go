@@ -22,6 +22,10 @@ type Candidate struct {
 	Timing   Timing  `json:"timing"`
 	GBs      float64 `json:"gbs"`  // ideal bytes / median time
 	RoofFrac float64 `json:"roof"` // GBs / the run's roof
+	// Bytes is the candidate's least traffic of one launch where the
+	// instance says it is not the problem's IdealBytes (a kernel that
+	// computes what others read: family.CandidateBytes); 0 otherwise.
+	Bytes int64 `json:"bytes,omitempty"`
 	// AttainableFrac is the roofline's least time for the problem over
 	// the median: ideal bytes at the roof or operations at the measured
 	// compute rate (Report.ComputeGFLOPs), whichever is longer.
@@ -175,6 +179,32 @@ type prepared struct {
 	err     error
 }
 
+// bytesOf is variant name's least traffic of one launch where the
+// instance gives it and it is not the workload's IdealBytes, else 0.
+func bytesOf(in family.Instance, w *family.Workload, name string) int64 {
+	cb, ok := in.(family.CandidateBytes)
+	if !ok || w == nil {
+		return 0
+	}
+	c, err := in.Variant(name)
+	if err != nil {
+		return 0
+	}
+	if b := cb.CandidateBytes(c); b > 0 && b != w.IdealBytes {
+		return b
+	}
+	return 0
+}
+
+// bytes is the candidate's least traffic of one launch: its own, or the
+// problem's ideal.
+func (c *Candidate) bytes(ideal int64) int64 {
+	if c.Bytes > 0 {
+		return c.Bytes
+	}
+	return ideal
+}
+
 // plan sizes a problem and looks its result up in the tuning store.
 func plan(dev device.Device, cfg Config, p family.Problem) *prepared {
 	pr := &prepared{problem: p, units: units(cfg, p)}
@@ -229,7 +259,11 @@ func (r *Runner) prune(pr *prepared) {
 	m := tune.MachineOf(r.dev.Info(), r.roofGBs)
 	ps := make([]tune.Prediction, len(pr.ks))
 	for i, k := range pr.ks {
-		p, err := tune.Estimate(m, r.dev.Dialect(), k, pr.work.Values, pr.work.IdealBytes)
+		ideal := pr.work.IdealBytes
+		if b := bytesOf(pr.inst, pr.work, k.Variant); b > 0 {
+			ideal = b
+		}
+		p, err := tune.Estimate(m, r.dev.Dialect(), k, pr.work.Values, ideal)
 		if err != nil { // no prediction: never pruned
 			p = tune.Prediction{Bound: "unknown: " + err.Error()}
 		}
@@ -249,7 +283,7 @@ func (r *Runner) prune(pr *prepared) {
 		pr.predict[k.Variant] = ps[i]
 		if prune && !ps[i].Keep {
 			p := ps[i]
-			pr.failed = append(pr.failed, Candidate{Name: k.Variant, Kind: "bespoke", Pruned: true, Predicted: &p})
+			pr.failed = append(pr.failed, Candidate{Name: k.Variant, Kind: "bespoke", Pruned: true, Predicted: &p, Bytes: bytesOf(pr.inst, pr.work, k.Variant)})
 			if pr.pruned == nil {
 				pr.pruned = map[string]*kernel.Kernel{}
 			}
@@ -398,7 +432,7 @@ func (r *Runner) measure(pr *prepared) Result {
 			return false
 		}
 		cfg.Progress(fmt.Sprintf("%s: %s", res.Name, k.Variant))
-		c := Candidate{Name: k.Variant, Kind: "bespoke", Readmitted: readmitted}
+		c := Candidate{Name: k.Variant, Kind: "bespoke", Readmitted: readmitted, Bytes: bytesOf(pr.inst, w, k.Variant)}
 		if p, ok := pr.predict[k.Variant]; ok {
 			c.Predicted = &p
 		}
@@ -500,7 +534,7 @@ func (r *Runner) measure(pr *prepared) Result {
 			continue
 		}
 		c.Timing = ts[i]
-		c.GBs = float64(res.IdealBytes) / ts[i].Median.Seconds() / 1e9
+		c.GBs = float64(c.bytes(res.IdealBytes)) / ts[i].Median.Seconds() / 1e9
 	}
 	return res
 }
@@ -539,7 +573,7 @@ func (r *Runner) screen(c *Candidate, sets []set, check *checker, launch func(se
 		return err
 	}
 	c.Timing, c.Screen = t, t.Median
-	c.GBs = float64(check.w.IdealBytes) / t.Median.Seconds() / 1e9
+	c.GBs = float64(c.bytes(check.w.IdealBytes)) / t.Median.Seconds() / 1e9
 	return nil
 }
 

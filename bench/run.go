@@ -307,13 +307,18 @@ func (rep *Report) scale() {
 		}
 		o.RoofGBs = rep.RoofGBs
 		o.choose()
-		o.RoofTime = time.Duration(float64(o.IdealBytes) / (rep.RoofGBs * 1e9) * float64(time.Second))
-		att := attainableTime(o.RoofTime, o.Flops, rep.ComputeGFLOPs)
+		roofTime := func(bytes int64) time.Duration {
+			return time.Duration(float64(bytes) / (rep.RoofGBs * 1e9) * float64(time.Second))
+		}
+		o.RoofTime = roofTime(o.IdealBytes)
 		for j := range o.Candidates {
 			if c := &o.Candidates[j]; c.Timing.Median > 0 {
-				c.RoofFrac = float64(o.RoofTime) / float64(c.Timing.Median)
+				// Against the candidate's own least traffic, where it
+				// moves less than the problem's ideal.
+				rt := roofTime(c.bytes(o.IdealBytes))
+				c.RoofFrac = float64(rt) / float64(c.Timing.Median)
 				if rep.ComputeGFLOPs > 0 {
-					c.AttainableFrac = float64(att) / float64(c.Timing.Median)
+					c.AttainableFrac = float64(attainableTime(rt, o.Flops, rep.ComputeGFLOPs)) / float64(c.Timing.Median)
 				}
 			}
 		}

@@ -258,3 +258,69 @@ func TestMeshErrors(t *testing.T) {
 		t.Fatalf("unit cube volume %v", vol)
 	}
 }
+
+// Affine holds for a Cartesian box and for a sheared one, not for a
+// perturbed box or a curved mesh; TrilinearCoefficients reproduce the
+// corners.
+func TestAffine(t *testing.T) {
+	box, _ := NewMesh(3, 2, 2, 0)
+	bent, _ := NewMesh(3, 3, 3, 0.2)
+	sheared, _ := NewMesh(2, 2, 2, 0)
+	for i, v := range sheared.Vertices {
+		sheared.Vertices[i] = [3]float64{v[0] + 0.3*v[1] - 0.2*v[2], 2 * v[1], v[2] + 0.1*v[0]}
+	}
+	curved, err := NewCurvedMesh(2, bent.NodePositions(mustBasis(t, BK5, 2))[:27])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name           string
+		m              *Mesh
+		affine, trilin bool
+	}{
+		{"cartesian", box, true, true},
+		{"sheared", sheared, true, true},
+		{"perturbed", bent, false, true},
+		{"curved", curved, false, false},
+	} {
+		if got := tc.m.Affine(); got != tc.affine {
+			t.Errorf("%s: Affine() = %v, want %v", tc.name, got, tc.affine)
+		}
+		if got := tc.m.Trilinear(); got != tc.trilin {
+			t.Errorf("%s: Trilinear() = %v, want %v", tc.name, got, tc.trilin)
+		}
+	}
+	c := bent.Corners(13)
+	a := TrilinearCoefficients(c)
+	for v := range 8 {
+		r, s, tt := float64(2*(v&1)-1), float64(2*(v>>1&1)-1), float64(2*(v>>2)-1)
+		for x := range 3 {
+			got := 0.0
+			for m := range 8 {
+				term := a[x][m]
+				if m&1 != 0 {
+					term *= r
+				}
+				if m&2 != 0 {
+					term *= s
+				}
+				if m&4 != 0 {
+					term *= tt
+				}
+				got += term
+			}
+			if math.Abs(got-c[v][x]) > 1e-15 {
+				t.Errorf("corner %d coordinate %d: %g, want %g", v, x, got, c[v][x])
+			}
+		}
+	}
+}
+
+func mustBasis(t *testing.T, k Kernel, n int) *Basis {
+	t.Helper()
+	b, err := NewBasis(k, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

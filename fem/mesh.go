@@ -215,3 +215,63 @@ func (m *Mesh) GlobalIndex(n int) []int32 {
 	}
 	return out
 }
+
+// Corners are element e's eight vertices, corner c = cx + 2cy + 4cz
+// (x-fastest): what a kernel that forms a trilinear element's Jacobian
+// itself reads in place of the factors.
+func (m *Mesh) Corners(e int) [8][3]float64 { return m.corners(e) }
+
+// Trilinear reports whether every element is the trilinear image of its
+// corners (a box, a mesh of cells, a curved mesh of order 1), so that
+// Corners determine its map.
+func (m *Mesh) Trilinear() bool { return m.GeoOrder <= 1 }
+
+// affineTol bounds, relative to an element's extent, the bilinear and
+// trilinear terms of a map counted as affine (rounding of the vertices).
+const affineTol = 1e-12
+
+// Affine reports whether every element is a parallelepiped: its map
+// affine, its Jacobian the same at every point (a Cartesian box, say).
+func (m *Mesh) Affine() bool {
+	if !m.Trilinear() {
+		return false
+	}
+	for e := range m.Elements() {
+		a := TrilinearCoefficients(m.corners(e))
+		size := 0.0
+		for x := range 3 {
+			size = max(size, math.Abs(a[x][1]), math.Abs(a[x][2]), math.Abs(a[x][4]))
+		}
+		for x := range 3 {
+			for _, k := range []int{3, 5, 6, 7} {
+				if !(math.Abs(a[x][k]) <= affineTol*size) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// TrilinearCoefficients are the monomial coefficients of the trilinear
+// map of corners c (corner v = cx + 2cy + 4cz at (±1, ±1, ±1)):
+// coordinate x = Σ_m a[x][m]·r^(m&1)·s^(m>>1&1)·t^(m>>2).
+func TrilinearCoefficients(c [8][3]float64) [3][8]float64 {
+	var a [3][8]float64
+	for x := range 3 {
+		for mono := range 8 {
+			s := 0.0
+			for v := range 8 {
+				sign := 1.0
+				for bit := 1; bit < 8; bit <<= 1 {
+					if mono&bit != 0 && v&bit == 0 {
+						sign = -sign
+					}
+				}
+				s += sign * c[v][x]
+			}
+			a[x][mono] = s / 8
+		}
+	}
+	return a
+}

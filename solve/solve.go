@@ -251,6 +251,10 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 	if err != nil {
 		return nil, err
 	}
+	geo, err := geometryArrays(p, c, asm)
+	if err != nil {
+		return nil, err
+	}
 	shape := o.Shape
 	if shape == (vector.Shape{}) {
 		shape = vector.For(target)
@@ -272,7 +276,7 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 		vk[b.name] = k
 		ks = append(ks, k)
 	}
-	if need := s.deviceBytes(p, shape); dev.Info().MemoryBytes > 0 && need > dev.Info().MemoryBytes {
+	if need := s.deviceBytes(p, shape, geo); dev.Info().MemoryBytes > 0 && need > dev.Info().MemoryBytes {
 		return nil, fmt.Errorf("solve: %s needs %d MB of device memory, %s has %d MB", p.Name(), need>>20, dev.Info().Name, dev.Info().MemoryBytes>>20)
 	}
 	if s.prog, err = build.NewProgram(dev, ks...); err != nil {
@@ -288,8 +292,14 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 	}
 	rhs := asm.RHS()
 	reals := map[string][]float64{"x": make([]float64, nodes), "r": rhs, "p": rhs, "q": make([]float64, nodes),
-		"pe": make([]float64, entries), "qe": make([]float64, entries), "geo": asm.Geo,
+		"pe": make([]float64, entries), "qe": make([]float64, entries),
 		"partial": make([]float64, shape.Blocks(nodes)), "sc": make([]float64, scalars)}
+	for name, x := range geo {
+		if _, clash := reals[name]; clash {
+			return nil, fmt.Errorf("solve: the operator's geometry array %q has the name of a solver vector", name)
+		}
+		reals[name] = x
+	}
 	for name, x := range p.Constants() {
 		if _, clash := reals[name]; clash {
 			return nil, fmt.Errorf("solve: the operator's constant %q has the name of a solver vector", name)
@@ -360,10 +370,33 @@ func checkScalars(method string, it int, pq, rr float64) error {
 }
 
 // deviceBytes is what the buffers take.
-func (s *solver) deviceBytes(p *tensor.Problem, shape vector.Shape) int64 {
+func (s *solver) deviceBytes(p *tensor.Problem, shape vector.Shape, geo map[string][]float64) int64 {
 	nodes, entries := int64(s.asm.Nodes()), int64(len(s.asm.Index))
 	r := int64(p.Prec.Bytes())
-	return r*(4*nodes+2*entries+int64(len(s.asm.Geo))+int64(shape.Blocks(int(nodes)))) + 4*(2*entries+2*nodes)
+	words := 4*nodes + 2*entries + int64(shape.Blocks(int(nodes)))
+	for _, x := range geo {
+		words += int64(len(x))
+	}
+	return r*words + 4*(2*entries+2*nodes)
+}
+
+// geometryArrays are the geometry buffers candidate c's kernel reads,
+// by parameter name: the stored factors, or the arrays of the source
+// that computes them (tensor.MeshInputs), which the solve's mesh must
+// allow.
+func geometryArrays(p *tensor.Problem, c family.Candidate, asm *fem.Assembly) (map[string][]float64, error) {
+	v, ok := c.(tensor.Variant)
+	if !ok || v.Geo == tensor.Stored {
+		return map[string][]float64{"geo": asm.Geo}, nil
+	}
+	xv, ga := tensor.MeshInputs(asm.Mesh, p.Kernel)
+	switch {
+	case v.Geo == tensor.Trilinear && xv != nil:
+		return map[string][]float64{"xv": xv}, nil
+	case v.Geo == tensor.Affine && ga != nil:
+		return map[string][]float64{"ga": ga}, nil
+	}
+	return nil, fmt.Errorf("solve: %s computes the geometry of a %s mesh; the solve's mesh is not one (its factors are stored)", v.Name(), v.Geo)
 }
 
 // readScalars downloads the first n slots of sc (waiting for the work

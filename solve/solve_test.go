@@ -45,6 +45,9 @@ type devCase struct {
 	scatter string
 	variant string
 	every   int // Options.CheckEvery
+	// cartesian: the box unperturbed, the problem on it (its affine
+	// variants allowed).
+	cartesian bool
 }
 
 // agree runs each case on dev in fp64 and checks it against fem.CG: the
@@ -54,7 +57,11 @@ func agree(t *testing.T, dev device.Device, cases []devCase) {
 	t.Helper()
 	const tol = 1e-10
 	for _, c := range cases {
-		m, err := fem.NewMesh(c.side, c.side, c.side+1, 0.2)
+		perturb := 0.2
+		if c.cartesian {
+			perturb = 0
+		}
+		m, err := fem.NewMesh(c.side, c.side, c.side+1, perturb)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,6 +72,11 @@ func agree(t *testing.T, dev device.Device, cases []devCase) {
 		p, err := tensor.New(c.op, c.n, lambda, kernel.F64)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if c.cartesian {
+			if p, err = p.WithMesh(m, "box"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		got, err := solve.Run(dev, solve.Options{Problem: p, Variant: c.variant, Mesh: m, Tol: tol, MaxIter: 2000, Scatter: c.scatter, Shape: c.shape, CheckEvery: c.every})
 		if err != nil {
@@ -116,6 +128,66 @@ func TestHost(t *testing.T) {
 		{op: fem.BK3, n: 2, side: 2, every: 4},
 		{op: fem.BK3, n: 3, side: 2, variant: "cube/e2", scatter: solve.Atomic},
 	})
+}
+
+// The solves with the geometry computed in the operator's kernel: from
+// the vertices on the perturbed box, from one map per element on the
+// Cartesian one, on C and, where there is one, OpenCL.
+func TestGeometry(t *testing.T) {
+	cases := []devCase{
+		{n: 2, side: 2, variant: "cpu/e1/tri"},
+		{n: 3, side: 2, variant: "slab-lit/e1/tri"},
+		{n: 3, side: 2, variant: "cpu/e1/aff", cartesian: true},
+		{n: 2, side: 2, variant: "slab/e2/aff", cartesian: true},
+		{op: fem.BK3, n: 2, side: 2, variant: "cpu/e1/tri"},
+		{op: fem.BK3, n: 2, side: 2, variant: "cube-lit/e1/aff", cartesian: true},
+	}
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	agree(t, dev, cases)
+	if os.Getenv("POCL_WORK_GROUP_METHOD") == "" {
+		os.Setenv("POCL_WORK_GROUP_METHOD", "auto")
+	}
+	cl, err := opencl.Open(os.Getenv("BESPOKE_OPENCL_DEVICE"))
+	if err != nil {
+		t.Logf("no OpenCL: %v", err)
+		return
+	}
+	defer cl.Close()
+	agree(t, cl, []devCase{cases[0], cases[2]})
+}
+
+// A variant that computes an affine geometry is refused on a mesh that
+// is not affine, with an error rather than a wrong solve.
+func TestGeometryRefused(t *testing.T) {
+	dev, err := host.Open()
+	if err != nil {
+		testenv.Unavailable(t, "c", err)
+	}
+	defer dev.Close()
+	box, _ := fem.NewMesh(2, 2, 2, 0)
+	bent, _ := fem.NewMesh(2, 2, 3, 0.2)
+	p, _ := tensor.New(fem.BK5, 2, lambda, kernel.F64)
+	onBox, err := p.WithMesh(box, "box")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		p       *tensor.Problem
+		variant string
+		want    string
+	}{
+		{onBox, "cpu/e1/aff", "solve's mesh is not one"},
+		{p, "cpu/e1/aff", "is not affine"},
+	} {
+		_, err := solve.Run(dev, solve.Options{Problem: tc.p, Variant: tc.variant, Mesh: bent, Tol: 1e-8, MaxIter: 10})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.variant, err, tc.want)
+		}
+	}
 }
 
 // On OpenCL (PoCL here): the CPU shape, the GPU shape with its barriers,

@@ -74,7 +74,11 @@ working set (1 GiB on GPUs), the median of --reps launches, the copy roof
 measured in the same run. Columns: GDOF/s counts E-vector nodes (elements ×
 (N+1)³, shared nodes counted once per element) per second; GB/s and % roof
 use the least traffic (BK5 9(N+1)³ values per element, BK1 2(N+1)³ + Q³, BK3
-2(N+1)³ + 7Q³, Q = N+2); GFLOP/s the fixed counts of the CEED drivers.`
+2(N+1)³ + 7Q³, Q = N+2), or, for the layouts that compute the geometry
+(/tri from each element's 8 vertices, /aff from one affine map per element,
+offered when the mesh allows them: --nodes/--cells of a Cartesian mesh for
+/aff), u, v and those per-element values; GFLOP/s the fixed counts of the
+CEED drivers.`
 	c.Example = `  bespoke fem bench --kernel bk5 --order 1-15 --backend cuda --dtype f64 --json bk5.json --plot plots/
   bespoke fem bench --kernel bk1,bk3 --order 2-8 --backend c --reps 10`
 	c.Args = cobra.NoArgs
@@ -283,7 +287,7 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 		}
 		v, err = fem.Apply(b, geo, o.lambda, u)
 	} else {
-		v, err = applyOnDevice(o, k, b, geo, u)
+		v, err = applyOnDevice(o, k, b, geo, u, mesh)
 	}
 	if err != nil {
 		return err
@@ -303,7 +307,7 @@ func runFEMApply(w io.Writer, o femApplyOptions) error {
 }
 
 // applyOnDevice runs the family's kernel once over the whole E-vector.
-func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float64) ([]float64, error) {
+func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float64, mesh *fem.Mesh) ([]float64, error) {
 	dt, err := kernel.ParseDType(o.dtype)
 	if err != nil {
 		return nil, usageError{err}
@@ -335,6 +339,18 @@ func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float
 	if err != nil {
 		return nil, usageError{err}
 	}
+	// A variant that computes the geometry reads the mesh's vertices or
+	// affine maps, where the mesh allows them.
+	var xv, ga []float64
+	if g := c.(tensor.Variant).Geo; g != tensor.Stored {
+		xv, ga = tensor.MeshInputs(mesh, k)
+		if p, err = p.WithMesh(mesh, ""); err != nil {
+			return nil, err
+		}
+		if in, err = p.Timed(ne); err != nil {
+			return nil, usageError{err}
+		}
+	}
 	if err := in.Check(c); err != nil {
 		return nil, usageError{err}
 	}
@@ -356,6 +372,11 @@ func applyOnDevice(o femApplyOptions, k fem.Kernel, b *fem.Basis, geo, u []float
 	}
 	for name, c := range p.Constants() {
 		data.Arrays[name] = &family.Array{Type: kernel.Real, Init: c}
+	}
+	for name, x := range map[string][]float64{"xv": xv, "ga": ga} {
+		if x != nil {
+			data.Arrays[name] = &family.Array{Type: kernel.Real, Init: x}
+		}
 	}
 	got, _, err := launchOnce(o.backend, o.device, kern, data)
 	if err != nil {

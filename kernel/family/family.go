@@ -36,6 +36,14 @@ type Target struct {
 // parses back with Instance.Variant).
 type Candidate interface{ Name() string }
 
+// CandidateBytes is an Instance whose candidates move different amounts
+// of data (one computes what another reads from memory): the least
+// traffic of one launch of c, in place of Workload.IdealBytes for that
+// candidate's bandwidth and fraction of the roof.
+type CandidateBytes interface {
+	CandidateBytes(c Candidate) int64
+}
+
 // Problem is what a user asks for: an operator in a precision, a kernel
 // of a given order … at no particular size.
 type Problem interface {

@@ -54,9 +54,11 @@ type collocation struct {
 	lambda     float64
 	live       kernel.Expr
 	su, sv, sw view
-	d          string                                  // shared D, n × (n|1)
-	factor     func(f int, kk kernel.Expr) kernel.Expr // factor f at (lx, ly, kk)
-	in, out    string
+	d          string // shared D, n × (n|1)
+	// factors are the statements and the factors at (lx, ly, kk)
+	// (PointGeometry.PencilFactors), names suffixed by sfx.
+	factors func(kk kernel.Expr, sfx string) ([]kernel.Stmt, []kernel.Expr)
+	in, out string
 }
 
 // layer is the work of layer kk: dt(m) is D[kk][m], sfx makes the
@@ -69,15 +71,16 @@ func (c collocation) layer(kk kernel.Expr, dt func(m kernel.Expr) kernel.Expr, s
 	// The layer's seven factors are loaded, and the t-derivative formed
 	// from the pencil, before the barrier, so that the loads are in
 	// flight while the block waits (dead elements load nothing).
+	geo, fx := c.factors(kk, sfx)
 	prefetch := func(s string, f int) kernel.Stmt {
-		return kernel.Decl{Type: kernel.Real, Name: name(s), Init: kernel.Select{Cond: c.live, Then: c.factor(f, kk), Else: kernel.Lit{V: 0}}}
+		return kernel.Decl{Type: kernel.Real, Name: name(s), Init: kernel.Select{Cond: c.live, Then: fx[f], Else: kernel.Lit{V: 0}}}
 	}
 	in := func(m kernel.Expr) kernel.Expr { return kernel.At(c.in, m) }
 	scatter := []kernel.Stmt{}
 	for m := range n {
 		scatter = append(scatter, kernel.Put(c.out, add(kernel.At(c.out, lit(m)), mul(dt(lit(m)), nv("gt"))), lit(m)))
 	}
-	return []kernel.Stmt{
+	return append(geo,
 		prefetch("grr", 0), prefetch("grs", 1), prefetch("grt", 2), prefetch("gss", 3),
 		prefetch("gst", 4), prefetch("gtt", 5), prefetch("wj", 6),
 		c.su.put(in(kk), ly, lx),
@@ -98,7 +101,7 @@ func (c collocation) layer(kk kernel.Expr, dt func(m kernel.Expr) kernel.Expr, s
 				add(sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(m, lx), c.sv.at(ly, m)) }),
 					sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(m, ly), c.sw.at(m, lx)) }))), kk),
 		}},
-	}
+	)
 }
 
 // stmts are all n layers: a loop reading D along t from shared memory,
@@ -135,8 +138,8 @@ func header(p *Problem, vr Variant, block [3]int, doc string) *kernel.Kernel {
 	params := []kernel.Param{
 		{Name: Elements, Kind: kernel.ScalarParam, Type: kernel.Index, Doc: "elements in the batch"},
 		{Name: "u", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "input E-vector"},
-		{Name: "geo", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: fmt.Sprintf("geometric factors, %d per point, SoA per element", p.basis.Factors())},
 	}
+	params = append(params, p.geometryOf(vr).Params()...)
 	if p.b != nil {
 		params = append(params, kernel.Param{Name: "b", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "1-D interpolation to the points, Q×(N+1) row-major"})
 	}
@@ -145,13 +148,13 @@ func header(p *Problem, vr Variant, block [3]int, doc string) *kernel.Kernel {
 	}
 	params = append(params, kernel.Param{Name: "v", Kind: kernel.BufferParam, Type: kernel.Real, Doc: "output E-vector"})
 	return &kernel.Kernel{
-		Name:    fmt.Sprintf("bespoke_%s_n%d_%s_%s_e%d", p.Kernel, p.N, p.Prec, strings.ReplaceAll(vr.Kind, "-", "_"), vr.PerBlock),
+		Name:    fmt.Sprintf("bespoke_%s_n%d_%s_%s_e%d%s", p.Kernel, p.N, p.Prec, strings.ReplaceAll(vr.Kind, "-", "_"), vr.PerBlock, geoTag(vr.Geo)),
 		Variant: vr.Name(),
 		DType:   p.Prec,
 		Index64: true, // 7·Q³ factors per element pass 2³¹ at a few million elements
 		Launch:  kernel.Launch{Block: block, Grid: [3]kernel.Axis{kernel.Over(Elements, vr.PerBlock)}},
-		Doc:     doc,
-		Meta:    map[string]any{"kernel": string(p.Kernel), "order": p.N, "lambda": p.Lambda, "per_block": vr.PerBlock},
+		Doc:     doc + geoDoc(vr.Geo),
+		Meta:    map[string]any{"kernel": string(p.Kernel), "order": p.N, "lambda": p.Lambda, "per_block": vr.PerBlock, "geometry": vr.Geo.String()},
 		Params:  params,
 	}
 }
@@ -183,7 +186,6 @@ type staged struct {
 // of (N+1)×(N+1)×E threads, slab z of it on element gx·E + z.
 func buildBK5(p *Problem, vr Variant) *kernel.Kernel {
 	n, e := p.N+1, vr.PerBlock
-	n3 := n * n * n
 	k := header(p, vr, [3]int{n, n, e}, fmt.Sprintf("BK5, screened Poisson with GLL collocation, N = %d, λ = %g (%s): for each element e < elements,\n"+
 		"v_e = Dᵀ G_e D u_e + λ·(w|J|)_e ∘ u_e, D = [D_r; D_s; D_t] the GLL derivative along x, y, z;\n"+
 		"u, v: elements × %d³ nodes (x-fastest); geo: elements × 7 × %d³ (G_rr G_rs G_rt G_ss G_st G_tt w|J|)", p.N, p.Lambda, vr.Name(), n, n))
@@ -198,15 +200,18 @@ func buildBK5(p *Problem, vr Variant) *kernel.Kernel {
 		{Name: "sw", Type: kernel.Real, Dims: []int{e, n, n | 1}},
 	}
 	node := func(kk kernel.Expr) kernel.Expr { return add(mul(add(mul(kk, lit(n)), ly), lit(n)), lx) }
+	g := p.geometryOf(vr)
 	c := collocation{
 		n: n, lambda: p.Prec.Rounded(p.Lambda), live: v("live"),
 		su: view{"su", []kernel.Expr{lz}}, sv: view{"sv", []kernel.Expr{lz}}, sw: view{"sw", []kernel.Expr{lz}},
 		d: "dsh", in: "ru", out: "rv",
-		factor: func(f int, kk kernel.Expr) kernel.Expr {
-			return kernel.At("geo", add(v("gbase"), add(lit(f*n3), node(kk))))
+		factors: func(kk kernel.Expr, sfx string) ([]kernel.Stmt, []kernel.Expr) {
+			return g.PencilFactors(lx, ly, kk, "", sfx)
 		},
 	}
-	body := append(prologue(p, vr, staged{"d", "dsh", n}),
+	body := append(prologue(p, vr, staged{"d", "dsh", n}), g.Setup()...)
+	body = append(body, g.Pencil(lx, ly, "")...)
+	body = append(body,
 		kernel.Decl{Type: kernel.Real, Name: "ru", Dims: []int{n}},
 		kernel.Decl{Type: kernel.Real, Name: "rv", Dims: []int{n}},
 		zero("ru", n), zero("rv", n),

@@ -170,13 +170,31 @@ func cpuFactor(q3, f int, p kernel.Expr) kernel.Expr {
 	return kernel.At("geo", add(v("gbase"), add(lit(f*q3), p)))
 }
 
+// cpuFactors are the statements and the factors at point p (x-fastest
+// over q³) of this element: loads of the stored ones, or the factors
+// computed by g.
+func cpuFactors(g PointGeometry, q int) func(p kernel.Expr) ([]kernel.Stmt, []kernel.Expr) {
+	q3 := q * q * q
+	return func(p kernel.Expr) ([]kernel.Stmt, []kernel.Expr) {
+		if g.src == Stored {
+			var out []kernel.Expr
+			for f := range g.p.basis.Factors() {
+				out = append(out, cpuFactor(q3, f, p))
+			}
+			return nil, out
+		}
+		at := func(row int) kernel.Expr { return kernel.At("gq", add(lit(row*q3), p)) }
+		return g.FactorsAt(at(0), at(1), at(2), at(3), "")
+	}
+}
+
 // collocate is the screened Poisson stage on q points per direction
 // (BK5 on the nodes, the middle of BK3 on the Gauss points): from the
 // values in x it forms the reference gradient into gr, gs, gt, applies
 // the seven factors, and leaves Dᵀ G D x + λ·w|J|·x in out (out = x is
 // allowed: x is read only before out is written at a point). With dst
 // set, the last stage writes dst instead of out.
-func collocate(q int, d matrix, lambda float64, x, gr, gs, gt, out arr, dst *arr) []kernel.Stmt {
+func collocate(q int, d matrix, lambda float64, x, gr, gs, gt, out arr, dst *arr, factors func(p kernel.Expr) ([]kernel.Stmt, []kernel.Expr)) []kernel.Stmt {
 	q3 := q * q * q
 	sh := [3]int{q, q, q}
 	dt := d.t(d.name + "t")
@@ -186,9 +204,9 @@ func collocate(q int, d matrix, lambda float64, x, gr, gs, gt, out arr, dst *arr
 		contract(gt, x, nil, d, 2, sh)...)
 	p := v("p")
 	g := func(f int) kernel.Expr { return v(fmt.Sprintf("g%d", f)) }
-	body := []kernel.Stmt{}
+	body, fx := factors(p)
 	for f := range 7 {
-		body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("g%d", f), Init: cpuFactor(q3, f, p)})
+		body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("g%d", f), Init: fx[f]})
 	}
 	body = append(body,
 		kernel.Decl{Type: kernel.Real, Name: "ur", Init: gr.at(p)},
@@ -232,6 +250,10 @@ func buildCPU(p *Problem, vr Variant) *kernel.Kernel {
 			"u, v: elements × %d³ nodes (x-fastest); geo: elements × 7 × %d³ (G_rr G_rs G_rt G_ss G_st G_tt w|J|)", p.Lambda, p.N, q, vr.Name(), n, q)
 	}
 	k := header(p, vr, [3]int{1, 1, 1}, doc)
+	if vr.Geo != Stored {
+		// The point table before v, the output.
+		k.Params = append(k.Params[:len(k.Params)-1], pointTableParam, k.Params[len(k.Params)-1])
+	}
 	k.Launch.Grid[0] = kernel.Over(Elements, 1)
 	priv := func(name string, size int) kernel.Stmt {
 		return kernel.Decl{Type: kernel.Real, Name: name, Dims: []int{size}}
@@ -242,10 +264,13 @@ func buildCPU(p *Problem, vr Variant) *kernel.Kernel {
 		kernel.Decl{Type: kernel.Index, Name: "base", Init: mul(gx, lit(n3))},
 		kernel.Decl{Type: kernel.Index, Name: "gbase", Init: mul(gx, lit(p.basis.Factors()*q3))},
 	}
+	g := p.pointGeometry(vr.Geo, gx, lit(1), "gm_")
+	body = append(body, g.Setup()...)
+	factors := cpuFactors(g, q)
 	if p.Kernel == fem.BK5 {
 		d := rowsOf("md", p.d, n, n, p.Prec)
 		body = append(body, priv("tr", n3), priv("ts", n3), priv("tt", n3), priv("tv", n3))
-		body = append(body, collocate(n, d, lambda, u, arr{name: "tr"}, arr{name: "ts"}, arr{name: "tt"}, arr{name: "tv"}, &out)...)
+		body = append(body, collocate(n, d, lambda, u, arr{name: "tr"}, arr{name: "ts"}, arr{name: "tt"}, arr{name: "tv"}, &out, factors)...)
 		k.Body = body
 		return k
 	}
@@ -259,11 +284,12 @@ func buildCPU(p *Problem, vr Variant) *kernel.Kernel {
 	body = append(body, contract(w1, w0, nil, b, 1, [3]int{n, n, q})...)
 	body = append(body, contract(w0, w1, nil, b, 2, [3]int{n, q, q})...)
 	if p.Kernel == fem.BK1 {
-		body = append(body, kernel.For{Var: "p", From: lit(0), To: lit(q3), Vectorize: true, Body: []kernel.Stmt{
-			w0.put(mul(w0.at(v("p")), cpuFactor(q3, 0, v("p"))), v("p"))}})
+		geo, fx := factors(v("p"))
+		body = append(body, kernel.For{Var: "p", From: lit(0), To: lit(q3), Vectorize: true, Body: append(geo,
+			w0.put(mul(w0.at(v("p")), fx[0]), v("p")))})
 	} else {
 		body = append(body, priv("w2", q3), priv("w3", q3))
-		body = append(body, collocate(q, rowsOf("md", p.d, q, q, p.Prec), lambda, w0, w1, arr{name: "w2"}, arr{name: "w3"}, w0, nil)...)
+		body = append(body, collocate(q, rowsOf("md", p.d, q, q, p.Prec), lambda, w0, w1, arr{name: "w2"}, arr{name: "w3"}, w0, nil, factors)...)
 	}
 	// Project back: z, y, x.
 	body = append(body, contract(w1, w0, nil, bt, 2, [3]int{q, q, q})...)

@@ -33,7 +33,6 @@ import (
 // once: a broadcast) or, Literal, are written into the code.
 func buildCube(p *Problem, vr Variant) *kernel.Kernel {
 	n, q, e := p.N+1, p.basis.Q(), vr.PerBlock
-	q3 := q * q * q
 	what := "mass with Gauss–Legendre quadrature, v_e = Bᵀ (w|J|)_e B u_e"
 	if p.Kernel == fem.BK3 {
 		what = fmt.Sprintf("screened Poisson with Gauss–Legendre over-integration, v_e = Bᵀ D̃ᵀ G_e D̃ B u_e + λ Bᵀ (w|J|)_e B u_e, λ = %g", p.Lambda)
@@ -61,10 +60,7 @@ func buildCube(p *Problem, vr Variant) *kernel.Kernel {
 		return kernel.At("si", lit(alpha), lit(a))
 	}
 	bt := func(a, alpha int) kernel.Expr { return bm(alpha, a) }
-	node := func(c kernel.Expr) kernel.Expr { return add(mul(add(mul(c, lit(q)), ly), lit(q)), lx) }
-	factor := func(f int, c kernel.Expr) kernel.Expr {
-		return kernel.At("geo", add(v("gbase"), add(lit(f*q3), node(c))))
-	}
+	g := p.geometryOf(vr)
 	// contract reads a pencil of in values into r and writes outs
 	// values Σ_i m(o, i)·r[i].
 	contract := func(in int, get func(i int) kernel.Expr, outs int, m func(o, i int) kernel.Expr, put func(o int, x kernel.Expr) kernel.Stmt) []kernel.Stmt {
@@ -79,7 +75,8 @@ func buildCube(p *Problem, vr Variant) *kernel.Kernel {
 	}
 	nodes := and(lt(lx, lit(n)), lt(ly, lit(n)))
 	rows := lt(ly, lit(n))
-	body := append(prologue(p, vr, stage...),
+	body := append(append(prologue(p, vr, stage...), g.Setup()...), g.Pencil(lx, ly, "")...)
+	body = append(body,
 		kernel.Decl{Type: kernel.Real, Name: "r", Dims: []int{q}},
 		kernel.Decl{Type: kernel.Real, Name: "rq", Dims: []int{q}},
 		kernel.If{Cond: and(v("live"), nodes), Then: []kernel.Stmt{
@@ -102,15 +99,19 @@ func buildCube(p *Problem, vr Variant) *kernel.Kernel {
 		func(o int, x kernel.Expr) kernel.Stmt { return kernel.Put("rq", x, lit(o)) })...)
 	result := "rq"
 	if p.Kernel == fem.BK1 {
-		for g := range q {
-			wj := kernel.Select{Cond: v("live"), Then: factor(0, lit(g)), Else: kernel.Lit{V: 0}}
-			body = append(body, kernel.Put("rq", mul(kernel.At("rq", lit(g)), wj), lit(g)))
+		for a := range q {
+			geo, fx := g.PencilFactors(lx, ly, lit(a), "", fmt.Sprintf("_%d", a))
+			wj := kernel.Select{Cond: v("live"), Then: fx[0], Else: kernel.Lit{V: 0}}
+			body = append(append(body, geo...), kernel.Put("rq", mul(kernel.At("rq", lit(a)), wj), lit(a)))
 		}
 	} else {
 		c := collocation{
 			n: q, lambda: p.Prec.Rounded(p.Lambda), live: v("live"),
 			su: view{"s", []kernel.Expr{lz, lit(0)}}, sv: view{"s", []kernel.Expr{lz, lit(1)}}, sw: view{"s", []kernel.Expr{lz, lit(2)}},
-			d: "dsh", in: "rq", out: "rv", factor: factor,
+			d: "dsh", in: "rq", out: "rv",
+			factors: func(kk kernel.Expr, sfx string) ([]kernel.Stmt, []kernel.Expr) {
+				return g.PencilFactors(lx, ly, kk, "", sfx)
+			},
 		}
 		body = append(body,
 			kernel.Decl{Type: kernel.Real, Name: "rv", Dims: []int{q}},

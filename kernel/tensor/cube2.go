@@ -91,7 +91,6 @@ func foldContract(m func(o, i int) float64, outs, ins int, prec kernel.DType, ge
 // collocation stage, the pair stage of BK5's pair layout).
 func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 	n, q, e := p.N+1, p.basis.Q(), vr.PerBlock
-	q3 := q * q * q
 	pair := vr.Kind == cubePairKind
 	ty, h := q, half(q)
 	if pair {
@@ -118,10 +117,7 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 	sput := func(x, c, b, a kernel.Expr) kernel.Stmt { return kernel.Put("s", x, lz, c, b, a) }
 	bm := func(alpha, a int) float64 { return p.Prec.Rounded(p.b[alpha*n+a]) }
 	bt := func(a, alpha int) float64 { return bm(alpha, a) }
-	node := func(c, b kernel.Expr) kernel.Expr { return add(mul(add(mul(c, lit(q)), b), lit(q)), lx) }
-	factor := func(f int, c, b kernel.Expr) kernel.Expr {
-		return kernel.At("geo", add(v("gbase"), add(lit(f*q3), node(c, b))))
-	}
+	g := p.geometryOf(vr)
 	// slots are the rows a thread runs in a stage over limit rows (y and
 	// y + ⌈Q/2⌉ for cube-pair), each with its guard (nil: always).
 	slots := func(limit int) (out []struct {
@@ -165,6 +161,10 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 	if p.Kernel == fem.BK3 && pair {
 		body = append(body, stagePair(q, q, h, "dsh", "fold")...)
 	}
+	body = append(body, g.Setup()...)
+	for a, b := range mirror {
+		body = append(body, g.Pencil(lx, b, fmt.Sprint(a))...)
+	}
 	for a := range mirror {
 		body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("rq%d", a), Dims: []int{q}})
 	}
@@ -203,10 +203,11 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 	result := "rq"
 	if p.Kernel == fem.BK1 {
 		for a, b := range mirror {
-			for g := range q {
-				wj := kernel.Select{Cond: v("live"), Then: factor(0, lit(g), b), Else: kernel.Lit{V: 0}}
+			for pt := range q {
+				geo, fx := g.PencilFactors(lx, b, lit(pt), fmt.Sprint(a), fmt.Sprintf("_%d", pt))
+				wj := kernel.Select{Cond: v("live"), Then: fx[0], Else: kernel.Lit{V: 0}}
 				rq := fmt.Sprintf("rq%d", a)
-				body = append(body, kernel.Put(rq, mul(kernel.At(rq, lit(g)), wj), lit(g)))
+				body = append(append(body, geo...), kernel.Put(rq, mul(kernel.At(rq, lit(pt)), wj), lit(pt)))
 			}
 		}
 	} else {
@@ -219,13 +220,19 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 			c := pairStage{
 				n: q, lambda: p.Prec.Rounded(p.Lambda), prec: p.Prec, d: p.d, live: v("live"),
 				su: su, sv: sv, sw: sw, dsh: "dsh", fold: "fold",
-				in: [2]string{"rq0", "rq1"}, out: [2]string{"rv0", "rv1"}, factor: factor,
+				in: [2]string{"rq0", "rq1"}, out: [2]string{"rv0", "rv1"},
+				factors: func(kk kernel.Expr, a int, sfx string) ([]kernel.Stmt, []kernel.Expr) {
+					return g.PencilFactors(lx, mirror[a], kk, fmt.Sprint(a), sfx)
+				},
 			}
 			body = append(body, c.stmts()...)
 		} else {
 			c := collocation{
 				n: q, lambda: p.Prec.Rounded(p.Lambda), live: v("live"), su: su, sv: sv, sw: sw,
-				d: "dsh", in: "rq0", out: "rv0", factor: func(f int, kk kernel.Expr) kernel.Expr { return factor(f, kk, ly) },
+				d: "dsh", in: "rq0", out: "rv0",
+				factors: func(kk kernel.Expr, sfx string) ([]kernel.Stmt, []kernel.Expr) {
+					return g.PencilFactors(lx, ly, kk, "0", sfx)
+				},
 			}
 			body = append(body, c.stmts(true, p.d, p.Prec)...)
 		}

@@ -102,16 +102,18 @@ func offered2(op fem.Kernel, kind string, n int) bool {
 // n−1−ly in register arrays in[0], in[1] and adds Dᵀ G D u + λ·w|J|·u to
 // out[0], out[1]. Layers are written out, D's row along t as literals.
 type pairStage struct {
-	n       int
-	lambda  float64
-	prec    kernel.DType
-	d       []float64 // D, row-major, as given
-	live    kernel.Expr
-	su      view // [row][col] slabs of this element
-	sv, sw  view
-	dsh     string // shared D, n × (n|1)
-	fold    string // shared [4][h][h|1]: Dₑ, Dₒ, Tₑ, Tₒ
-	factor  func(f int, kk, row kernel.Expr) kernel.Expr
+	n      int
+	lambda float64
+	prec   kernel.DType
+	d      []float64 // D, row-major, as given
+	live   kernel.Expr
+	su     view // [row][col] slabs of this element
+	sv, sw view
+	dsh    string // shared D, n × (n|1)
+	fold   string // shared [4][h][h|1]: Dₑ, Dₒ, Tₑ, Tₒ
+	// factors are the statements and the factors at point kk of row
+	// slot a (rows()[a]), names suffixed by sfx.
+	factors func(kk kernel.Expr, a int, sfx string) ([]kernel.Stmt, []kernel.Expr)
 	in, out [2]string
 }
 
@@ -173,8 +175,10 @@ func (c pairStage) layer(kk int) []kernel.Stmt {
 	in := func(a int, m kernel.Expr) kernel.Expr { return kernel.At(c.in[a], m) }
 	var pre []kernel.Stmt
 	for a := range 2 {
+		geo, fx := c.factors(k, a, sfx)
+		pre = append(pre, geo...)
 		for f, s := range []string{"grr", "grs", "grt", "gss", "gst", "gtt", "wj"} {
-			pre = append(pre, kernel.Decl{Type: kernel.Real, Name: nm(s, a), Init: kernel.Select{Cond: c.live, Then: c.factor(f, k, rows[a]), Else: kernel.Lit{V: 0}}})
+			pre = append(pre, kernel.Decl{Type: kernel.Real, Name: nm(s, a), Init: kernel.Select{Cond: c.live, Then: fx[f], Else: kernel.Lit{V: 0}}})
 		}
 	}
 	for a := range 2 {
@@ -280,7 +284,6 @@ func stagePair(n, tx, ty int, dsh, fold string) []kernel.Stmt {
 func buildPair(p *Problem, vr Variant) *kernel.Kernel {
 	n, e := p.N+1, vr.PerBlock
 	h := half(n)
-	n3 := n * n * n
 	k := header(p, vr, [3]int{n, h, e}, fmt.Sprintf("BK5, screened Poisson with GLL collocation, N = %d, λ = %g (%s: thread (i, j) owns rows j and %d−j): for each element e < elements,\n"+
 		"v_e = Dᵀ G_e D u_e + λ·(w|J|)_e ∘ u_e, D = [D_r; D_s; D_t] the GLL derivative along x, y, z;\n"+
 		"u, v: elements × %d³ nodes (x-fastest); geo: elements × 7 × %d³ (G_rr G_rs G_rt G_ss G_st G_tt w|J|)", p.N, p.Lambda, vr.Name(), n-1, n, n))
@@ -292,16 +295,20 @@ func buildPair(p *Problem, vr Variant) *kernel.Kernel {
 		{Name: "sw", Type: kernel.Real, Dims: []int{e, n, n | 1}},
 	}
 	node := func(kk, row kernel.Expr) kernel.Expr { return add(mul(add(mul(kk, lit(n)), row), lit(n)), lx) }
+	g := p.geometryOf(vr)
 	c := pairStage{
 		n: n, lambda: p.Prec.Rounded(p.Lambda), prec: p.Prec, d: p.d, live: v("live"),
 		su: view{"su", []kernel.Expr{lz}}, sv: view{"sv", []kernel.Expr{lz}}, sw: view{"sw", []kernel.Expr{lz}},
 		dsh: "dsh", fold: "fold", in: [2]string{"ru0", "ru1"}, out: [2]string{"rv0", "rv1"},
-		factor: func(f int, kk, row kernel.Expr) kernel.Expr {
-			return kernel.At("geo", add(v("gbase"), add(lit(f*n3), node(kk, row))))
-		},
 	}
 	rows := c.rows()
-	body := append(prologue(p, vr), stagePair(n, n, h, "dsh", "fold")...)
+	c.factors = func(kk kernel.Expr, a int, sfx string) ([]kernel.Stmt, []kernel.Expr) {
+		return g.PencilFactors(lx, rows[a], kk, fmt.Sprint(a), sfx)
+	}
+	body := append(append(prologue(p, vr), stagePair(n, n, h, "dsh", "fold")...), g.Setup()...)
+	for a := range 2 {
+		body = append(body, g.Pencil(lx, rows[a], fmt.Sprint(a))...)
+	}
 	load, store := []kernel.Stmt{}, []kernel.Stmt{}
 	for a := range 2 {
 		body = append(body, kernel.Decl{Type: kernel.Real, Name: c.in[a], Dims: []int{n}}, kernel.Decl{Type: kernel.Real, Name: c.out[a], Dims: []int{n}},

@@ -47,6 +47,10 @@ type Problem struct {
 	// the checks cycle through in place of the built-in perturbed box.
 	meshGeo  []float64
 	meshName string
+	// mesh is the checks' mesh (nil: the built-in perturbed box), geos
+	// the computed geometry sources it allows.
+	mesh *fem.Mesh
+	geos []Geometry
 }
 
 // WithMesh checks the problem's kernels on the geometric factors of mesh m
@@ -58,9 +62,27 @@ func (p *Problem) WithMesh(m *fem.Mesh, name string) (*Problem, error) {
 		return nil, err
 	}
 	q := *p
-	q.meshGeo, q.meshName = geo, name
+	q.meshGeo, q.meshName, q.mesh = geo, name, m
+	q.geos = sources(m)
 	return &q, nil
 }
+
+// sources are the computed geometry sources mesh m allows.
+func sources(m *fem.Mesh) []Geometry {
+	var out []Geometry
+	if m.Trilinear() {
+		out = append(out, Trilinear)
+		if m.Affine() {
+			out = append(out, Affine)
+		}
+	}
+	return out
+}
+
+// Geometries are the sources of the geometric factors the problem's mesh
+// allows: Stored always, Trilinear where every element is trilinear,
+// Affine where every one is a parallelepiped.
+func (p *Problem) Geometries() []Geometry { return append([]Geometry{Stored}, p.geos...) }
 
 var _ family.Problem = (*Problem)(nil)
 
@@ -73,7 +95,8 @@ func New(k fem.Kernel, n int, lambda float64, dt kernel.DType) (*Problem, error)
 	if err != nil {
 		return nil, err
 	}
-	p := &Problem{Kernel: k, N: n, Lambda: lambda, Prec: dt, basis: b}
+	// The built-in checks' mesh is a perturbed box: trilinear.
+	p := &Problem{Kernel: k, N: n, Lambda: lambda, Prec: dt, basis: b, geos: []Geometry{Trilinear}}
 	flat := func(m [][]float64) (out []float64) {
 		for _, row := range m {
 			out = append(out, row...)
@@ -97,6 +120,14 @@ func New(k fem.Kernel, n int, lambda float64, dt kernel.DType) (*Problem, error)
 
 // Name is e.g. "bk5/n3".
 func (p *Problem) Name() string { return fmt.Sprintf("%s/n%d", p.Kernel, p.N) }
+
+// on names the checks' mesh, if it is a user's.
+func (p *Problem) on() string {
+	if p.meshName != "" {
+		return " " + p.meshName
+	}
+	return ""
+}
 
 // Label adds λ (but for the mass operator) and the precision.
 func (p *Problem) Label() string {
@@ -183,24 +214,37 @@ func (in *Instance) Name() string { return fmt.Sprintf("%s %s E=%d", in.Problem.
 // from shared memory) or "cube-lit" (B's entries, and D̃'s along t, as
 // literals); the layouts of pair.go ("pair" for BK5, "cube-fold" and
 // "cube-pair" for BK1 and BK3); PerBlock elements per block.
+//
+// Geo is where the kernel gets the geometric factors (geom.go): stored,
+// or computed from the element's vertices ("/tri") or affine map
+// ("/aff").
 type Variant struct {
 	Kind     string
 	PerBlock int
 	Literal  bool // Kind ends in "-lit"
+	Geo      Geometry
 }
 
-// Name is e.g. "slab/e2".
-func (v Variant) Name() string { return fmt.Sprintf("%s/e%d", v.Kind, v.PerBlock) }
+// Name is e.g. "slab/e2", or "slab/e2/tri" with the factors computed.
+func (v Variant) Name() string {
+	if v.Geo != Stored {
+		return fmt.Sprintf("%s/e%d/%s", v.Kind, v.PerBlock, geoSuffix[v.Geo])
+	}
+	return fmt.Sprintf("%s/e%d", v.Kind, v.PerBlock)
+}
 
-var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|pair|cube-fold|cube-pair)(?:/e(\d+))?$`)
+var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|pair|cube-fold|cube-pair)(?:/e(\d+))?(?:/(tri|aff))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE or pair/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cpu/e1 for any)", s)
+		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE or pair/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cpu/e1 for any; /tri or /aff after it computes the geometry)", s)
 	}
 	v := Variant{Kind: m[1], PerBlock: 1, Literal: strings.HasSuffix(m[1], "-lit")}
+	if m[3] != "" {
+		v.Geo, _ = ParseGeometry(m[3])
+	}
 	if m[2] != "" {
 		var err error
 		if v.PerBlock, err = strconv.Atoi(m[2]); err != nil {
@@ -230,7 +274,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	var out []family.Candidate
 	if !t.GPU {
 		for _, kind := range cpuKinds {
-			out = append(out, Variant{Kind: kind, PerBlock: 1})
+			out = append(out, in.withGeometries(Variant{Kind: kind, PerBlock: 1})...)
 		}
 		return out
 	}
@@ -246,8 +290,20 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 			if n := in.side(); e > 1 && n*in.threadsY(v)*(e/2) >= 256 {
 				continue // the block is full enough with fewer
 			}
-			out = append(out, v)
+			out = append(out, in.withGeometries(v)...)
 		}
+	}
+	return out
+}
+
+// withGeometries is v with stored factors, then with each source the
+// mesh allows.
+func (in *Instance) withGeometries(v Variant) []family.Candidate {
+	out := []family.Candidate{v}
+	for _, g := range in.geos {
+		w := v
+		w.Geo = g
+		out = append(out, w)
 	}
 	return out
 }
@@ -273,6 +329,8 @@ func (in *Instance) check(v Variant) error {
 	switch {
 	case !slices.Contains(in.kinds(), v.Kind) || v.Literal != strings.HasSuffix(v.Kind, "-lit"):
 		return fmt.Errorf("tensor: %s has no layout %q (it has %s)", in.Kernel, v.Kind, strings.Join(in.kinds(), ", "))
+	case v.Geo != Stored && !slices.Contains(in.geos, v.Geo):
+		return fmt.Errorf("tensor: %s: the mesh%s is not %s (curved, or not made of parallelepipeds): its geometric factors are stored", v.Name(), in.on(), v.Geo)
 	case isCPU(v.Kind) && v.PerBlock != 1:
 		return fmt.Errorf("tensor: %s: the CPU layouts run one element per work-item", v.Name())
 	case isCPU(v.Kind):
@@ -352,11 +410,44 @@ func (p *Problem) geometry() ([]float64, error) {
 	if p.meshGeo != nil {
 		return p.meshGeo, nil
 	}
-	m, err := fem.NewMesh(meshSide, meshSide, meshSide, 0.2)
+	m, err := p.checkMesh()
 	if err != nil {
 		return nil, err
 	}
 	return m.Geometry(p.basis)
+}
+
+// checkMesh is the mesh the checks take their geometry from.
+func (p *Problem) checkMesh() (*fem.Mesh, error) {
+	if p.mesh != nil {
+		return p.mesh, nil
+	}
+	return fem.NewMesh(meshSide, meshSide, meshSide, 0.2)
+}
+
+// inputs are the checks' mesh's arrays of the computed sources the
+// problem allows, per element (nil for a source it does not).
+func (p *Problem) inputs() (xv, ga []float64, err error) {
+	m, err := p.checkMesh()
+	if err != nil {
+		return nil, nil, err
+	}
+	xv, ga = MeshInputs(m, p.Kernel)
+	if !slices.Contains(p.geos, Trilinear) {
+		xv = nil
+	}
+	if !slices.Contains(p.geos, Affine) {
+		ga = nil
+	}
+	return xv, ga, nil
+}
+
+// MeshInputs are the arrays the computed geometry sources read for the
+// elements of m, in element order: xv (the 8 corners of each, 24
+// values) where m is trilinear, ga (det·J⁻¹J⁻ᵀ and det, or det alone for
+// BK1) where it is affine; nil where m does not allow the source.
+func MeshInputs(m *fem.Mesh, k fem.Kernel) (xv, ga []float64) {
+	return meshInputs(m, k.Stiffness())
 }
 
 // Data draws u from ±[0.5, 1.5) for E elements and one more, whose v the
@@ -391,6 +482,16 @@ func (in *Instance) Data(rng *rand.Rand) (*family.Data, error) {
 		"u":   {Type: kernel.Real, Init: u},
 		"geo": {Type: kernel.Real, Init: geo},
 		"v":   {Type: kernel.Real, Init: v0, Want: want, Kept: func(i int) bool { return i >= last }},
+	}
+	xv, ga, err := in.inputs()
+	if err != nil {
+		return nil, err
+	}
+	if xv != nil {
+		arrays["xv"] = &family.Array{Type: kernel.Real, Init: tile(xv, 24, ne, in.Prec)}
+	}
+	if ga != nil {
+		arrays["ga"] = &family.Array{Type: kernel.Real, Init: tile(ga, in.basis.Factors(), ne, in.Prec)}
 	}
 	for name, c := range in.Constants() {
 		arrays[name] = &family.Array{Type: kernel.Real, Init: c}
@@ -433,7 +534,22 @@ func tile(src []float64, per, ne int, dt kernel.DType) []float64 {
 // TuneKey is the operator, order, λ, precision and the power of two the
 // batch falls below.
 func (in *Instance) TuneKey() string {
-	return fmt.Sprintf("tensor|%s|n=%d|lambda=%x|%s|E<2^%d", in.Kernel, in.N, math.Float64bits(in.Lambda), in.Prec, bits.Len(uint(in.E)))
+	geos := ""
+	for _, g := range in.geos {
+		geos += "|" + g.String()
+	}
+	return fmt.Sprintf("tensor|%s|n=%d|lambda=%x|%s|E<2^%d%s", in.Kernel, in.N, math.Float64bits(in.Lambda), in.Prec, bits.Len(uint(in.E)), geos)
+}
+
+// CandidateBytes is the least traffic of one launch of c: u read, v
+// written and what its geometry source reads (UnitBytes counts the
+// stored factors).
+func (in *Instance) CandidateBytes(c family.Candidate) int64 {
+	v, ok := c.(Variant)
+	if !ok {
+		return int64(in.E) * in.UnitBytes()
+	}
+	return int64(in.E) * int64(2*in.nodes()+in.geoWords(v.Geo)) * int64(in.Prec.Bytes())
 }
 
 // DataBytes is u, the factors, v and its reference for E+1 elements, in
@@ -456,8 +572,9 @@ func (in *Instance) Workload() (*family.Workload, error) {
 		Facts: map[string]float64{"order": float64(in.N), "elements": float64(in.E), "lambda": in.Lambda, "dofs": float64(in.E * in.nodes())},
 		Arrays: []family.WorkArray{
 			{Name: "u", Type: kernel.Real, Len: e * np, Role: family.Input},
-			// Filled like u for timing (the checks of Data use a real
-			// mesh's factors); the sampled checks read what was filled.
+			// Filled like u for timing where only stored factors are
+			// read, else the checks' mesh (below); the sampled checks
+			// read what was filled.
 			{Name: "geo", Type: kernel.Real, Len: e * nf, Role: family.Input},
 			{Name: "v", Type: kernel.Real, Len: e * np, Role: family.Output},
 		},
@@ -465,6 +582,27 @@ func (in *Instance) Workload() (*family.Workload, error) {
 		IdealBytes: e * in.UnitBytes(),
 		Flops:      e * in.Flops(),
 		Tol:        in.tol(),
+	}
+	if len(in.geos) > 0 {
+		// The candidates that compute the factors must agree with those
+		// that read them: every geometry array is the checks' mesh,
+		// tiled over the batch.
+		geo1, err := in.geometry()
+		if err != nil {
+			return nil, err
+		}
+		xv, ga, err := in.inputs()
+		if err != nil {
+			return nil, err
+		}
+		w.Arrays[1].Reals = tile(geo1, in.factors(), in.E, kernel.F64)
+		if xv != nil {
+			w.Arrays = append(w.Arrays, family.WorkArray{Name: "xv", Type: kernel.Real, Len: 24 * e, Role: family.Input, Reals: tile(xv, 24, in.E, kernel.F64)})
+		}
+		if ga != nil {
+			f := int64(in.basis.Factors())
+			w.Arrays = append(w.Arrays, family.WorkArray{Name: "ga", Type: kernel.Real, Len: f * e, Role: family.Input, Reals: tile(ga, int(f), in.E, kernel.F64)})
+		}
 	}
 	consts := in.Constants()
 	for _, name := range slices.Sorted(maps.Keys(consts)) {
@@ -502,11 +640,13 @@ func (in *Instance) Workload() (*family.Workload, error) {
 
 // Constants are the small read-only arrays every variant's kernel takes
 // besides u, geo and v, by parameter name, rounded to the precision: "b",
-// the 1-D interpolation to the Gauss points (BK1, BK3), and "d", the 1-D
-// derivative on the points (BK3, BK5), row-major.
+// the 1-D interpolation to the Gauss points (BK1, BK3), "d", the 1-D
+// derivative on the points (BK3, BK5), row-major, "gp" and "gw", the
+// 1-D quadrature points and weights, and "gq", the points' coordinates
+// and weights per point (the computed geometry's).
 func (p *Problem) Constants() map[string][]float64 {
 	out := map[string][]float64{}
-	for name, m := range map[string][]float64{"b": p.b, "d": p.d} {
+	for name, m := range map[string][]float64{"b": p.b, "d": p.d, "gp": p.basis.Points, "gw": p.basis.PointWeights, "gq": p.pointTable()} {
 		if m == nil {
 			continue
 		}
