@@ -72,7 +72,7 @@ func runChoosers(dev device.Device, cfg Config, ins []tune.Chooser, sizes []int,
 		for _, t := range ch.Times {
 			d := time.Duration(t.Seconds * float64(time.Second))
 			c := Candidate{Name: t.Name, Kind: "bespoke", Verified: t.Verified, Err: t.Err,
-				Timing: Timing{Median: d, Min: d, Max: d, Reps: t.Reps}}
+				Timing: Timing{Median: d, Reps: t.Reps}} // the median only: no spread to state
 			res.Candidates = append(res.Candidates, c)
 		}
 		timed := 0

@@ -39,6 +39,9 @@ func TestPUMFamily(t *testing.T) {
 		if !strings.Contains(out, "roof: not measured") || strings.Contains(out, "0.0 GB/s") || !strings.Contains(out, "–") {
 			t.Errorf("%s:\n%s", name, out)
 		}
+		if strings.Contains(out, "best % roof") {
+			t.Errorf("%s: a summary of %% of a roof never measured:\n%s", name, out)
+		}
 		if name == "table" && (!strings.Contains(out, "ns/DOF") || strings.Contains(out, "roof (ideal bytes")) {
 			t.Errorf("table without PUM's rate, or with a roof line:\n%s", out)
 		}

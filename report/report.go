@@ -494,6 +494,9 @@ func WriteChoices(w io.Writer, rep *bench.Report) error {
 
 // WriteSummary writes the per-group geometric means and worst cases.
 func WriteSummary(w io.Writer, rep *bench.Report) error {
+	if !(rep.RoofGBs > 0) {
+		return nil // every figure is a % of the roof
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "group\tproblems\tbest % roof (geomean)\tworst % roof\tworst problem\tbaseline\tbaseline % roof\tspeedup (geomean)\tmin speedup\tbespoke slower\t")
 	for _, s := range Summaries(rep) {
