@@ -12,25 +12,25 @@ import (
 // choosers returns the problems' instances at their bench sizes when
 // they choose their candidates themselves (tune.Chooser: a pipeline of
 // kernels timed as a whole), or nil when they are kernels bench times.
-// A family's problems are all one or all the other.
+// A family's problems are all one or all the other; the first one's
+// instance at size 1 (cheap for every family) tells which.
 func choosers(cfg Config, problems []family.Problem) ([]tune.Chooser, []int, error) {
+	if in, err := problems[0].Timed(1); err != nil {
+		return nil, nil, nil // a kernel problem's error is measure's to report
+	} else if _, ok := in.(tune.Chooser); !ok {
+		return nil, nil, nil
+	}
 	var out []tune.Chooser
 	var sizes []int
 	for _, p := range problems {
 		n := units(cfg, p)
 		in, err := p.Timed(n)
 		if err != nil {
-			if len(out) == 0 {
-				return nil, nil, nil // a kernel problem's error is measure's to report
-			}
 			return nil, nil, fmt.Errorf("bench: %s: %w", p.Name(), err)
 		}
 		ch, ok := in.(tune.Chooser)
 		if !ok {
-			if len(out) > 0 {
-				return nil, nil, fmt.Errorf("bench: %s is a kernel and %s a pipeline: one run times one kind", p.Name(), problems[0].Name())
-			}
-			return nil, nil, nil
+			return nil, nil, fmt.Errorf("bench: %s is a kernel and %s a pipeline: one run times one kind", p.Name(), problems[0].Name())
 		}
 		out, sizes = append(out, ch), append(sizes, n)
 	}

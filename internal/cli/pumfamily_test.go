@@ -30,6 +30,7 @@ func TestPUMFamilyCommands(t *testing.T) {
 		{[]string{"gen", "--family", "pum", "--backend", "c", "--coeff", "wild"}, ExitUsage, "wild"},
 		{[]string{"gen", "--family", "pum", "--backend", "c", "--order", "2"}, ExitUsage, "not a flag of the pum family"},
 		{[]string{"verify", "--family", "pum", "--backend", "c"}, ExitUsage, "whole pipeline"},
+		{[]string{"tune", "--family", "pum", "--backend", "c", "--no-store", "-q", "--n", "2000000"}, ExitFailure, "beyond 10"},
 	}
 	for _, tc := range tests {
 		code, stdout, stderr := run(t, tc.args...)
