@@ -67,6 +67,13 @@ func Run(dev device.Device, problems []family.Problem, cfg Config) (*Report, err
 	cfg.defaults()
 	rep := &Report{Device: dev.Info(), DType: dt.String(), Units: cfg.Units, Problems: []Result{},
 		MinLaunchBytes: cfg.MinLaunchBytes, MaxUnits: cfg.MaxUnits, Date: time.Now().UTC().Format("2006-01-02")}
+	ins, sizes, err := choosers(cfg, problems)
+	if err != nil {
+		return nil, err
+	}
+	if ins != nil {
+		return runChoosers(dev, cfg, ins, sizes, rep), nil
+	}
 	planned := planAll(dev, cfg, problems)
 	fresh := 0
 	for _, pr := range planned {

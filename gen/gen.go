@@ -106,7 +106,12 @@ func Best(p family.Problem, dev device.Device, sizes bench.Config, store *tune.S
 	if rec.Kind == "baseline" && tune.CheckName(rec.Winner) == nil {
 		return "", nil, fmt.Errorf("%s: the choice on %s is %q, a vendor library: no kernel to write", p.Label(), dev.Info().Name, rec.Winner)
 	}
-	if _, err := bench.Stored(rec, in, dev, nil); err != nil {
+	check := func() error { _, err := bench.Stored(rec, in, dev, nil); return err }
+	if ch, ok := in.(tune.Chooser); ok {
+		// A pipeline's record holds its own measurements, not bench's.
+		check = func() error { return ch.CheckStored(rec, dev) }
+	}
+	if err := check(); err != nil {
 		store.Remove(key)
 		return "", nil, fmt.Errorf("%s: the stored choice was removed (run bespoke tune again): %v", p.Label(), err)
 	}

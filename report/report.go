@@ -232,8 +232,20 @@ func rateOf(r rate, o *bench.Result, d time.Duration) string {
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
+// roofPercent is a fraction of the roof in %, or "–" for a run that
+// measured no roof.
+func roofPercent(rep *bench.Report, frac float64) string {
+	if !(rep.RoofGBs > 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", 100*frac)
+}
+
 // roofSpread describes the roof: the best measurement and the range of all.
 func roofSpread(rep *bench.Report) string {
+	if !(rep.RoofGBs > 0) {
+		return "not measured" // pipelines timed as a whole (RoofMethod says why)
+	}
 	s := fmt.Sprintf("%.1f GB/s", rep.RoofGBs)
 	if n := len(rep.RoofSamples); n > 1 {
 		lo, hi := rep.RoofSamples[0], rep.RoofSamples[0]
@@ -315,8 +327,11 @@ func WriteTable(w io.Writer, rep *bench.Report) error {
 			if att {
 				attCell = fmt.Sprintf("\t%.1f", 100*c.AttainableFrac)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f%s\t%.1f%s\t%.1e\t%d\t\n", head, name,
-				us(c.Timing.Median), spread(c.Timing), c.GBs, vals, 100*c.RoofFrac, attCell, c.MaxRelErr, c.Resources.Registers)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f%s\t%s%s\t%.1e\t%d\t\n", head, name,
+				us(c.Timing.Median), spread(c.Timing), c.GBs, vals, roofPercent(rep, c.RoofFrac), attCell, c.MaxRelErr, c.Resources.Registers)
+		}
+		if !(rep.RoofGBs > 0) {
+			continue // no roof to show a line of
 		}
 		fmt.Fprintf(tw, "%s\t\t%s\troof (ideal bytes at copy speed)\t%s\t\t%.1f%s\t100.0%s\t\t\t\n", o.Name, strings.Repeat("\t", len(facts)), us(o.RoofTime), rep.RoofGBs, rateBlanks, attBlank)
 	}
@@ -470,8 +485,8 @@ func WriteChoices(w io.Writer, rep *bench.Report) error {
 			if c != nil {
 				frac = c.RoofFrac
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.1f\t%s\t%s\n", o.Name, o.Shape, o.Units, o.Choice.Winner, o.Choice.Kind,
-				us(o.Choice.Median), 100*frac, from, o.Choice.Why)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", o.Name, o.Shape, o.Units, o.Choice.Winner, o.Choice.Kind,
+				us(o.Choice.Median), roofPercent(rep, frac), from, o.Choice.Why)
 		}
 	}
 	return tw.Flush()
@@ -479,6 +494,9 @@ func WriteChoices(w io.Writer, rep *bench.Report) error {
 
 // WriteSummary writes the per-group geometric means and worst cases.
 func WriteSummary(w io.Writer, rep *bench.Report) error {
+	if !(rep.RoofGBs > 0) {
+		return nil // every figure is a % of the roof
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "group\tproblems\tbest % roof (geomean)\tworst % roof\tworst problem\tbaseline\tbaseline % roof\tspeedup (geomean)\tmin speedup\tbespoke slower\t")
 	for _, s := range Summaries(rep) {

@@ -109,6 +109,9 @@ func (f *problemFlags) benchSizes(gpu bool) (units int, minBytes int64, maxUnits
 func sizesHelp(check bool) string {
 	var parts []string
 	for _, f := range registry.All() {
+		if check && f.Pipeline != "" {
+			continue // verify refuses it
+		}
 		if check {
 			parts = append(parts, fmt.Sprintf("%s %d %s", f.Name, f.Check, f.Unit))
 			continue

@@ -23,6 +23,7 @@ func familyArgs(t *testing.T, dir string) map[string][]string {
 		"contract":  {"--order", "1", "--axis", "y"},
 		"fem":       {"--kernel", "bk5", "--order", "1"},
 		"integrate": {"--element", "tet", "--problem", "mass"},
+		"pum":       {"--dim", "2", "--degree", "1", "--coeff", "const"},
 	}
 	for _, name := range registry.Names() {
 		if _, ok := args[name]; !ok {
@@ -39,6 +40,7 @@ func TestGenEveryFamilyDefault(t *testing.T) {
 	args := familyArgs(t, dir)
 	extra := map[string][][]string{ // more shapes of the same family
 		"fem": {{"--kernel", "bk3", "--order", "2"}, {"--kernel", "bk1", "--order", "4"}},
+		"pum": {{"--dim", "3", "--degree", "3"}, {"--degree", "5", "--periodic", "--layout", "interleaved"}},
 	}
 	for _, name := range registry.Names() {
 		for _, fam := range append([][]string{args[name]}, extra[name]...) {

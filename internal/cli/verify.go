@@ -35,6 +35,9 @@ func verifyCmd() *cobra.Command {
 		Example: `  bespoke verify ../shared/pyfr-mats --backend c
   bespoke verify ../shared/pyfr-mats/p3 --backend opencl --dtype f32 --beta 0,1,0.5`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if fam, err := o.entry(); err == nil && fam.Pipeline != "" {
+				return usagef("verify --family %s: %s", fam.Name, fam.Pipeline)
+			}
 			ps, err := o.problems(args)
 			if err != nil {
 				return err

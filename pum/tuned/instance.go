@@ -97,10 +97,20 @@ func (in Instance) Build(fc family.Candidate) (*kernel.Kernel, error) {
 		return nil, err
 	}
 	c := fc.(Candidate)
+	var k *kernel.Kernel
+	var err error
 	if c.Integrator == run.Group {
-		return kpum.IntegrateGroup(in.spec(c), c.Strategy == run.Fused)
+		k, err = kpum.IntegrateGroup(in.spec(c), c.Strategy == run.Fused)
+	} else {
+		k, err = kpum.Integrate(in.spec(c))
 	}
-	return kpum.Integrate(in.spec(c))
+	if err != nil {
+		return nil, err
+	}
+	// The candidate's name, as gen's header states a variant: the
+	// kernel's own names its shape, not the strategy that assembles.
+	k.Variant = c.Name()
+	return k, nil
 }
 
 // Data is not offered: a PUM candidate is checked as a whole system (the

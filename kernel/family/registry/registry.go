@@ -54,6 +54,12 @@ type Family struct {
 	Baselines bool
 	// Report is what the report shows of its results.
 	Report Columns
+	// Pipeline, when set, says that each candidate is a pipeline of
+	// kernels verified and timed as a whole by its instance (a
+	// tune.Chooser), not one kernel checked against family data: verify
+	// refuses the family with this reason, and bench and tune hand the
+	// choice to the instance. Its Check size is then unused.
+	Pipeline string
 }
 
 // Options say which command the flags are registered for.

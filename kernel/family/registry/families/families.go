@@ -8,6 +8,5 @@ package families
 import "github.com/bespoke-hpc/bespoke/kernel/family/registry"
 
 func init() {
-	// PUM registers here once its kernels are a family's candidates.
-	registry.Register(sparseFamily, contractFamily, femFamily, integrateFamily)
+	registry.Register(sparseFamily, contractFamily, femFamily, integrateFamily, pumFamily)
 }

@@ -2,6 +2,7 @@ package families
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -10,6 +11,7 @@ import (
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 	"github.com/bespoke-hpc/bespoke/kernel/family/registry"
 	"github.com/bespoke-hpc/bespoke/kernel/sparse"
+	"github.com/bespoke-hpc/bespoke/tune"
 )
 
 // For every registered family, with its flags at their defaults: the
@@ -61,7 +63,7 @@ func TestEveryFamily(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := timed.Workload()
+			w, err := workload(f, timed)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,4 +112,20 @@ func TestGenInstanceSize(t *testing.T) {
 			t.Errorf("%s: --n 1000 gave %v; want a usage error", f.Name, err)
 		}
 	}
+}
+
+// workload is the timed instance's workload, or for a family of
+// pipelines (Pipeline) the facts its instance states in place of one; a
+// family says it is one exactly when its instances choose for themselves.
+func workload(f registry.Family, in family.Instance) (*family.Workload, error) {
+	ch, isChooser := in.(tune.Chooser)
+	switch {
+	case f.Pipeline != "" && !isChooser:
+		return nil, fmt.Errorf("a family of pipelines whose instance %T is no tune.Chooser", in)
+	case f.Pipeline == "" && isChooser:
+		return nil, fmt.Errorf("instance %T chooses for itself but the family does not say Pipeline", in)
+	case isChooser:
+		return &family.Workload{Facts: ch.Facts()}, nil
+	}
+	return in.Workload()
 }
