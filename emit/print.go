@@ -193,9 +193,9 @@ const (
 	precPrimary
 )
 
-var precOf = map[string]int{"||": precOr, "&&": precAnd, "|": precBitOr, "^": precBitXor, "&": precBitAnd,
-	"==": precEq, "!=": precEq, "<": precCmp, "<=": precCmp, ">": precCmp, ">=": precCmp,
-	"<<": precShift, ">>": precShift, "+": precAdd, "-": precAdd, "*": precMul, "/": precMul, "%": precMul}
+var precOf = map[kernel.BinOp]int{kernel.OpOr: precOr, kernel.OpAnd: precAnd, kernel.OpBitOr: precBitOr, kernel.OpXor: precBitXor, kernel.OpBitAnd: precBitAnd,
+	kernel.OpEq: precEq, kernel.OpNe: precEq, kernel.OpLt: precCmp, kernel.OpLe: precCmp, kernel.OpGt: precCmp, kernel.OpGe: precCmp,
+	kernel.OpShl: precShift, kernel.OpShr: precShift, kernel.OpAdd: precAdd, kernel.OpSub: precAdd, kernel.OpMul: precMul, kernel.OpDiv: precMul, kernel.OpRem: precMul}
 
 // expr returns e as text.
 func (p *printer) expr(e kernel.Expr, min int) string {
@@ -226,9 +226,9 @@ func (p *printer) writeExpr(e kernel.Expr, min int) {
 	case kernel.Bin:
 		op, r := e.Op, e.R
 		// a + (-c)*x reads better, and compiles the same, as a - c*x.
-		if m, ok := r.(kernel.Bin); ok && op == "+" && m.Op == "*" {
+		if m, ok := r.(kernel.Bin); ok && op == kernel.OpAdd && m.Op == kernel.OpMul {
 			if l, ok := m.L.(kernel.Lit); ok && math.Signbit(l.V) {
-				op, r = "-", kernel.Bin{Op: "*", L: kernel.Lit{V: -l.V}, R: m.R}
+				op, r = kernel.OpSub, kernel.Bin{Op: kernel.OpMul, L: kernel.Lit{V: -l.V}, R: m.R}
 			}
 		}
 		prec := precOf[op]
@@ -236,7 +236,7 @@ func (p *printer) writeExpr(e kernel.Expr, min int) {
 			b.WriteByte('(')
 		}
 		p.writeExpr(e.L, prec)
-		b.WriteString(" " + op + " ")
+		b.WriteString(" " + string(op) + " ")
 		p.writeExpr(r, prec+1)
 		if prec < min {
 			b.WriteByte(')')
@@ -245,7 +245,7 @@ func (p *printer) writeExpr(e kernel.Expr, min int) {
 		if precUnary < min {
 			b.WriteByte('(')
 		}
-		b.WriteString(e.Op)
+		b.WriteString(string(e.Op))
 		p.writeExpr(e.X, precUnary)
 		if precUnary < min {
 			b.WriteByte(')')

@@ -58,20 +58,92 @@ type Load struct {
 	Index []Expr
 }
 
-// Bin is a binary operation. Op is one of
+// BinOp is the operator of a Bin, spelled as in C (every dialect spells it
+// alike). BinOps lists the set.
+type BinOp string
+
+// The binary operators, in four classes:
 //
-//   - - * / %   < <= > >= == !=   && ||   & | ^ << >>
+//   - arithmetic, on two reals or two integers: OpAdd, OpSub, OpMul, OpDiv
+//     (/ on integers truncates as in C);
+//   - on integers only: OpRem (% truncates as in C), OpBitAnd, OpBitOr,
+//     OpXor, OpShl, OpShr;
+//   - comparisons, of two reals or two integers: OpLt, OpLe, OpGt, OpGe,
+//     OpEq, OpNe;
+//   - logical, on integer conditions: OpAnd, OpOr.
 //
-// / and % on integers truncate as in C; the bitwise operators and % take
-// integers only. A comparison or logical operation yields an integer 0 or 1.
+// A comparison or logical operation yields an integer 0 or 1.
+const (
+	OpAdd    BinOp = "+"
+	OpSub    BinOp = "-"
+	OpMul    BinOp = "*"
+	OpDiv    BinOp = "/"
+	OpRem    BinOp = "%"
+	OpBitAnd BinOp = "&"
+	OpBitOr  BinOp = "|"
+	OpXor    BinOp = "^"
+	OpShl    BinOp = "<<"
+	OpShr    BinOp = ">>"
+	OpLt     BinOp = "<"
+	OpLe     BinOp = "<="
+	OpGt     BinOp = ">"
+	OpGe     BinOp = ">="
+	OpEq     BinOp = "=="
+	OpNe     BinOp = "!="
+	OpAnd    BinOp = "&&"
+	OpOr     BinOp = "||"
+)
+
+// BinOps lists every binary operator, by class as above.
+var BinOps = []BinOp{OpAdd, OpSub, OpMul, OpDiv, OpRem, OpBitAnd, OpBitOr, OpXor, OpShl, OpShr,
+	OpLt, OpLe, OpGt, OpGe, OpEq, OpNe, OpAnd, OpOr}
+
+// BinClass is the class of a binary operator: what it takes and yields.
+type BinClass int
+
+// The classes (see the operators).
+const (
+	NoClass    BinClass = iota // not an operator of the IR
+	Arithmetic                 // reals or integers, yields their type
+	IntOnly                    // integers, yields an integer
+	Comparison                 // reals or integers, yields 0 or 1
+	Logical                    // integer conditions, yields 0 or 1
+)
+
+// Class is op's class (NoClass for an unknown operator).
+func (op BinOp) Class() BinClass {
+	switch op {
+	case OpAdd, OpSub, OpMul, OpDiv:
+		return Arithmetic
+	case OpRem, OpBitAnd, OpBitOr, OpXor, OpShl, OpShr:
+		return IntOnly
+	case OpLt, OpLe, OpGt, OpGe, OpEq, OpNe:
+		return Comparison
+	case OpAnd, OpOr:
+		return Logical
+	}
+	return NoClass
+}
+
+// Bin is a binary operation L Op R (see BinOp).
 type Bin struct {
-	Op   string
+	Op   BinOp
 	L, R Expr
 }
 
-// Unary is -X (negation) or !X (logical not, on integers).
+// UnOp is the operator of a Unary.
+type UnOp string
+
+// The unary operators: negation (of a real or an integer) and logical not
+// (of an integer condition, yielding 0 or 1).
+const (
+	OpNeg UnOp = "-"
+	OpNot UnOp = "!"
+)
+
+// Unary is -X (OpNeg) or !X (OpNot, on integers).
 type Unary struct {
-	Op string
+	Op UnOp
 	X  Expr
 }
 
@@ -492,7 +564,7 @@ func Ref(name string) Var { return Var{Name: name} }
 func Const(i int) Int { return Int{V: int64(i)} }
 
 // Op is the binary operation l op r.
-func Op(op string, l, r Expr) Bin { return Bin{Op: op, L: l, R: r} }
+func Op(op BinOp, l, r Expr) Bin { return Bin{Op: op, L: l, R: r} }
 
 // At is a Load of Buf at the given indices.
 func At(buf string, index ...Expr) Load { return Load{Buf: buf, Index: index} }

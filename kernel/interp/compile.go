@@ -154,13 +154,13 @@ func (c *compiler) realExpr(e kernel.Expr) rfn {
 	case kernel.Bin:
 		l, r := c.realExpr(e.L), c.realExpr(e.R)
 		switch e.Op {
-		case "+":
+		case kernel.OpAdd:
 			return func(f *frame) float64 { return round(l(f) + r(f)) }
-		case "-":
+		case kernel.OpSub:
 			return func(f *frame) float64 { return round(l(f) - r(f)) }
-		case "*":
+		case kernel.OpMul:
 			return func(f *frame) float64 { return round(l(f) * r(f)) }
-		case "/":
+		case kernel.OpDiv:
 			return func(f *frame) float64 { return round(l(f) / r(f)) }
 		}
 	case kernel.Unary:
@@ -232,69 +232,69 @@ func (c *compiler) intExpr(e kernel.Expr) ifn {
 	case kernel.Bin:
 		if lt := c.typeOf(e.L); !lt.IsInt() { // a comparison of reals
 			l, r := c.realExpr(e.L), c.realExpr(e.R)
-			cmp := map[string]func(a, b float64) bool{
-				"<": func(a, b float64) bool { return a < b }, "<=": func(a, b float64) bool { return a <= b },
-				">": func(a, b float64) bool { return a > b }, ">=": func(a, b float64) bool { return a >= b },
-				"==": func(a, b float64) bool { return a == b }, "!=": func(a, b float64) bool { return a != b },
+			cmp := map[kernel.BinOp]func(a, b float64) bool{
+				kernel.OpLt: func(a, b float64) bool { return a < b }, kernel.OpLe: func(a, b float64) bool { return a <= b },
+				kernel.OpGt: func(a, b float64) bool { return a > b }, kernel.OpGe: func(a, b float64) bool { return a >= b },
+				kernel.OpEq: func(a, b float64) bool { return a == b }, kernel.OpNe: func(a, b float64) bool { return a != b },
 			}[e.Op]
 			return func(f *frame) int64 { return b2i(cmp(l(f), r(f))) }
 		}
 		l, r := c.intExpr(e.L), c.intExpr(e.R)
 		op := e.Op
-		what := op
+		what := string(op)
 		switch op {
-		case "&&":
+		case kernel.OpAnd:
 			return func(f *frame) int64 { return b2i(l(f) != 0 && r(f) != 0) }
-		case "||":
+		case kernel.OpOr:
 			return func(f *frame) int64 { return b2i(l(f) != 0 || r(f) != 0) }
 		}
 		return func(f *frame) int64 {
 			a, b := l(f), r(f)
 			var v int64
 			switch op {
-			case "+":
+			case kernel.OpAdd:
 				v = a + b
-			case "-":
+			case kernel.OpSub:
 				v = a - b
-			case "*":
+			case kernel.OpMul:
 				v = a * b
-			case "/", "%":
+			case kernel.OpDiv, kernel.OpRem:
 				if b == 0 {
 					failf("integer division by zero")
 				}
-				if op == "/" {
+				if op == kernel.OpDiv {
 					v = a / b
 				} else {
 					v = a % b
 				}
-			case "&":
+			case kernel.OpBitAnd:
 				v = a & b
-			case "|":
+			case kernel.OpBitOr:
 				v = a | b
-			case "^":
+			case kernel.OpXor:
 				v = a ^ b
-			case "<<":
+			case kernel.OpShl:
 				v = a << uint(b)
-			case ">>":
+			case kernel.OpShr:
 				v = a >> uint(b)
-			case "<":
+			case kernel.OpLt:
 				v = b2i(a < b)
-			case "<=":
+			case kernel.OpLe:
 				v = b2i(a <= b)
-			case ">":
+			case kernel.OpGt:
 				v = b2i(a > b)
-			case ">=":
+			case kernel.OpGe:
 				v = b2i(a >= b)
-			case "==":
+			case kernel.OpEq:
 				v = b2i(a == b)
-			case "!=":
+			case kernel.OpNe:
 				v = b2i(a != b)
 			}
 			return c.fit(t, v, what)
 		}
 	case kernel.Unary:
 		x := c.intExpr(e.X)
-		if e.Op == "!" {
+		if e.Op == kernel.OpNot {
 			return func(f *frame) int64 { return b2i(x(f) == 0) }
 		}
 		return func(f *frame) int64 { return c.fit(t, -x(f), "negation") }

@@ -213,7 +213,7 @@ var (
 	at = kernel.At
 )
 
-func ibin(op string, l, r kernel.Expr) kernel.Expr { return kernel.Op(op, l, r) }
+func ibin(op kernel.BinOp, l, r kernel.Expr) kernel.Expr { return kernel.Op(op, l, r) }
 
 func size(name, doc string) kernel.Param {
 	return kernel.Param{Name: name, Kind: kernel.ScalarParam, Type: kernel.Index, Doc: doc}
