@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/pass"
 )
 
 // Render prints kernels in dialect d as one translation unit, so that a
@@ -21,7 +22,7 @@ func Render(d Dialect, ks ...*kernel.Kernel) (Source, error) {
 	lowered := make([]*kernel.Kernel, len(ks))
 	for i, k := range ks {
 		if sp.copyAsync == nil || k.Hints.MinArch < 80 {
-			k = kernel.SyncCopies(k) // copied at once where cp.async is not there
+			k = pass.SyncCopies(k) // copied at once where cp.async is not there
 		}
 		if kernel.PartBarrier(k.Body) != 0 && sp.partBarrier == nil {
 			return Source{}, fmt.Errorf("emit: kernel %s (%s): its barriers of part of a block need CUDA's named barriers; %s has none", k.Name, k.Variant, d)

@@ -48,29 +48,3 @@ func (c CopyAsync) DstAt(i int) []Expr {
 	at[len(at)-1] = Bin{Op: "+", L: at[len(at)-1], R: Int{V: int64(i)}}
 	return at
 }
-
-// SyncCopies returns k with its asynchronous copies made plain ones, for
-// a dialect without them: each CopyAsync a Store of the element (of zero
-// where its condition is false), AsyncCommit and AsyncWait gone. A copy
-// done at once is done by any wait, so the kernel computes what it did.
-// k itself is returned where it has none.
-func SyncCopies(k *Kernel) *Kernel {
-	if !HasAsyncCopies(k.Body) {
-		return k
-	}
-	out := *k
-	out.Body = RewriteStmts(k.Body, func(s Stmt) []Stmt {
-		switch x := s.(type) {
-		case CopyAsync:
-			var out []Stmt
-			for i := 0; i < x.Elements(); i++ {
-				out = append(out, Store{Buf: x.Dst, Index: x.DstAt(i), Value: x.Value(i)})
-			}
-			return out
-		case AsyncCommit, AsyncWait:
-			return nil
-		}
-		return []Stmt{s}
-	})
-	return &out
-}

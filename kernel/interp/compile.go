@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/mma"
 )
 
 // program is a kernel compiled to closures over a thread's frame.
@@ -196,9 +197,9 @@ func (c *compiler) realExpr(e kernel.Expr) rfn {
 		case kernel.Max:
 			return func(f *frame) float64 { return math.Max(args[0](f), args[1](f)) }
 		case kernel.TF32:
-			return func(f *frame) float64 { return kernel.RoundTF32(args[0](f)) }
+			return func(f *frame) float64 { return mma.RoundTF32(args[0](f)) }
 		case kernel.TF32Trunc:
-			return func(f *frame) float64 { return kernel.TruncTF32(args[0](f)) }
+			return func(f *frame) float64 { return mma.TruncTF32(args[0](f)) }
 		}
 	}
 	panic(fmt.Sprintf("no real expression %T %v", e, e))
@@ -701,7 +702,7 @@ func (c *compiler) mma(s kernel.MMA) func(*frame) {
 		if typ == kernel.MMATF32 { // the tensor cores' TF32 parts
 			for _, x := range [][]float64{in.a, in.b} {
 				for v, e := range x {
-					x[v] = kernel.TruncTF32(e)
+					x[v] = mma.TruncTF32(e)
 				}
 			}
 		}
@@ -736,7 +737,7 @@ func (c *compiler) wgmma(s kernel.WGMMA) func(*frame) {
 	return func(f *frame) {
 		in := mmaIn{id: id, a: make([]float64, len(a)), c: make([]float64, len(dst)), bAt: at(f)}
 		for i, fn := range a {
-			in.a[i] = kernel.TruncTF32(fn(f))
+			in.a[i] = mma.TruncTF32(fn(f))
 		}
 		for i, slot := range dst {
 			in.c[i] = f.reals[slot]
