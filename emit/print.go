@@ -590,7 +590,7 @@ func offset(idx kernel.Expr, i int) kernel.Expr {
 	if i == 0 {
 		return idx
 	}
-	return kernel.Bin{Op: "+", L: idx, R: kernel.Int{V: int64(i)}}
+	return kernel.Bin{Op: kernel.OpAdd, L: idx, R: kernel.Int{V: int64(i)}}
 }
 
 // gpuKernel writes a kernel of a GPU dialect: entry qualifiers, shared
@@ -631,7 +631,7 @@ func (p *printer) gpuKernel() {
 		}
 	}
 	if p.k.Active != nil {
-		gid := kernel.Bin{Op: "+", L: kernel.Bin{Op: "*", L: kernel.Special{Kind: kernel.GroupID}, R: kernel.Special{Kind: kernel.LocalSize}}, R: kernel.Special{Kind: kernel.LocalID}}
+		gid := kernel.Bin{Op: kernel.OpAdd, L: kernel.Bin{Op: kernel.OpMul, L: kernel.Special{Kind: kernel.GroupID}, R: kernel.Special{Kind: kernel.LocalSize}}, R: kernel.Special{Kind: kernel.LocalID}}
 		p.text("if (", p.expr(gid, 0), " >= ", p.expr(p.k.Active, precCmp+1), ") return;")
 	}
 	p.stmts(p.k.Body)

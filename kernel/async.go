@@ -19,15 +19,15 @@ func HasAsyncCopies(ss []Stmt) bool {
 func (c CopyAsync) Value(i int) Expr {
 	var v Expr = At(c.Src, c.SrcIndex)
 	if i > 0 {
-		v = At(c.Src, Bin{Op: "+", L: c.SrcIndex, R: Int{V: int64(i)}})
+		v = At(c.Src, Add(c.SrcIndex, Const(i)))
 	}
 	cond := c.Cond
 	if c.Valid != nil {
-		in := Bin{Op: "<", L: Int{V: int64(i)}, R: c.Valid}
+		in := Lt(Const(i), c.Valid)
 		if cond == nil {
 			cond = in
 		} else {
-			cond = Bin{Op: "&&", L: cond, R: in}
+			cond = And(cond, in)
 		}
 	}
 	if cond != nil {
@@ -45,6 +45,6 @@ func (c CopyAsync) DstAt(i int) []Expr {
 		return c.DstIndex
 	}
 	at := append([]Expr(nil), c.DstIndex...)
-	at[len(at)-1] = Bin{Op: "+", L: at[len(at)-1], R: Int{V: int64(i)}}
+	at[len(at)-1] = Add(at[len(at)-1], Const(i))
 	return at
 }
