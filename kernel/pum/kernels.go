@@ -208,12 +208,15 @@ func (s Spec) suffix() string {
 }
 
 // Shorthand for kernel's builder (ibin: integer operations, spelled by
-// their operator).
+// their operator; decl and idecl as statements).
 var (
-	v, ci, at         = kernel.Ref, kernel.Const, kernel.At
-	ibin              = kernel.Op
-	decl, idecl, loop = kernel.DeclReal, kernel.DeclIndex, kernel.Loop
+	v, ci, at = kernel.Ref, kernel.Const, kernel.At
+	loop      = kernel.Loop
 )
+
+func ibin(op kernel.BinOp, l, r kernel.Expr) kernel.Expr { return kernel.Op(op, l, r) }
+func decl(name string, e kernel.Expr) kernel.Stmt        { return kernel.DeclReal(name, e) }
+func idecl(name string, e kernel.Expr) kernel.Stmt       { return kernel.DeclIndex(name, e) }
 
 func size(name, doc string) kernel.Param {
 	return kernel.Param{Name: name, Kind: kernel.ScalarParam, Type: kernel.Index, Doc: doc}
