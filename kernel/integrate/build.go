@@ -117,65 +117,9 @@ func gname(g int, s string) string { return fmt.Sprintf("%s_%d", s, g) }
 // it computes).
 func (in *Instance) build(vr Variant) *kernel.Kernel {
 	p := in.Problem
-	kind, nb, nent := p.Kind, p.Kind.Nodes(), p.entries()
-	k := &kernel.Kernel{
-		Name:    fmt.Sprintf("bespoke_integrate_%s_%s_%s", p.ident(), p.Prec, vr.ident()),
-		Variant: vr.Name(),
-		DType:   p.Prec,
-		Index64: in.index64(),
-		Launch:  kernel.Launch{Block: [3]int{vr.WG, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(Elements, vr.WG*vr.EPT)}},
-		// Straight-line arithmetic on a few dozen live values per element:
-		// on CPUs the 32 registers of AVX-512 halve the spills; on GPUs
-		// a spill is stored and reloaded once (register-capped /bN
-		// variants spilling 60 B a thread were the fastest f32 CDR
-		// kernels, which the default spill price pruned).
-		Hints: kernel.Hints{WideVectors: true, SpillOnce: true},
-		Doc:   in.doc(vr),
-		Meta: map[string]any{"element": kind.String(), "problem": p.Op.String(), "load": p.Load,
-			"storage": p.storage(), "layout": p.layout(), "wg": vr.WG, "ept": vr.EPT, "local": vr.Local},
-		Params: []kernel.Param{
-			{Name: Elements, Kind: kernel.ScalarParam, Type: kernel.Index, Doc: "elements in the batch (E)"},
-			{Name: "x", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "node coordinates, c of node a of element e at (3a+c)·E + e"},
-		},
-	}
-	if p.Op == element.CDR {
-		k.Params = append(k.Params, kernel.Param{Name: "coef", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "4×4 coefficient blocks, c[i][j] of element e at (4i+j)·E + e"})
-	}
-	if p.Load {
-		k.Params = append(k.Params, kernel.Param{Name: "f", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "source, constant per element"})
-	}
-	k.Params = append(k.Params, kernel.Param{Name: "a", Kind: kernel.BufferParam, Type: kernel.Real, Doc: "element matrices (" + p.storage() + ", " + p.layout() + ")"})
-	if p.Load {
-		k.Params = append(k.Params, kernel.Param{Name: "b", Kind: kernel.BufferParam, Type: kernel.Real, Doc: "load vectors (" + p.layout() + ")"})
-	}
-	nin := 3 * nb
-	if p.Op == element.CDR {
-		nin += 16
-	}
-	if vr.Local {
-		// Inputs staged word-major ([word][thread]) so each thread's reads
-		// of its own element walk one column; outputs of element-major
-		// layouts staged thread-major with an odd row so that the
-		// work-group then writes its block of matrices in consecutive
-		// words.
-		k.Shared = append(k.Shared, kernel.Shared{Name: "sin", Type: kernel.Real, Dims: []int{nin, vr.WG}})
-		if p.ElemMajor && !vr.Stream {
-			k.Shared = append(k.Shared, kernel.Shared{Name: "sa", Type: kernel.Real, Dims: []int{vr.WG, nent | 1}})
-			if p.Load {
-				k.Shared = append(k.Shared, kernel.Shared{Name: "sb", Type: kernel.Real, Dims: []int{vr.WG, nb | 1}})
-			}
-		}
-	}
-	if vr.Stream {
-		// The work-group's outputs in the layout they have in memory:
-		// entry i of work-item t at i·WG + t (entry-major: rows of WG
-		// words, each a piece of a row of a), or at t·n + i
-		// (element-major: the work-group's matrices one run of words).
-		k.Shared = append(k.Shared, kernel.Shared{Name: "so", Type: kernel.Real, Dims: []int{nent * vr.WG}})
-		if p.Load {
-			k.Shared = append(k.Shared, kernel.Shared{Name: "sbo", Type: kernel.Real, Dims: []int{nb * vr.WG}})
-		}
-	}
+	nb, nent := p.Kind.Nodes(), p.entries()
+	k := in.frame(vr)
+	nin := in.inputs()
 	el, live := kernel.Ref("el"), kernel.Ref("live")
 	E := kernel.Ref(Elements)
 	// input word w of the element: coordinates, then coefficients.
@@ -230,43 +174,7 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 	default:
 		work = in.compute(word, vr.Chain)
 	}
-	// Stores.
-	ent := p.entryList()
-	staged := func(i, n int) kernel.Expr { // word i of n of this work-item's element, staged
-		if p.ElemMajor {
-			return kernel.Add(kernel.Mul(lx, kernel.Const(n)), kernel.Const(i))
-		}
-		return kernel.Add(kernel.Const(i*vr.WG), lx)
-	}
-	switch {
-	case vr.Stream:
-		for i, e := range ent {
-			work = append(work, kernel.Put("so", kernel.Ref(p.accName(e[0], e[1])), staged(i, nent)))
-		}
-		if p.Load {
-			for a := range nb {
-				work = append(work, kernel.Put("sbo", kernel.Ref(fmt.Sprintf("B%d", a)), staged(a, nb)))
-			}
-		}
-	case p.ElemMajor && vr.Local:
-		for i, e := range ent {
-			work = append(work, kernel.Put("sa", kernel.Ref(p.accName(e[0], e[1])), lx, kernel.Const(i)))
-		}
-		if p.Load {
-			for a := range nb {
-				work = append(work, kernel.Put("sb", kernel.Ref(fmt.Sprintf("B%d", a)), lx, kernel.Const(a)))
-			}
-		}
-	default:
-		for i, e := range ent {
-			work = append(work, kernel.Put("a", kernel.Ref(p.accName(e[0], e[1])), in.outIndex(i, nent)))
-		}
-		if p.Load {
-			for a := range nb {
-				work = append(work, kernel.Put("b", kernel.Ref(fmt.Sprintf("B%d", a)), in.outIndex(a, nb)))
-			}
-		}
-	}
+	work = append(work, in.stores(vr)...)
 	if guarded {
 		body = append(body, kernel.If{Cond: live, Then: work})
 	} else {
@@ -307,6 +215,124 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 	}
 	k.Body = []kernel.Stmt{kernel.For{Var: "k", From: kernel.Const(0), To: kernel.Const(vr.EPT), Unroll: vr.EPT <= 4, Body: body}}
 	return k
+}
+
+// frame is variant vr's kernel without its body: name, launch, hints,
+// parameters and the shared arrays it stages through.
+func (in *Instance) frame(vr Variant) *kernel.Kernel {
+	p := in.Problem
+	kind, nb, nent := p.Kind, p.Kind.Nodes(), p.entries()
+	k := &kernel.Kernel{
+		Name:    fmt.Sprintf("bespoke_integrate_%s_%s_%s", p.ident(), p.Prec, vr.ident()),
+		Variant: vr.Name(),
+		DType:   p.Prec,
+		Index64: in.index64(),
+		Launch:  kernel.Launch{Block: [3]int{vr.WG, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(Elements, vr.WG*vr.EPT)}},
+		// Straight-line arithmetic on a few dozen live values per element:
+		// on CPUs the 32 registers of AVX-512 halve the spills; on GPUs
+		// a spill is stored and reloaded once (register-capped /bN
+		// variants spilling 60 B a thread were the fastest f32 CDR
+		// kernels, which the default spill price pruned).
+		Hints: kernel.Hints{WideVectors: true, SpillOnce: true},
+		Doc:   in.doc(vr),
+		Meta: map[string]any{"element": kind.String(), "problem": p.Op.String(), "load": p.Load,
+			"storage": p.storage(), "layout": p.layout(), "wg": vr.WG, "ept": vr.EPT, "local": vr.Local},
+		Params: []kernel.Param{
+			{Name: Elements, Kind: kernel.ScalarParam, Type: kernel.Index, Doc: "elements in the batch (E)"},
+			{Name: "x", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "node coordinates, c of node a of element e at (3a+c)·E + e"},
+		},
+	}
+	if p.Op == element.CDR {
+		k.Params = append(k.Params, kernel.Param{Name: "coef", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "4×4 coefficient blocks, c[i][j] of element e at (4i+j)·E + e"})
+	}
+	if p.Load {
+		k.Params = append(k.Params, kernel.Param{Name: "f", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "source, constant per element"})
+	}
+	k.Params = append(k.Params, kernel.Param{Name: "a", Kind: kernel.BufferParam, Type: kernel.Real, Doc: "element matrices (" + p.storage() + ", " + p.layout() + ")"})
+	if p.Load {
+		k.Params = append(k.Params, kernel.Param{Name: "b", Kind: kernel.BufferParam, Type: kernel.Real, Doc: "load vectors (" + p.layout() + ")"})
+	}
+	nin := in.inputs()
+	if vr.Local {
+		// Inputs staged word-major ([word][thread]) so each thread's reads
+		// of its own element walk one column; outputs of element-major
+		// layouts staged thread-major with an odd row so that the
+		// work-group then writes its block of matrices in consecutive
+		// words.
+		k.Shared = append(k.Shared, kernel.Shared{Name: "sin", Type: kernel.Real, Dims: []int{nin, vr.WG}})
+		if p.ElemMajor && !vr.Stream {
+			k.Shared = append(k.Shared, kernel.Shared{Name: "sa", Type: kernel.Real, Dims: []int{vr.WG, nent | 1}})
+			if p.Load {
+				k.Shared = append(k.Shared, kernel.Shared{Name: "sb", Type: kernel.Real, Dims: []int{vr.WG, nb | 1}})
+			}
+		}
+	}
+	if vr.Stream {
+		// The work-group's outputs in the layout they have in memory:
+		// entry i of work-item t at i·WG + t (entry-major: rows of WG
+		// words, each a piece of a row of a), or at t·n + i
+		// (element-major: the work-group's matrices one run of words).
+		k.Shared = append(k.Shared, kernel.Shared{Name: "so", Type: kernel.Real, Dims: []int{nent * vr.WG}})
+		if p.Load {
+			k.Shared = append(k.Shared, kernel.Shared{Name: "sbo", Type: kernel.Real, Dims: []int{nb * vr.WG}})
+		}
+	}
+	return k
+}
+
+// inputs is how many input words an element has: coordinates, then
+// coefficients.
+func (in *Instance) inputs() int {
+	n := 3 * in.Kind.Nodes()
+	if in.Op == element.CDR {
+		n += 16
+	}
+	return n
+}
+
+// stores writes the work-item's accumulated entries (and loads): to the
+// streaming stage, to the element-major stage, or to memory.
+func (in *Instance) stores(vr Variant) []kernel.Stmt {
+	p := in.Problem
+	nb, nent := p.Kind.Nodes(), p.entries()
+	var work []kernel.Stmt
+	ent := p.entryList()
+	staged := func(i, n int) kernel.Expr { // word i of n of this work-item's element, staged
+		if p.ElemMajor {
+			return kernel.Add(kernel.Mul(lx, kernel.Const(n)), kernel.Const(i))
+		}
+		return kernel.Add(kernel.Const(i*vr.WG), lx)
+	}
+	switch {
+	case vr.Stream:
+		for i, e := range ent {
+			work = append(work, kernel.Put("so", kernel.Ref(p.accName(e[0], e[1])), staged(i, nent)))
+		}
+		if p.Load {
+			for a := range nb {
+				work = append(work, kernel.Put("sbo", kernel.Ref(fmt.Sprintf("B%d", a)), staged(a, nb)))
+			}
+		}
+	case p.ElemMajor && vr.Local:
+		for i, e := range ent {
+			work = append(work, kernel.Put("sa", kernel.Ref(p.accName(e[0], e[1])), lx, kernel.Const(i)))
+		}
+		if p.Load {
+			for a := range nb {
+				work = append(work, kernel.Put("sb", kernel.Ref(fmt.Sprintf("B%d", a)), lx, kernel.Const(a)))
+			}
+		}
+	default:
+		for i, e := range ent {
+			work = append(work, kernel.Put("a", kernel.Ref(p.accName(e[0], e[1])), in.outIndex(i, nent)))
+		}
+		if p.Load {
+			for a := range nb {
+				work = append(work, kernel.Put("b", kernel.Ref(fmt.Sprintf("B%d", a)), in.outIndex(a, nb)))
+			}
+		}
+	}
+	return work
 }
 
 // inputWord is word w of element el's inputs in memory: coordinates, then
