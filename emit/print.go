@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/pass"
 )
 
 // Render prints kernels in dialect d as one translation unit, so that a
@@ -21,7 +22,7 @@ func Render(d Dialect, ks ...*kernel.Kernel) (Source, error) {
 	lowered := make([]*kernel.Kernel, len(ks))
 	for i, k := range ks {
 		if sp.copyAsync == nil || k.Hints.MinArch < 80 {
-			k = kernel.SyncCopies(k) // copied at once where cp.async is not there
+			k = pass.SyncCopies(k) // copied at once where cp.async is not there
 		}
 		if kernel.PartBarrier(k.Body) != 0 && sp.partBarrier == nil {
 			return Source{}, fmt.Errorf("emit: kernel %s (%s): its barriers of part of a block need CUDA's named barriers; %s has none", k.Name, k.Variant, d)
@@ -193,9 +194,9 @@ const (
 	precPrimary
 )
 
-var precOf = map[string]int{"||": precOr, "&&": precAnd, "|": precBitOr, "^": precBitXor, "&": precBitAnd,
-	"==": precEq, "!=": precEq, "<": precCmp, "<=": precCmp, ">": precCmp, ">=": precCmp,
-	"<<": precShift, ">>": precShift, "+": precAdd, "-": precAdd, "*": precMul, "/": precMul, "%": precMul}
+var precOf = map[kernel.BinOp]int{kernel.OpOr: precOr, kernel.OpAnd: precAnd, kernel.OpBitOr: precBitOr, kernel.OpXor: precBitXor, kernel.OpBitAnd: precBitAnd,
+	kernel.OpEq: precEq, kernel.OpNe: precEq, kernel.OpLt: precCmp, kernel.OpLe: precCmp, kernel.OpGt: precCmp, kernel.OpGe: precCmp,
+	kernel.OpShl: precShift, kernel.OpShr: precShift, kernel.OpAdd: precAdd, kernel.OpSub: precAdd, kernel.OpMul: precMul, kernel.OpDiv: precMul, kernel.OpRem: precMul}
 
 // expr returns e as text.
 func (p *printer) expr(e kernel.Expr, min int) string {
@@ -226,9 +227,9 @@ func (p *printer) writeExpr(e kernel.Expr, min int) {
 	case kernel.Bin:
 		op, r := e.Op, e.R
 		// a + (-c)*x reads better, and compiles the same, as a - c*x.
-		if m, ok := r.(kernel.Bin); ok && op == "+" && m.Op == "*" {
+		if m, ok := r.(kernel.Bin); ok && op == kernel.OpAdd && m.Op == kernel.OpMul {
 			if l, ok := m.L.(kernel.Lit); ok && math.Signbit(l.V) {
-				op, r = "-", kernel.Bin{Op: "*", L: kernel.Lit{V: -l.V}, R: m.R}
+				op, r = kernel.OpSub, kernel.Bin{Op: kernel.OpMul, L: kernel.Lit{V: -l.V}, R: m.R}
 			}
 		}
 		prec := precOf[op]
@@ -236,7 +237,7 @@ func (p *printer) writeExpr(e kernel.Expr, min int) {
 			b.WriteByte('(')
 		}
 		p.writeExpr(e.L, prec)
-		b.WriteString(" " + op + " ")
+		b.WriteString(" " + string(op) + " ")
 		p.writeExpr(r, prec+1)
 		if prec < min {
 			b.WriteByte(')')
@@ -245,7 +246,7 @@ func (p *printer) writeExpr(e kernel.Expr, min int) {
 		if precUnary < min {
 			b.WriteByte('(')
 		}
-		b.WriteString(e.Op)
+		b.WriteString(string(e.Op))
 		p.writeExpr(e.X, precUnary)
 		if precUnary < min {
 			b.WriteByte(')')
@@ -589,7 +590,7 @@ func offset(idx kernel.Expr, i int) kernel.Expr {
 	if i == 0 {
 		return idx
 	}
-	return kernel.Bin{Op: "+", L: idx, R: kernel.Int{V: int64(i)}}
+	return kernel.Bin{Op: kernel.OpAdd, L: idx, R: kernel.Int{V: int64(i)}}
 }
 
 // gpuKernel writes a kernel of a GPU dialect: entry qualifiers, shared
@@ -630,7 +631,7 @@ func (p *printer) gpuKernel() {
 		}
 	}
 	if p.k.Active != nil {
-		gid := kernel.Bin{Op: "+", L: kernel.Bin{Op: "*", L: kernel.Special{Kind: kernel.GroupID}, R: kernel.Special{Kind: kernel.LocalSize}}, R: kernel.Special{Kind: kernel.LocalID}}
+		gid := kernel.Bin{Op: kernel.OpAdd, L: kernel.Bin{Op: kernel.OpMul, L: kernel.Special{Kind: kernel.GroupID}, R: kernel.Special{Kind: kernel.LocalSize}}, R: kernel.Special{Kind: kernel.LocalID}}
 		p.text("if (", p.expr(gid, 0), " >= ", p.expr(p.k.Active, precCmp+1), ") return;")
 	}
 	p.stmts(p.k.Body)

@@ -19,15 +19,15 @@ func HasAsyncCopies(ss []Stmt) bool {
 func (c CopyAsync) Value(i int) Expr {
 	var v Expr = At(c.Src, c.SrcIndex)
 	if i > 0 {
-		v = At(c.Src, Bin{Op: "+", L: c.SrcIndex, R: Int{V: int64(i)}})
+		v = At(c.Src, Add(c.SrcIndex, Const(i)))
 	}
 	cond := c.Cond
 	if c.Valid != nil {
-		in := Bin{Op: "<", L: Int{V: int64(i)}, R: c.Valid}
+		in := Lt(Const(i), c.Valid)
 		if cond == nil {
 			cond = in
 		} else {
-			cond = Bin{Op: "&&", L: cond, R: in}
+			cond = And(cond, in)
 		}
 	}
 	if cond != nil {
@@ -45,32 +45,6 @@ func (c CopyAsync) DstAt(i int) []Expr {
 		return c.DstIndex
 	}
 	at := append([]Expr(nil), c.DstIndex...)
-	at[len(at)-1] = Bin{Op: "+", L: at[len(at)-1], R: Int{V: int64(i)}}
+	at[len(at)-1] = Add(at[len(at)-1], Const(i))
 	return at
-}
-
-// SyncCopies returns k with its asynchronous copies made plain ones, for
-// a dialect without them: each CopyAsync a Store of the element (of zero
-// where its condition is false), AsyncCommit and AsyncWait gone. A copy
-// done at once is done by any wait, so the kernel computes what it did.
-// k itself is returned where it has none.
-func SyncCopies(k *Kernel) *Kernel {
-	if !HasAsyncCopies(k.Body) {
-		return k
-	}
-	out := *k
-	out.Body = RewriteStmts(k.Body, func(s Stmt) []Stmt {
-		switch x := s.(type) {
-		case CopyAsync:
-			var out []Stmt
-			for i := 0; i < x.Elements(); i++ {
-				out = append(out, Store{Buf: x.Dst, Index: x.DstAt(i), Value: x.Value(i)})
-			}
-			return out
-		case AsyncCommit, AsyncWait:
-			return nil
-		}
-		return []Stmt{s}
-	})
-	return &out
 }

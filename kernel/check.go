@@ -102,23 +102,23 @@ func (e *Env) TypeOf(x Expr) (Type, error) {
 		if err != nil {
 			return 0, err
 		}
-		switch x.Op {
-		case "+", "-", "*", "/":
+		switch x.Op.Class() {
+		case Arithmetic:
 			if l.IsInt() != r.IsInt() {
 				return 0, fmt.Errorf("%s mixes %s and %s (cast one)", x.Op, l, r)
 			}
 			return joinInt(l, r), nil
-		case "%", "&", "|", "^", "<<", ">>":
+		case IntOnly:
 			if !l.IsInt() || !r.IsInt() {
 				return 0, fmt.Errorf("%s takes integers, not %s and %s", x.Op, l, r)
 			}
 			return joinInt(l, r), nil
-		case "<", "<=", ">", ">=", "==", "!=":
+		case Comparison:
 			if l.IsInt() != r.IsInt() {
 				return 0, fmt.Errorf("%s compares %s with %s (cast one)", x.Op, l, r)
 			}
 			return Index, nil
-		case "&&", "||":
+		case Logical:
 			if !l.IsInt() || !r.IsInt() {
 				return 0, fmt.Errorf("%s takes integer conditions", x.Op)
 			}
@@ -131,9 +131,9 @@ func (e *Env) TypeOf(x Expr) (Type, error) {
 			return 0, err
 		}
 		switch {
-		case x.Op == "-":
+		case x.Op == OpNeg:
 			return t, nil
-		case x.Op == "!" && t.IsInt():
+		case x.Op == OpNot && t.IsInt():
 			return Index, nil
 		}
 		return 0, fmt.Errorf("unary %q on %s", x.Op, t)

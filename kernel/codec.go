@@ -37,31 +37,6 @@ func (d DType) Rounded(x float64) float64 {
 	return x
 }
 
-// RoundTF32 is x (an fp32 value) rounded to TensorFloat-32 as the TF32
-// intrinsic does (cvt.rna.tf32.f32): to 10 bits of mantissa, to nearest
-// with ties away from zero; NaN and infinities stay as they are, and a
-// value past the largest TF32 rounds to an infinity.
-func RoundTF32(x float64) float64 {
-	f := float32(x)
-	if f != f || math.IsInf(float64(f), 0) {
-		return float64(f)
-	}
-	// The magnitude's bits: adding half of the 13 dropped bits' unit
-	// rounds half away from zero, a carry going into the exponent.
-	return float64(math.Float32frombits((math.Float32bits(f) + 0x1000) &^ 0x1fff))
-}
-
-// TruncTF32 is x (an fp32 value) with the low 13 bits of its mantissa
-// dropped, as the tensor cores take a TF32 mma's operands: rounded toward
-// zero to TF32.
-func TruncTF32(x float64) float64 {
-	f := float32(x)
-	if f != f {
-		return float64(f)
-	}
-	return float64(math.Float32frombits(math.Float32bits(f) &^ 0x1fff))
-}
-
 // Encode packs reals at d's precision, little-endian, as the device holds
 // them.
 func (d DType) Encode(xs []float64) []byte {

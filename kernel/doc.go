@@ -9,7 +9,10 @@
 // everything that differs between dialects is a node kind the printer
 // spells (thread indices, barriers, shared arrays, vector accesses, atomic
 // adds, intrinsics), never text written by a family. Validate states what a
-// well-formed kernel is.
+// well-formed kernel is. Families build with the functions of build.go
+// (Add, Mul, Lt …, Float, DeclReal, Loop); operators are typed (BinOp,
+// UnOp). What only PTX defines (fragment layouts, TF32 rounding) is in
+// kernel/mma; rewrites of kernels are in kernel/pass.
 //
 // It imports no other bespoke package.
 package kernel

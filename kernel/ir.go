@@ -58,20 +58,92 @@ type Load struct {
 	Index []Expr
 }
 
-// Bin is a binary operation. Op is one of
+// BinOp is the operator of a Bin, spelled as in C (every dialect spells it
+// alike). BinOps lists the set.
+type BinOp string
+
+// The binary operators, in four classes:
 //
-//   - - * / %   < <= > >= == !=   && ||   & | ^ << >>
+//   - arithmetic, on two reals or two integers: OpAdd, OpSub, OpMul, OpDiv
+//     (/ on integers truncates as in C);
+//   - on integers only: OpRem (% truncates as in C), OpBitAnd, OpBitOr,
+//     OpXor, OpShl, OpShr;
+//   - comparisons, of two reals or two integers: OpLt, OpLe, OpGt, OpGe,
+//     OpEq, OpNe;
+//   - logical, on integer conditions: OpAnd, OpOr.
 //
-// / and % on integers truncate as in C; the bitwise operators and % take
-// integers only. A comparison or logical operation yields an integer 0 or 1.
+// A comparison or logical operation yields an integer 0 or 1.
+const (
+	OpAdd    BinOp = "+"
+	OpSub    BinOp = "-"
+	OpMul    BinOp = "*"
+	OpDiv    BinOp = "/"
+	OpRem    BinOp = "%"
+	OpBitAnd BinOp = "&"
+	OpBitOr  BinOp = "|"
+	OpXor    BinOp = "^"
+	OpShl    BinOp = "<<"
+	OpShr    BinOp = ">>"
+	OpLt     BinOp = "<"
+	OpLe     BinOp = "<="
+	OpGt     BinOp = ">"
+	OpGe     BinOp = ">="
+	OpEq     BinOp = "=="
+	OpNe     BinOp = "!="
+	OpAnd    BinOp = "&&"
+	OpOr     BinOp = "||"
+)
+
+// BinOps lists every binary operator, by class as above.
+var BinOps = []BinOp{OpAdd, OpSub, OpMul, OpDiv, OpRem, OpBitAnd, OpBitOr, OpXor, OpShl, OpShr,
+	OpLt, OpLe, OpGt, OpGe, OpEq, OpNe, OpAnd, OpOr}
+
+// BinClass is the class of a binary operator: what it takes and yields.
+type BinClass int
+
+// The classes (see the operators).
+const (
+	NoClass    BinClass = iota // not an operator of the IR
+	Arithmetic                 // reals or integers, yields their type
+	IntOnly                    // integers, yields an integer
+	Comparison                 // reals or integers, yields 0 or 1
+	Logical                    // integer conditions, yields 0 or 1
+)
+
+// Class is op's class (NoClass for an unknown operator).
+func (op BinOp) Class() BinClass {
+	switch op {
+	case OpAdd, OpSub, OpMul, OpDiv:
+		return Arithmetic
+	case OpRem, OpBitAnd, OpBitOr, OpXor, OpShl, OpShr:
+		return IntOnly
+	case OpLt, OpLe, OpGt, OpGe, OpEq, OpNe:
+		return Comparison
+	case OpAnd, OpOr:
+		return Logical
+	}
+	return NoClass
+}
+
+// Bin is a binary operation L Op R (see BinOp).
 type Bin struct {
-	Op   string
+	Op   BinOp
 	L, R Expr
 }
 
-// Unary is -X (negation) or !X (logical not, on integers).
+// UnOp is the operator of a Unary.
+type UnOp string
+
+// The unary operators: negation (of a real or an integer) and logical not
+// (of an integer condition, yielding 0 or 1).
+const (
+	OpNeg UnOp = "-"
+	OpNot UnOp = "!"
+)
+
+// Unary is -X (OpNeg) or !X (OpNot, on integers).
 type Unary struct {
-	Op string
+	Op UnOp
 	X  Expr
 }
 
@@ -93,9 +165,9 @@ type Intrinsic string
 // take reals. Fma(a, b, c) is a·b + c with one rounding. TF32(x) is x
 // rounded to TensorFloat-32 (fp32 with 10 bits of mantissa, the low 13
 // zero), to nearest with ties away from zero, as PTX's cvt.rna.tf32.f32
-// does (RoundTF32): the operands of a TF32 mma (MMA with Type MMATF32).
-// TF32Trunc(x) is x with the low 13 bits of its mantissa dropped
-// (TruncTF32), the TF32 part the tensor cores take of an fp32 operand, so
+// does (mma.RoundTF32): the operands of a TF32 mma (MMA with Type
+// MMATF32). TF32Trunc(x) is x with the low 13 bits of its mantissa dropped
+// (mma.TruncTF32), the TF32 part the tensor cores take of an fp32 operand, so
 // that x − TF32Trunc(x) is the exact rest. Unlike the others, only CUDA
 // spells them (sm_80+; NeedsArch counts them), in fp32 kernels only.
 const (
@@ -354,32 +426,8 @@ func (s MMAShape) Valid() bool { return MMAF64.Takes(s) }
 func (s MMAShape) Arch() int { return MMAF64.Arch(s) }
 
 // Elements is how many elements of A, B and C (or D) each lane holds (one
-// register each in TF32, two in fp64).
+// register each in TF32, two in fp64); kernel/mma says which.
 func (s MMAShape) Elements() (a, b, c int) { return s.M * s.K / 32, s.K * s.N / 32, s.M * s.N / 32 }
-
-// The fragment layouts: with g = lane/4, t = lane%4 and R = M/8, element v
-// of a lane is
-//
-//	A: row g + 8·(v mod R), column t + 4·⌊v/R⌋
-//	B: row t + 4·v,         column g
-//	C, D: row g + 8·⌊v/2⌋,  column 2t + (v mod 2)
-//
-// (m8n8k4: A[g][t], B[t][g], C[g][2t], C[g][2t+1]), as PTX's mma.sync
-// .row.col .f64 defines them, and .tf32 (with .f32 C and D) for the two
-// shapes it shares with fp64: m16n8k4 and m16n8k8 have the same layouts
-// in both types.
-
-// AAt is the row and column of A that element v of lane holds.
-func (s MMAShape) AAt(lane, v int) (row, col int) {
-	r := s.M / 8
-	return lane/4 + 8*(v%r), lane%4 + 4*(v/r)
-}
-
-// BAt is the row and column of B that element v of lane holds.
-func (s MMAShape) BAt(lane, v int) (row, col int) { return lane%4 + 4*v, lane / 4 }
-
-// CAt is the row and column of C (and D) that element v of lane holds.
-func (s MMAShape) CAt(lane, v int) (row, col int) { return lane/4 + 8*(v/2), 2*(lane%4) + v%2 }
 
 // MMAType is the element type of a warp-level mma.
 type MMAType int
@@ -387,7 +435,7 @@ type MMAType int
 // The types: fp64 throughout (mma.sync .f64.f64.f64.f64), or TF32 A and B
 // with fp32 C and D (mma.sync .f32.tf32.tf32.f32): A's and B's elements
 // are fp32 values of which the tensor cores take the TF32 part, the low
-// 13 bits of the mantissa dropped (TruncTF32: toward zero; round them with
+// 13 bits of the mantissa dropped (mma.TruncTF32: toward zero; round them with
 // TF32 first for the nearest), their products exact, summed in fp32.
 const (
 	MMAF64 MMAType = iota
@@ -445,7 +493,7 @@ func (t MMAType) Arch(s MMAShape) int {
 // .f32.tf32.tf32.f32, on tensor cores): the 32 threads of a warp
 // (consecutive linear thread indices x + y·bx + z·bx·by, from a multiple
 // of 32) each give their elements of A, B and C and receive their
-// elements of D, laid out as MMAShape's AAt, BAt and CAt say; for m8n8k4,
+// elements of D, laid out as kernel/mma's AAt, BAt and CAt say; for m8n8k4,
 // lane l gives A[l/4][l%4] and B[l%4][l/4] and receives D[l/4][2(l%4)]
 // and D[l/4][2(l%4)+1]. D names declared real variables (they may be those
 // C reads: C is read before D is written). Every thread of the warp must
@@ -492,7 +540,7 @@ func Ref(name string) Var { return Var{Name: name} }
 func Const(i int) Int { return Int{V: int64(i)} }
 
 // Op is the binary operation l op r.
-func Op(op string, l, r Expr) Bin { return Bin{Op: op, L: l, R: r} }
+func Op(op BinOp, l, r Expr) Bin { return Bin{Op: op, L: l, R: r} }
 
 // At is a Load of Buf at the given indices.
 func At(buf string, index ...Expr) Load { return Load{Buf: buf, Index: index} }

@@ -1,84 +1,15 @@
 package kernel
 
 import (
-	"math"
 	"strings"
 	"testing"
 )
 
-// cuteLayout is a fragment layout as CUTLASS's CuTe writes it for the fp64
-// mma atoms (SM80_8x8x4_F64F64F64F64_TN, SM90_16x8xK_F64F64F64F64_TN):
-// (lane, value) ↦ lane%4·t0 + lane/4·t1 + (v mod v0)·s0 + ⌊v/v0⌋·s1, a
-// column-major index into the rows × columns of the operand (A: M×K, B
-// as N×K, C: M×N).
-type cuteLayout struct {
-	t0, t1, v0, s0, s1, rows int
-}
-
-func (c cuteLayout) at(lane, v int) (row, col int) {
-	idx := lane%4*c.t0 + lane/4*c.t1 + v%c.v0*c.s0 + v/c.v0*c.s1
-	return idx % c.rows, idx / c.rows
-}
-
-// The fragment layouts of MMAShape agree with CuTe's, an independent
-// transcription of PTX's tables.
-func TestMMALayouts(t *testing.T) {
-	c16 := cuteLayout{t0: 32, t1: 1, v0: 2, s0: 16, s1: 8, rows: 16} // SM80_16x8_Row
-	for _, tc := range []struct {
-		sh      MMAShape
-		a, b, c cuteLayout
-	}{
-		{M8N8K4, cuteLayout{8, 1, 1, 0, 0, 8}, cuteLayout{8, 1, 1, 0, 0, 8}, cuteLayout{16, 1, 2, 8, 0, 8}},
-		{M16N8K4, cuteLayout{16, 1, 2, 8, 0, 16}, cuteLayout{8, 1, 1, 0, 0, 8}, c16},
-		{M16N8K8, cuteLayout{16, 1, 2, 8, 64, 16}, cuteLayout{8, 1, 2, 32, 0, 8}, c16},
-		{M16N8K16, cuteLayout{16, 1, 2, 8, 64, 16}, cuteLayout{8, 1, 4, 32, 0, 8}, c16},
-	} {
-		na, nb, nc := tc.sh.Elements()
-		for lane := 0; lane < 32; lane++ {
-			for v := 0; v < na; v++ {
-				r, c := tc.sh.AAt(lane, v)
-				if wr, wc := tc.a.at(lane, v); r != wr || c != wc {
-					t.Errorf("%s: A element %d of lane %d at (%d, %d), want (%d, %d)", tc.sh, v, lane, r, c, wr, wc)
-				}
-			}
-			for v := 0; v < nb; v++ {
-				r, c := tc.sh.BAt(lane, v)
-				if wc, wr := tc.b.at(lane, v); r != wr || c != wc { // CuTe's B is N×K
-					t.Errorf("%s: B element %d of lane %d at (%d, %d), want (%d, %d)", tc.sh, v, lane, r, c, wr, wc)
-				}
-			}
-			for v := 0; v < nc; v++ {
-				r, c := tc.sh.CAt(lane, v)
-				if wr, wc := tc.c.at(lane, v); r != wr || c != wc {
-					t.Errorf("%s: C element %d of lane %d at (%d, %d), want (%d, %d)", tc.sh, v, lane, r, c, wr, wc)
-				}
-			}
-		}
-		// Every element of each operand is held by exactly one lane.
-		for _, op := range []struct {
-			name    string
-			n, rows int
-			per     int
-			at      func(lane, v int) (int, int)
-			cols    int
-		}{
-			{"A", na, tc.sh.M, na, tc.sh.AAt, tc.sh.K},
-			{"B", nb, tc.sh.K, nb, tc.sh.BAt, tc.sh.N},
-			{"C", nc, tc.sh.M, nc, tc.sh.CAt, tc.sh.N},
-		} {
-			seen := map[[2]int]bool{}
-			for lane := 0; lane < 32; lane++ {
-				for v := 0; v < op.per; v++ {
-					r, c := op.at(lane, v)
-					if r < 0 || r >= op.rows || c < 0 || c >= op.cols || seen[[2]int{r, c}] {
-						t.Errorf("%s: %s element %d of lane %d at (%d, %d): outside or twice", tc.sh, op.name, v, lane, r, c)
-					}
-					seen[[2]int{r, c}] = true
-				}
-			}
-		}
-		if tc.sh.Arch() != map[bool]int{true: 80, false: 90}[tc.sh == M8N8K4] || !tc.sh.Valid() {
-			t.Errorf("%s: arch %d, valid %v", tc.sh, tc.sh.Arch(), tc.sh.Valid())
+// The shapes MMA takes, in which type, from which architecture.
+func TestMMAShapes(t *testing.T) {
+	for _, sh := range MMAShapes {
+		if sh.Arch() != map[bool]int{true: 80, false: 90}[sh == M8N8K4] || !sh.Valid() {
+			t.Errorf("%s: arch %d, valid %v", sh, sh.Arch(), sh.Valid())
 		}
 	}
 	if (MMAShape{M: 8, N: 8, K: 8}).Valid() {
@@ -86,7 +17,7 @@ func TestMMALayouts(t *testing.T) {
 	}
 	// TF32 takes the two shapes whose layouts CuTe gives its TF32 atoms
 	// (SM80_16x8x4_F32TF32TF32F32_TN, SM80_16x8x8_F32TF32TF32F32_TN) as
-	// they are for fp64 (above), from sm_80.
+	// they are for fp64 (kernel/mma's test), from sm_80.
 	for _, sh := range MMAShapes {
 		want := sh == M16N8K4 || sh == M16N8K8
 		if MMATF32.Takes(sh) != want || (want && MMATF32.Arch(sh) != 80) || (!want && MMATF32.Arch(sh) != 0) {
@@ -98,44 +29,6 @@ func TestMMALayouts(t *testing.T) {
 	}
 	if MMATF32.DType() != F32 || MMAF64.DType() != F64 || MMATF32.String() != "tf32" {
 		t.Error("MMAType's precision or name")
-	}
-}
-
-// RoundTF32 rounds to 10 bits of mantissa, to nearest with ties away from
-// zero, as cvt.rna.tf32.f32.
-func TestRoundTF32(t *testing.T) {
-	ulp := math.Ldexp(1, -10) // of TF32 in [1, 2)
-	for _, tc := range []struct{ x, want float64 }{
-		{1, 1},
-		{1 + ulp, 1 + ulp},
-		{1 + ulp/2, 1 + ulp},            // a tie: away from zero
-		{-(1 + ulp/2), -(1 + ulp)},      // likewise
-		{1 + 3*ulp/2, 1 + 2*ulp},        // a tie, odd below: up (as even would)
-		{1 + ulp/2 - ulp/1024, 1},       // below the tie
-		{1 + ulp/2 + ulp/8192, 1 + ulp}, // above it
-		{2 - 3*ulp/4, 2 - ulp},
-		{2 - ulp/2, 2},                             // carries into the exponent
-		{math.MaxFloat32, math.Inf(1)},             // past the largest TF32
-		{math.Ldexp(1, -130), math.Ldexp(1, -130)}, // subnormal
-		{math.Ldexp(1, -140), 0},                   // under half TF32's least subnormal, 2⁻¹³⁶
-		{math.Inf(-1), math.Inf(-1)},
-		{0, 0},
-	} {
-		got := RoundTF32(tc.x)
-		if got != tc.want || TruncTF32(got) != got {
-			t.Errorf("RoundTF32(%v) = %v, want %v", tc.x, got, tc.want)
-		}
-	}
-	if !math.IsNaN(RoundTF32(math.NaN())) || !math.IsNaN(TruncTF32(math.NaN())) {
-		t.Error("NaN")
-	}
-	// TruncTF32 drops the low bits: toward zero.
-	for _, tc := range []struct{ x, want float64 }{
-		{1 + ulp - ulp/1024, 1}, {-(1 + ulp - ulp/1024), -1}, {1 + ulp, 1 + ulp}, {2 - ulp/4, 2 - ulp}, {math.MaxFloat32, math.Ldexp(2-ulp, 127)},
-	} {
-		if got := TruncTF32(tc.x); got != tc.want {
-			t.Errorf("TruncTF32(%v) = %v, want %v", tc.x, got, tc.want)
-		}
 	}
 }
 

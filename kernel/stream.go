@@ -28,24 +28,23 @@ func (s StreamRows) Statements() []Stmt {
 	pieces := s.Rows * perRow
 	name := func(x string) string { return s.Prefix + x }
 	c, row, col := Ref(name("c")), Ref(name("row")), Ref(name("col"))
-	plus := func(a, b Expr) Expr { return Op("+", a, b) }
-	dst, src := plus(s.Dst(row), col), plus(s.Src(row), col)
+	dst, src := Add(s.Dst(row), col), Add(s.Src(row), col)
 	piece := make([]Expr, s.Width)
 	for j := range piece {
-		piece[j] = At(s.Stage, plus(src, Const(j)))
+		piece[j] = At(s.Stage, Add(src, Const(j)))
 	}
 	jv := Ref(name("j"))
 	return []Stmt{For{Var: name("t"), From: Const(0), To: Const((pieces + s.Threads - 1) / s.Threads), Body: []Stmt{
-		Decl{Type: Index, Name: name("c"), Init: plus(LocalX, Op("*", Ref(name("t")), Const(s.Threads)))},
-		If{Cond: Op("<", c, Const(pieces)), Then: []Stmt{
-			Decl{Type: Index, Name: name("row"), Init: Op("/", c, Const(perRow))},
-			Decl{Type: Index, Name: name("col"), Init: Op("*", Op("%", c, Const(perRow)), Const(s.Width))},
+		DeclIndex(name("c"), Add(LocalX, Mul(Ref(name("t")), Const(s.Threads)))),
+		If{Cond: Lt(c, Const(pieces)), Then: []Stmt{
+			DeclIndex(name("row"), Div(c, Const(perRow))),
+			DeclIndex(name("col"), Mul(Rem(c, Const(perRow)), Const(s.Width))),
 			If{
-				Cond: Op("<=", plus(col, Const(s.Width)), s.Live),
+				Cond: Le(Add(col, Const(s.Width)), s.Live),
 				Then: []Stmt{VecStore{Buf: s.Buf, Index: dst, Src: piece, Stream: true}},
 				Else: []Stmt{For{Var: name("j"), From: Const(0), To: Const(s.Width), Body: []Stmt{
-					If{Cond: Op("<", plus(col, jv), s.Live), Then: []Stmt{
-						Put(s.Buf, At(s.Stage, plus(src, jv)), plus(dst, jv)),
+					If{Cond: Lt(Add(col, jv), s.Live), Then: []Stmt{
+						Put(s.Buf, At(s.Stage, Add(src, jv)), Add(dst, jv)),
 					}},
 				}}},
 			},

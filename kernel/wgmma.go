@@ -8,7 +8,7 @@ package kernel
 // tensor cores themselves.
 //
 // A's and B's elements are fp32 values of which the tensor cores take the
-// TF32 part (TruncTF32), their products exact, summed into D in fp32. The
+// TF32 part (mma.TruncTF32), their products exact, summed into D in fp32. The
 // thread of linear index t (warp w = t/32 % 4, g = t%32 / 4, q = t % 4)
 // gives A[16w+g][q], A[16w+g+8][q], A[16w+g][q+4] and A[16w+g+8][q+4]
 // (mma.sync m16n8k8's A fragment, one warp a band of 16 rows), and holds
@@ -81,24 +81,6 @@ func (WGMMASync) isStmt() {}
 
 // WGMMAMaxN is the widest N a WGMMA takes.
 const WGMMAMaxN = 256
-
-// WGMMAElement is the element of the shared array that holds B[k][n] of a
-// WGMMA whose B starts at element at (see WGMMA).
-func WGMMAElement(at int64, lbo, sbo, k, n int) int64 {
-	return at + int64((k/4)*lbo/4+(n/8)*sbo/4+(n%8)*4+k%4)
-}
-
-// WGMMARow and WGMMACol are the row of A (and D) a thread's element x of
-// A gives, and the column of A it lies in, for the thread of linear index
-// t (see WGMMA).
-func WGMMARow(t, x int) int { return 16*(t/32%4) + t%32/4 + 8*(x%2) }
-func WGMMACol(t, x int) int { return t%4 + 4*(x/2) }
-
-// WGMMADAt is the row and column of D that a thread's element e of D is
-// (see WGMMA).
-func WGMMADAt(t, e int) (row, col int) {
-	return 16*(t/32%4) + t%32/4 + 8*(e%4/2), 8*(e/4) + 2*(t%4) + e%2
-}
 
 // ArchSpecific reports whether ss hold a WGMMA: code for exactly sm_90a
 // (Hopper's arch-specific instructions run on no later architecture).

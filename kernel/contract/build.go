@@ -13,12 +13,11 @@ import (
 // Shorthand (kernel's builders).
 var (
 	lx, ly, lz, gx = kernel.LocalX, kernel.LocalY, kernel.LocalZ, kernel.GroupX
-	v, lit, bin    = kernel.Ref, kernel.Const, kernel.Op
 )
 
 // at is the offset of value (k, j, i) of the thread's element.
 func at(q int, k, j, i kernel.Expr) kernel.Expr {
-	return bin("+", v("base"), bin("+", bin("*", bin("+", bin("*", k, lit(q)), j), lit(q)), i))
+	return kernel.Add(kernel.Ref("base"), kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(k, kernel.Const(q)), j), kernel.Const(q)), i))
 }
 
 // build makes the kernel of variant vr: a block of Q×Q×E threads, thread
@@ -51,9 +50,9 @@ func build(p *Problem, vr Variant) *kernel.Kernel {
 	}
 	k.Params = append(k.Params, kernel.Param{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real, Doc: "output, elements × Q³"})
 	k.Body = []kernel.Stmt{
-		kernel.Decl{Type: kernel.Index, Name: "e", Init: bin("+", bin("*", gx, lit(e)), lz)},
-		kernel.Decl{Type: kernel.Index, Name: "live", Init: bin("<", v("e"), v(Elements))},
-		kernel.Decl{Type: kernel.Index, Name: "base", Init: bin("*", v("e"), lit(q*q*q))},
+		kernel.DeclIndex("e", kernel.Add(kernel.Mul(gx, kernel.Const(e)), lz)),
+		kernel.DeclIndex("live", kernel.Lt(kernel.Ref("e"), kernel.Ref(Elements))),
+		kernel.DeclIndex("base", kernel.Mul(kernel.Ref("e"), kernel.Const(q*q*q))),
 	}
 	if vr.Kind == "pencil" {
 		k.Body = append(k.Body, pencil(p)...)
@@ -65,8 +64,8 @@ func build(p *Problem, vr Variant) *kernel.Kernel {
 	k.Shared = []kernel.Shared{{Name: "dsh", Type: kernel.Real, Dims: []int{q, q + 1}}}
 	// The first slab of threads stages D; every thread waits for it.
 	k.Body = append(k.Body,
-		kernel.If{Cond: bin("==", lz, lit(0)), Then: []kernel.Stmt{
-			kernel.Put("dsh", kernel.At("d", bin("+", bin("*", ly, lit(q)), lx)), ly, lx)}},
+		kernel.If{Cond: kernel.Eq(lz, kernel.Const(0)), Then: []kernel.Stmt{
+			kernel.Put("dsh", kernel.At("d", kernel.Add(kernel.Mul(ly, kernel.Const(q)), lx)), ly, lx)}},
 		kernel.Barrier{})
 	if p.Axis == 2 {
 		k.Body = append(k.Body, zSlab(p)...)
@@ -76,19 +75,19 @@ func build(p *Problem, vr Variant) *kernel.Kernel {
 	// Layer by layer: stage x's layer, contract along x or y, and wait
 	// before the next layer overwrites the stage.
 	// D's row is the thread's index along the axis.
-	term := func(l kernel.Expr) kernel.Expr { return bin("*", kernel.At("dsh", lx, l), kernel.At("s", lz, ly, l)) }
+	term := func(l kernel.Expr) kernel.Expr { return kernel.Mul(kernel.At("dsh", lx, l), kernel.At("s", lz, ly, l)) }
 	if p.Axis == 1 {
-		term = func(l kernel.Expr) kernel.Expr { return bin("*", kernel.At("dsh", ly, l), kernel.At("s", lz, l, lx)) }
+		term = func(l kernel.Expr) kernel.Expr { return kernel.Mul(kernel.At("dsh", ly, l), kernel.At("s", lz, l, lx)) }
 	}
-	live := v("live")
-	k.Body = append(k.Body, kernel.For{Var: "k", From: lit(0), To: lit(q), Body: []kernel.Stmt{
-		kernel.If{Cond: live, Then: []kernel.Stmt{kernel.Put("s", kernel.At("x", at(q, v("k"), ly, lx)), lz, ly, lx)}},
+	live := kernel.Ref("live")
+	k.Body = append(k.Body, kernel.For{Var: "k", From: kernel.Const(0), To: kernel.Const(q), Body: []kernel.Stmt{
+		kernel.If{Cond: live, Then: []kernel.Stmt{kernel.Put("s", kernel.At("x", at(q, kernel.Ref("k"), ly, lx)), lz, ly, lx)}},
 		kernel.Barrier{},
 		kernel.If{Cond: live, Then: []kernel.Stmt{
-			kernel.Decl{Type: kernel.Real, Name: "acc", Init: term(lit(0))},
-			kernel.For{Var: "l", From: lit(1), To: lit(q), Unroll: true, Body: []kernel.Stmt{
-				kernel.Assign{Name: "acc", Value: bin("+", v("acc"), term(v("l")))}}},
-			kernel.Put("y", v("acc"), at(q, v("k"), ly, lx)),
+			kernel.DeclReal("acc", term(kernel.Const(0))),
+			kernel.For{Var: "l", From: kernel.Const(1), To: kernel.Const(q), Unroll: true, Body: []kernel.Stmt{
+				kernel.Set("acc", kernel.Add(kernel.Ref("acc"), term(kernel.Ref("l"))))}},
+			kernel.Put("y", kernel.Ref("acc"), at(q, kernel.Ref("k"), ly, lx)),
 		}},
 		kernel.Barrier{},
 	}})
@@ -99,15 +98,15 @@ func build(p *Problem, vr Variant) *kernel.Kernel {
 func zSlab(p *Problem) []kernel.Stmt {
 	q := p.Q
 	return []kernel.Stmt{
-		kernel.If{Cond: v("live"), Then: []kernel.Stmt{
+		kernel.If{Cond: kernel.Ref("live"), Then: []kernel.Stmt{
 			kernel.Decl{Type: kernel.Real, Name: "r", Dims: []int{q}},
-			kernel.For{Var: "l", From: lit(0), To: lit(q), Unroll: true, Body: []kernel.Stmt{
-				kernel.Put("r", kernel.At("x", at(q, v("l"), ly, lx)), v("l"))}},
-			kernel.For{Var: "k", From: lit(0), To: lit(q), Unroll: true, Body: []kernel.Stmt{
-				kernel.Decl{Type: kernel.Real, Name: "acc", Init: bin("*", kernel.At("dsh", v("k"), lit(0)), kernel.At("r", lit(0)))},
-				kernel.For{Var: "l", From: lit(1), To: lit(q), Unroll: true, Body: []kernel.Stmt{
-					kernel.Assign{Name: "acc", Value: bin("+", v("acc"), bin("*", kernel.At("dsh", v("k"), v("l")), kernel.At("r", v("l"))))}}},
-				kernel.Put("y", v("acc"), at(q, v("k"), ly, lx)),
+			kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(q), Unroll: true, Body: []kernel.Stmt{
+				kernel.Put("r", kernel.At("x", at(q, kernel.Ref("l"), ly, lx)), kernel.Ref("l"))}},
+			kernel.For{Var: "k", From: kernel.Const(0), To: kernel.Const(q), Unroll: true, Body: []kernel.Stmt{
+				kernel.DeclReal("acc", kernel.Mul(kernel.At("dsh", kernel.Ref("k"), kernel.Const(0)), kernel.At("r", kernel.Const(0)))),
+				kernel.For{Var: "l", From: kernel.Const(1), To: kernel.Const(q), Unroll: true, Body: []kernel.Stmt{
+					kernel.Set("acc", kernel.Add(kernel.Ref("acc"), kernel.Mul(kernel.At("dsh", kernel.Ref("k"), kernel.Ref("l")), kernel.At("r", kernel.Ref("l")))))}},
+				kernel.Put("y", kernel.Ref("acc"), at(q, kernel.Ref("k"), ly, lx)),
 			}},
 		}},
 	}
@@ -119,7 +118,7 @@ func pencil(p *Problem) []kernel.Stmt {
 	q := p.Q
 	var body []kernel.Stmt
 	for l := 0; l < q; l++ {
-		body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("r%d", l), Init: kernel.At("x", at(q, lit(l), ly, lx))})
+		body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("r%d", l), Init: kernel.At("x", at(q, kernel.Const(l), ly, lx))})
 	}
 	for kk := 0; kk < q; kk++ {
 		var sum kernel.Expr
@@ -128,19 +127,19 @@ func pencil(p *Problem) []kernel.Stmt {
 			if c == 0 {
 				continue
 			}
-			t := kernel.Expr(bin("*", kernel.Lit{V: c}, v(fmt.Sprintf("r%d", l))))
+			t := kernel.Expr(kernel.Mul(kernel.Float(c), kernel.Ref(fmt.Sprintf("r%d", l))))
 			if sum == nil {
 				sum = t
 			} else {
-				sum = bin("+", sum, t)
+				sum = kernel.Add(sum, t)
 			}
 		}
 		if sum == nil {
-			sum = kernel.Lit{V: 0}
+			sum = kernel.Float(0)
 		}
-		body = append(body, kernel.Put("y", sum, at(q, lit(kk), ly, lx)))
+		body = append(body, kernel.Put("y", sum, at(q, kernel.Const(kk), ly, lx)))
 	}
-	return []kernel.Stmt{kernel.If{Cond: v("live"), Then: body}}
+	return []kernel.Stmt{kernel.If{Cond: kernel.Ref("live"), Then: body}}
 }
 
 // digest is a short hash of D's entries.

@@ -238,7 +238,7 @@ func (c *counter) track(name string, t kernel.Type, e kernel.Expr) {
 // cond compares a thread index with a constant.
 func (c *counter) share(cond kernel.Expr) (float64, bool) {
 	b, ok := cond.(kernel.Bin)
-	if !ok || b.Op != "==" {
+	if !ok || b.Op != kernel.OpEq {
 		return 0, false
 	}
 	l, r := b.L, b.R
@@ -390,9 +390,9 @@ func (c *counter) eval(e kernel.Expr) (int64, bool) {
 			return 0, false
 		}
 		switch e.Op {
-		case "-":
+		case kernel.OpNeg:
 			return -x, true
-		case "!":
+		case kernel.OpNot:
 			return b2i(x == 0), true
 		}
 		return 0, false
@@ -403,39 +403,35 @@ func (c *counter) eval(e kernel.Expr) (int64, bool) {
 			return 0, false
 		}
 		switch e.Op {
-		case "+":
+		case kernel.OpAdd:
 			return l + r, true
-		case "-":
+		case kernel.OpSub:
 			return l - r, true
-		case "*":
+		case kernel.OpMul:
 			return l * r, true
-		case "/":
+		case kernel.OpDiv:
 			if r != 0 {
 				return l / r, true
 			}
-		case "%":
+		case kernel.OpRem:
 			if r != 0 {
 				return l % r, true
 			}
-		case "min":
-			return min(l, r), true
-		case "max":
-			return max(l, r), true
-		case "<":
+		case kernel.OpLt:
 			return b2i(l < r), true
-		case "<=":
+		case kernel.OpLe:
 			return b2i(l <= r), true
-		case ">":
+		case kernel.OpGt:
 			return b2i(l > r), true
-		case ">=":
+		case kernel.OpGe:
 			return b2i(l >= r), true
-		case "==":
+		case kernel.OpEq:
 			return b2i(l == r), true
-		case "!=":
+		case kernel.OpNe:
 			return b2i(l != r), true
-		case "&&":
+		case kernel.OpAnd:
 			return b2i(l != 0 && r != 0), true
-		case "||":
+		case kernel.OpOr:
 			return b2i(l != 0 || r != 0), true
 		}
 	case kernel.Call:

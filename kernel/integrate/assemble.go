@@ -188,7 +188,7 @@ func AssembleKernel(kind element.Kind, dt kernel.DType, wg int) (*kernel.Kernel,
 		Variant: fmt.Sprintf("csr-colour/w%d", wg),
 		DType:   dt,
 		Launch:  kernel.Launch{Block: [3]int{wg, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(Count, wg)}},
-		Active:  v(Count),
+		Active:  kernel.Ref(Count),
 		Doc:     fmt.Sprintf("%s: for t < count, e = order[first + t]: vals[pos[i·E + e]] += a[i·E + e], i < %d (one colour: no two elements share a row)", kind, nb*nb),
 		Meta:    map[string]any{"element": kind.String(), "assembly": "colour"},
 		Params:  assemblyParams(),
@@ -200,11 +200,11 @@ func AssembleKernel(kind element.Kind, dt kernel.DType, wg int) (*kernel.Kernel,
 	)
 	k.Body = colourElement(wg)
 	for i := range nb * nb {
-		at := add(mul(ci(i), v(Elements)), v("el"))
+		at := kernel.Add(kernel.Mul(kernel.Const(i), kernel.Ref(Elements)), kernel.Ref("el"))
 		p := fmt.Sprintf("p%d", i)
 		k.Body = append(k.Body,
 			kernel.Decl{Type: kernel.Index, Name: p, Init: kernel.Cast{To: kernel.Index, X: kernel.At("pos", at)}},
-			kernel.Put("vals", add(kernel.At("vals", v(p)), kernel.At("a", at)), v(p)))
+			kernel.Put("vals", kernel.Add(kernel.At("vals", kernel.Ref(p)), kernel.At("a", at)), kernel.Ref(p)))
 	}
 	return k, kernel.Validate(k)
 }
@@ -223,8 +223,8 @@ func assemblyParams() []kernel.Param {
 // the threads by count).
 func colourElement(wg int) []kernel.Stmt {
 	return []kernel.Stmt{
-		kernel.Decl{Type: kernel.Index, Name: "t", Init: add(mul(gx, ci(wg)), lx)},
-		kernel.Decl{Type: kernel.Index, Name: "el", Init: kernel.Cast{To: kernel.Index, X: kernel.At("order", add(v(First), v("t")))}},
+		kernel.DeclIndex("t", kernel.Add(kernel.Mul(gx, kernel.Const(wg)), lx)),
+		kernel.Decl{Type: kernel.Index, Name: "el", Init: kernel.Cast{To: kernel.Index, X: kernel.At("order", kernel.Add(kernel.Ref(First), kernel.Ref("t")))}},
 	}
 }
 
@@ -253,7 +253,7 @@ func (in *Instance) MatFreeKernel(wg int) (*kernel.Kernel, error) {
 		DType:   p.Prec,
 		Index64: in.index64(),
 		Launch:  kernel.Launch{Block: [3]int{wg, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(Count, wg)}},
-		Active:  v(Count),
+		Active:  kernel.Ref(Count),
 		Doc: fmt.Sprintf("%s: for t < count, e = order[first + t]: A = element e's matrix (in registers); "+
 			"y[conn[a·E + e]] += Σ_b A[a][b] u[conn[b·E + e]], a, b < %d (one colour: no two elements share a node)", p.Name(), nb),
 		Meta:   map[string]any{"element": p.Kind.String(), "problem": p.Op.String(), "assembly": "colour", "matrix-free": true},
@@ -269,28 +269,28 @@ func (in *Instance) MatFreeKernel(wg int) (*kernel.Kernel, error) {
 		kernel.Param{Name: "u", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "nodal vector applied"},
 		kernel.Param{Name: "y", Kind: kernel.BufferParam, Type: kernel.Real, Doc: "nodal result, added to"},
 	)
-	E := v(Elements)
+	E := kernel.Ref(Elements)
 	word := func(w int) kernel.Expr {
 		if w < 3*nb {
-			return kernel.At("x", add(mul(ci(w), E), v("el")))
+			return kernel.At("x", kernel.Add(kernel.Mul(kernel.Const(w), E), kernel.Ref("el")))
 		}
-		return kernel.At("coef", add(mul(ci(w-3*nb), E), v("el")))
+		return kernel.At("coef", kernel.Add(kernel.Mul(kernel.Const(w-3*nb), E), kernel.Ref("el")))
 	}
 	k.Body = colourElement(wg)
 	k.Body = append(k.Body, in.compute(word, false)...)
 	for a := range nb {
 		k.Body = append(k.Body,
-			kernel.Decl{Type: kernel.Index, Name: fmt.Sprintf("n%d", a), Init: kernel.Cast{To: kernel.Index, X: kernel.At("conn", add(mul(ci(a), E), v("el")))}})
+			kernel.Decl{Type: kernel.Index, Name: fmt.Sprintf("n%d", a), Init: kernel.Cast{To: kernel.Index, X: kernel.At("conn", kernel.Add(kernel.Mul(kernel.Const(a), E), kernel.Ref("el")))}})
 	}
 	for b := range nb {
-		k.Body = append(k.Body, decl(fmt.Sprintf("u%d", b), kernel.At("u", v(fmt.Sprintf("n%d", b)))))
+		k.Body = append(k.Body, kernel.DeclReal(fmt.Sprintf("u%d", b), kernel.At("u", kernel.Ref(fmt.Sprintf("n%d", b)))))
 	}
 	for a := range nb {
-		var s kernel.Expr = kernel.At("y", v(fmt.Sprintf("n%d", a)))
+		var s kernel.Expr = kernel.At("y", kernel.Ref(fmt.Sprintf("n%d", a)))
 		for b := range nb {
-			s = add(s, mul(v(acc(a, b)), v(fmt.Sprintf("u%d", b))))
+			s = kernel.Add(s, kernel.Mul(kernel.Ref(acc(a, b)), kernel.Ref(fmt.Sprintf("u%d", b))))
 		}
-		k.Body = append(k.Body, kernel.Put("y", s, v(fmt.Sprintf("n%d", a))))
+		k.Body = append(k.Body, kernel.Put("y", s, kernel.Ref(fmt.Sprintf("n%d", a))))
 	}
 	return k, kernel.Validate(k)
 }

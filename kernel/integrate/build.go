@@ -9,19 +9,8 @@ import (
 	"github.com/bespoke-hpc/bespoke/kernel"
 )
 
-// Shorthand (kernel's builders).
-var (
-	v, ci, bin = kernel.Ref, kernel.Const, kernel.Op
-	lx, gx     = kernel.LocalX, kernel.GroupX
-)
-
-func add(l, r kernel.Expr) kernel.Expr { return bin("+", l, r) }
-func sub(l, r kernel.Expr) kernel.Expr { return bin("-", l, r) }
-func mul(l, r kernel.Expr) kernel.Expr { return bin("*", l, r) }
-func lit(x float64) kernel.Expr        { return kernel.Lit{V: x} }
-func decl(name string, init kernel.Expr) kernel.Stmt {
-	return kernel.Decl{Type: kernel.Real, Name: name, Init: init}
-}
+// Shorthand for kernel's thread indices.
+var lx, gx = kernel.LocalX, kernel.GroupX
 
 // term is coef·e in a linear combination.
 type term struct {
@@ -44,21 +33,21 @@ func lin(ts []term) kernel.Expr {
 		}
 		x := t.e
 		if c != 1 {
-			x = mul(lit(c), x)
+			x = kernel.Mul(kernel.Float(c), x)
 		}
 		switch {
 		case s == nil && neg:
-			s = kernel.Unary{Op: "-", X: x}
+			s = kernel.Neg(x)
 		case s == nil:
 			s = x
 		case neg:
-			s = sub(s, x)
+			s = kernel.Sub(s, x)
 		default:
-			s = add(s, x)
+			s = kernel.Add(s, x)
 		}
 	}
 	if s == nil {
-		return lit(0)
+		return kernel.Float(0)
 	}
 	return s
 }
@@ -128,6 +117,112 @@ func gname(g int, s string) string { return fmt.Sprintf("%s_%d", s, g) }
 // it computes).
 func (in *Instance) build(vr Variant) *kernel.Kernel {
 	p := in.Problem
+	nb, nent := p.Kind.Nodes(), p.entries()
+	k := in.frame(vr)
+	nin := in.inputs()
+	el, live := kernel.Ref("el"), kernel.Ref("live")
+	E := kernel.Ref(Elements)
+	// input word w of the element: coordinates, then coefficients.
+	inWord := in.inputWord
+	word := func(w int) kernel.Expr {
+		if vr.Local {
+			return kernel.At("sin", kernel.Const(w), lx)
+		}
+		return inWord(w)
+	}
+	// One element per work-item without staging: the threads past the
+	// batch are cut off by Active rather than an If, so that the host's
+	// work-group loop (pass.HostLoops) is a loop over elements with a
+	// straight-line body, which gcc vectorises across elements (an If
+	// around the body, or a loop over k inside it, stops it).
+	straight := vr.EPT == 1 && !vr.Local && !vr.Stream
+	// A streaming work-group's work-items all compute: the last one,
+	// which the batch's end cuts short, takes the batch's last WG
+	// elements (base = E − WG < first), and its flush writes those from
+	// first on. So there is no branch around the element (see straight),
+	// and consecutive work-items read consecutive words (a clamped index
+	// made gcc gather them).
+	guarded := !straight && !vr.Stream
+	var body []kernel.Stmt
+	first := kernel.Mul(kernel.Add(kernel.Mul(gx, kernel.Const(vr.EPT)), kernel.Ref("k")), kernel.Const(vr.WG))
+	elInit := kernel.Expr(kernel.Add(first, lx))
+	if vr.Stream {
+		body = append(body, kernel.DeclIndex("base", kernel.Apply(kernel.Min, first, kernel.Sub(E, kernel.Const(vr.WG)))))
+		elInit = kernel.Add(kernel.Ref("base"), lx)
+	}
+	body = append(body, kernel.DeclIndex("el", elInit))
+	if guarded {
+		body = append(body, kernel.DeclIndex("live", kernel.Lt(el, E)))
+	}
+	if vr.Local {
+		var stage []kernel.Stmt
+		for w := range nin {
+			stage = append(stage, kernel.Put("sin", inWord(w), kernel.Const(w), lx))
+		}
+		if guarded {
+			stage = []kernel.Stmt{kernel.If{Cond: live, Then: stage}}
+		}
+		body = append(body, stage...)
+		body = append(body, kernel.Barrier{})
+	}
+	var work []kernel.Stmt
+	switch {
+	case vr.Tensor:
+		work = in.computeHexCDR(word)
+	case vr.Wedge && p.Op == element.CDR:
+		work = in.computeWedgeCDR(word)
+	case vr.Wedge:
+		work = in.computeWedge(word)
+	default:
+		work = in.compute(word, vr.Chain)
+	}
+	work = append(work, in.stores(vr)...)
+	if guarded {
+		body = append(body, kernel.If{Cond: live, Then: work})
+	} else {
+		body = append(body, work...)
+	}
+	if vr.Stream || (vr.Local && p.ElemMajor) {
+		body = append(body, kernel.Barrier{},
+			kernel.DeclIndex("first", first),
+			kernel.DeclIndex("nlive", kernel.Apply(kernel.Max, kernel.Const(0),
+				kernel.Apply(kernel.Min, kernel.Const(vr.WG), kernel.Sub(E, kernel.Ref("first"))))),
+		)
+	}
+	if vr.Stream {
+		body = append(body, in.streamOut("a", "so", nent, vr.WG, "c")...)
+		if p.Load {
+			body = append(body, in.streamOut("b", "sbo", nb, vr.WG, "cb")...)
+		}
+	}
+	if vr.Local && p.ElemMajor && !vr.Stream {
+		// The block's matrices, one word per thread per step: word
+		// i·WG + lx of the chunk, bounded by the live elements' words.
+		// nlive is clamped at 0 for a chunk wholly past the batch: CUDA
+		// and OpenCL spell lx unsigned (threadIdx.x, get_local_id), so
+		// lx + c < nlive·n with nlive < 0 compares as unsigned and is
+		// true — the writes past the batch that crashed PoCL (w64/e2/local).
+		body = append(body, flush("a", "sa", nent, vr.WG)...)
+		if p.Load {
+			body = append(body, flush("b", "sb", nb, vr.WG)...)
+		}
+	}
+	if vr.Local || vr.Stream {
+		body = append(body, kernel.Barrier{}) // before the next chunk overwrites the stages
+	}
+	if straight {
+		k.Active = E
+		k.Body = append([]kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "k", Init: kernel.Const(0)}}, body...)
+		return k
+	}
+	k.Body = []kernel.Stmt{kernel.For{Var: "k", From: kernel.Const(0), To: kernel.Const(vr.EPT), Unroll: vr.EPT <= 4, Body: body}}
+	return k
+}
+
+// frame is variant vr's kernel without its body: name, launch, hints,
+// parameters and the shared arrays it stages through.
+func (in *Instance) frame(vr Variant) *kernel.Kernel {
+	p := in.Problem
 	kind, nb, nent := p.Kind, p.Kind.Nodes(), p.entries()
 	k := &kernel.Kernel{
 		Name:    fmt.Sprintf("bespoke_integrate_%s_%s_%s", p.ident(), p.Prec, vr.ident()),
@@ -159,10 +254,7 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 	if p.Load {
 		k.Params = append(k.Params, kernel.Param{Name: "b", Kind: kernel.BufferParam, Type: kernel.Real, Doc: "load vectors (" + p.layout() + ")"})
 	}
-	nin := 3 * nb
-	if p.Op == element.CDR {
-		nin += 16
-	}
+	nin := in.inputs()
 	if vr.Local {
 		// Inputs staged word-major ([word][thread]) so each thread's reads
 		// of its own element walk one column; outputs of element-major
@@ -187,139 +279,62 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 			k.Shared = append(k.Shared, kernel.Shared{Name: "sbo", Type: kernel.Real, Dims: []int{nb * vr.WG}})
 		}
 	}
-	el, live := v("el"), v("live")
-	E := v(Elements)
-	// input word w of the element: coordinates, then coefficients.
-	inWord := in.inputWord
-	word := func(w int) kernel.Expr {
-		if vr.Local {
-			return kernel.At("sin", ci(w), lx)
-		}
-		return inWord(w)
+	return k
+}
+
+// inputs is how many input words an element has: coordinates, then
+// coefficients.
+func (in *Instance) inputs() int {
+	n := 3 * in.Kind.Nodes()
+	if in.Op == element.CDR {
+		n += 16
 	}
-	// One element per work-item without staging: the threads past the
-	// batch are cut off by Active rather than an If, so that the host's
-	// work-group loop (pass.HostLoops) is a loop over elements with a
-	// straight-line body, which gcc vectorises across elements (an If
-	// around the body, or a loop over k inside it, stops it).
-	straight := vr.EPT == 1 && !vr.Local && !vr.Stream
-	// A streaming work-group's work-items all compute: the last one,
-	// which the batch's end cuts short, takes the batch's last WG
-	// elements (base = E − WG < first), and its flush writes those from
-	// first on. So there is no branch around the element (see straight),
-	// and consecutive work-items read consecutive words (a clamped index
-	// made gcc gather them).
-	guarded := !straight && !vr.Stream
-	var body []kernel.Stmt
-	first := mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(vr.WG))
-	elInit := kernel.Expr(add(first, lx))
-	if vr.Stream {
-		body = append(body, kernel.Decl{Type: kernel.Index, Name: "base", Init: kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{first, sub(E, ci(vr.WG))}}})
-		elInit = add(v("base"), lx)
-	}
-	body = append(body, kernel.Decl{Type: kernel.Index, Name: "el", Init: elInit})
-	if guarded {
-		body = append(body, kernel.Decl{Type: kernel.Index, Name: "live", Init: bin("<", el, E)})
-	}
-	if vr.Local {
-		var stage []kernel.Stmt
-		for w := range nin {
-			stage = append(stage, kernel.Put("sin", inWord(w), ci(w), lx))
-		}
-		if guarded {
-			stage = []kernel.Stmt{kernel.If{Cond: live, Then: stage}}
-		}
-		body = append(body, stage...)
-		body = append(body, kernel.Barrier{})
-	}
+	return n
+}
+
+// stores writes the work-item's accumulated entries (and loads): to the
+// streaming stage, to the element-major stage, or to memory.
+func (in *Instance) stores(vr Variant) []kernel.Stmt {
+	p := in.Problem
+	nb, nent := p.Kind.Nodes(), p.entries()
 	var work []kernel.Stmt
-	switch {
-	case vr.Tensor:
-		work = in.computeHexCDR(word)
-	case vr.Wedge && p.Op == element.CDR:
-		work = in.computeWedgeCDR(word)
-	case vr.Wedge:
-		work = in.computeWedge(word)
-	default:
-		work = in.compute(word, vr.Chain)
-	}
-	// Stores.
 	ent := p.entryList()
 	staged := func(i, n int) kernel.Expr { // word i of n of this work-item's element, staged
 		if p.ElemMajor {
-			return add(mul(lx, ci(n)), ci(i))
+			return kernel.Add(kernel.Mul(lx, kernel.Const(n)), kernel.Const(i))
 		}
-		return add(ci(i*vr.WG), lx)
+		return kernel.Add(kernel.Const(i*vr.WG), lx)
 	}
 	switch {
 	case vr.Stream:
 		for i, e := range ent {
-			work = append(work, kernel.Put("so", v(p.accName(e[0], e[1])), staged(i, nent)))
+			work = append(work, kernel.Put("so", kernel.Ref(p.accName(e[0], e[1])), staged(i, nent)))
 		}
 		if p.Load {
 			for a := range nb {
-				work = append(work, kernel.Put("sbo", v(fmt.Sprintf("B%d", a)), staged(a, nb)))
+				work = append(work, kernel.Put("sbo", kernel.Ref(fmt.Sprintf("B%d", a)), staged(a, nb)))
 			}
 		}
 	case p.ElemMajor && vr.Local:
 		for i, e := range ent {
-			work = append(work, kernel.Put("sa", v(p.accName(e[0], e[1])), lx, ci(i)))
+			work = append(work, kernel.Put("sa", kernel.Ref(p.accName(e[0], e[1])), lx, kernel.Const(i)))
 		}
 		if p.Load {
 			for a := range nb {
-				work = append(work, kernel.Put("sb", v(fmt.Sprintf("B%d", a)), lx, ci(a)))
+				work = append(work, kernel.Put("sb", kernel.Ref(fmt.Sprintf("B%d", a)), lx, kernel.Const(a)))
 			}
 		}
 	default:
 		for i, e := range ent {
-			work = append(work, kernel.Put("a", v(p.accName(e[0], e[1])), in.outIndex(i, nent)))
+			work = append(work, kernel.Put("a", kernel.Ref(p.accName(e[0], e[1])), in.outIndex(i, nent)))
 		}
 		if p.Load {
 			for a := range nb {
-				work = append(work, kernel.Put("b", v(fmt.Sprintf("B%d", a)), in.outIndex(a, nb)))
+				work = append(work, kernel.Put("b", kernel.Ref(fmt.Sprintf("B%d", a)), in.outIndex(a, nb)))
 			}
 		}
 	}
-	if guarded {
-		body = append(body, kernel.If{Cond: live, Then: work})
-	} else {
-		body = append(body, work...)
-	}
-	if vr.Stream || (vr.Local && p.ElemMajor) {
-		body = append(body, kernel.Barrier{},
-			kernel.Decl{Type: kernel.Index, Name: "first", Init: first},
-			kernel.Decl{Type: kernel.Index, Name: "nlive", Init: kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{ci(0),
-				kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{ci(vr.WG), sub(E, v("first"))}}}}},
-		)
-	}
-	if vr.Stream {
-		body = append(body, in.streamOut("a", "so", nent, vr.WG, "c")...)
-		if p.Load {
-			body = append(body, in.streamOut("b", "sbo", nb, vr.WG, "cb")...)
-		}
-	}
-	if vr.Local && p.ElemMajor && !vr.Stream {
-		// The block's matrices, one word per thread per step: word
-		// i·WG + lx of the chunk, bounded by the live elements' words.
-		// nlive is clamped at 0 for a chunk wholly past the batch: CUDA
-		// and OpenCL spell lx unsigned (threadIdx.x, get_local_id), so
-		// lx + c < nlive·n with nlive < 0 compares as unsigned and is
-		// true — the writes past the batch that crashed PoCL (w64/e2/local).
-		body = append(body, flush("a", "sa", nent, vr.WG)...)
-		if p.Load {
-			body = append(body, flush("b", "sb", nb, vr.WG)...)
-		}
-	}
-	if vr.Local || vr.Stream {
-		body = append(body, kernel.Barrier{}) // before the next chunk overwrites the stages
-	}
-	if straight {
-		k.Active = E
-		k.Body = append([]kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "k", Init: ci(0)}}, body...)
-		return k
-	}
-	k.Body = []kernel.Stmt{kernel.For{Var: "k", From: ci(0), To: ci(vr.EPT), Unroll: vr.EPT <= 4, Body: body}}
-	return k
+	return work
 }
 
 // inputWord is word w of element el's inputs in memory: coordinates, then
@@ -327,9 +342,9 @@ func (in *Instance) build(vr Variant) *kernel.Kernel {
 func (in *Instance) inputWord(w int) kernel.Expr {
 	nx := 3 * in.Kind.Nodes()
 	if w < nx {
-		return kernel.At("x", add(mul(ci(w), v(Elements)), v("el")))
+		return kernel.At("x", kernel.Add(kernel.Mul(kernel.Const(w), kernel.Ref(Elements)), kernel.Ref("el")))
 	}
-	return kernel.At("coef", add(mul(ci(w-nx), v(Elements)), v("el")))
+	return kernel.At("coef", kernel.Add(kernel.Mul(kernel.Const(w-nx), kernel.Ref(Elements)), kernel.Ref("el")))
 }
 
 // streamOut writes the work-group's staged outputs (n words per element,
@@ -339,18 +354,20 @@ func (in *Instance) inputWord(w int) kernel.Expr {
 // The stages hold elements from base on (see build). Names of its
 // variables start with pre.
 func (in *Instance) streamOut(buf, stage string, n, wg int, pre string) []kernel.Stmt {
-	skip := sub(v("first"), v("base")) // elements staged before first
+	skip := kernel.Sub(kernel.Ref("first"), kernel.Ref("base")) // elements staged before first
 	s := kernel.StreamRows{
 		Buf: buf, Stage: stage, Rows: n, RowLen: wg, Width: in.streamWidth(), Threads: wg,
-		Dst:    func(row kernel.Expr) kernel.Expr { return add(mul(row, v(Elements)), v("first")) },
-		Src:    func(row kernel.Expr) kernel.Expr { return add(mul(row, ci(wg)), skip) },
-		Live:   v("nlive"),
+		Dst: func(row kernel.Expr) kernel.Expr {
+			return kernel.Add(kernel.Mul(row, kernel.Ref(Elements)), kernel.Ref("first"))
+		},
+		Src:    func(row kernel.Expr) kernel.Expr { return kernel.Add(kernel.Mul(row, kernel.Const(wg)), skip) },
+		Live:   kernel.Ref("nlive"),
 		Prefix: pre,
 	}
 	if in.ElemMajor {
-		s.Rows, s.RowLen, s.Live = 1, wg*n, mul(v("nlive"), ci(n))
-		s.Dst = func(kernel.Expr) kernel.Expr { return mul(v("first"), ci(n)) }
-		s.Src = func(kernel.Expr) kernel.Expr { return mul(skip, ci(n)) }
+		s.Rows, s.RowLen, s.Live = 1, wg*n, kernel.Mul(kernel.Ref("nlive"), kernel.Const(n))
+		s.Dst = func(kernel.Expr) kernel.Expr { return kernel.Mul(kernel.Ref("first"), kernel.Const(n)) }
+		s.Src = func(kernel.Expr) kernel.Expr { return kernel.Mul(skip, kernel.Const(n)) }
 	}
 	return s.Statements()
 }
@@ -359,9 +376,9 @@ func (in *Instance) streamOut(buf, stage string, n, wg int, pre string) []kernel
 func flush(buf, stage string, n, wg int) []kernel.Stmt {
 	var ss []kernel.Stmt
 	for i := range n {
-		idx := add(ci(i*wg), lx)
-		ss = append(ss, kernel.If{Cond: bin("<", idx, mul(v("nlive"), ci(n))), Then: []kernel.Stmt{
-			kernel.Put(buf, kernel.At(stage, bin("/", idx, ci(n)), bin("%", idx, ci(n))), add(mul(v("first"), ci(n)), idx)),
+		idx := kernel.Add(kernel.Const(i*wg), lx)
+		ss = append(ss, kernel.If{Cond: kernel.Lt(idx, kernel.Mul(kernel.Ref("nlive"), kernel.Const(n))), Then: []kernel.Stmt{
+			kernel.Put(buf, kernel.At(stage, kernel.Div(idx, kernel.Const(n)), kernel.Rem(idx, kernel.Const(n))), kernel.Add(kernel.Mul(kernel.Ref("first"), kernel.Const(n)), idx)),
 		}})
 	}
 	return ss
@@ -398,9 +415,9 @@ func (p *Problem) accName(a, b int) string {
 // outIndex is where word i of n of element el goes.
 func (in *Instance) outIndex(i, n int) kernel.Expr {
 	if in.ElemMajor {
-		return add(mul(v("el"), ci(n)), ci(i))
+		return kernel.Add(kernel.Mul(kernel.Ref("el"), kernel.Const(n)), kernel.Const(i))
 	}
-	return add(mul(ci(i), v(Elements)), v("el"))
+	return kernel.Add(kernel.Mul(kernel.Const(i), kernel.Ref(Elements)), kernel.Ref("el"))
 }
 
 // compute is the integration of one element whose input word w is
@@ -428,19 +445,19 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 	var ss []kernel.Stmt
 	for a := range nb {
 		for c := range 3 {
-			ss = append(ss, decl(xn(a, c), word(3*a+c)))
+			ss = append(ss, kernel.DeclReal(xn(a, c), word(3*a+c)))
 		}
 	}
 	cdr := p.Op == element.CDR
 	if cdr {
 		for i := range 4 {
 			for j := range 4 {
-				ss = append(ss, decl(cn(i, j), word(3*nb+4*i+j)))
+				ss = append(ss, kernel.DeclReal(cn(i, j), word(3*nb+4*i+j)))
 			}
 		}
 	}
 	if p.Load {
-		ss = append(ss, decl("fe", kernel.At("f", v("el"))))
+		ss = append(ss, kernel.DeclReal("fe", kernel.At("f", kernel.Ref("el"))))
 	}
 	ent := p.accEntries()
 	accRef := p.accName
@@ -456,11 +473,11 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 		accRef = acc
 	}
 	for _, e := range ent {
-		ss = append(ss, decl(acc(e[0], e[1]), lit(0)))
+		ss = append(ss, kernel.DeclReal(acc(e[0], e[1]), kernel.Float(0)))
 	}
 	if p.Load {
 		for _, a := range rows {
-			ss = append(ss, decl(fmt.Sprintf("B%d", a), lit(0)))
+			ss = append(ss, kernel.DeclReal(fmt.Sprintf("B%d", a), kernel.Float(0)))
 		}
 	}
 	// J's entries depend on the point only through the column's
@@ -471,21 +488,21 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 		nm := func(s string) string { return gname(gi, s) }
 		det := nm("det")
 		ss = append(ss, in.geometry(gi, g, jcols, p.Op != element.Mass)...)
-		grad := func(a, c int) kernel.Expr { return v(gn(gi, a, c)) }
+		grad := func(a, c int) kernel.Expr { return kernel.Ref(gn(gi, a, c)) }
 		accum := func(a, b int, x kernel.Expr) {
-			ss = append(ss, kernel.Assign{Name: acc(a, b), Value: add(v(acc(a, b)), x)})
+			ss = append(ss, kernel.Assign{Name: acc(a, b), Value: kernel.Add(kernel.Ref(acc(a, b)), x)})
 		}
 		switch p.Op {
 		case element.Laplace:
 			// A_ab += K m0 / det · (det ∇N_a)·(det ∇N_b), off the diagonal
 			// only (the diagonal follows from the zero row sums).
 			wd := nm("wd")
-			ss = append(ss, decl(wd, mul(lit(r(p.K*g.m0)), v(nm("rdet")))))
+			ss = append(ss, kernel.DeclReal(wd, kernel.Mul(kernel.Float(r(p.K*g.m0)), kernel.Ref(nm("rdet")))))
 			if !chain {
 				for _, e := range ent {
 					a, b := e[0], e[1]
-					dot := add(add(mul(grad(a, 0), grad(b, 0)), mul(grad(a, 1), grad(b, 1))), mul(grad(a, 2), grad(b, 2)))
-					accum(a, b, mul(v(wd), dot))
+					dot := kernel.Add(kernel.Add(kernel.Mul(grad(a, 0), grad(b, 0)), kernel.Mul(grad(a, 1), grad(b, 1))), kernel.Mul(grad(a, 2), grad(b, 2)))
+					accum(a, b, kernel.Mul(kernel.Ref(wd), dot))
 				}
 				break
 			}
@@ -498,18 +515,18 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 				if !scaled[a] {
 					scaled[a] = true
 					for c := range 3 {
-						ss = append(ss, decl(sg(a, c), mul(v(wd), grad(a, c))))
+						ss = append(ss, kernel.DeclReal(sg(a, c), kernel.Mul(kernel.Ref(wd), grad(a, c))))
 					}
 				}
-				var sum kernel.Expr = v(acc(a, b))
+				var sum kernel.Expr = kernel.Ref(acc(a, b))
 				for c := range 3 {
-					sum = add(sum, mul(v(sg(a, c)), grad(b, c)))
+					sum = kernel.Add(sum, kernel.Mul(kernel.Ref(sg(a, c)), grad(b, c)))
 				}
 				ss = append(ss, kernel.Assign{Name: acc(a, b), Value: sum})
 			}
 		case element.Mass:
 			for _, e := range ent {
-				accum(e[0], e[1], mul(lit(r(g.m2[e[0]][e[1]])), v(det)))
+				accum(e[0], e[1], kernel.Mul(kernel.Float(r(g.m2[e[0]][e[1]])), kernel.Ref(det)))
 			}
 		case element.CDR:
 			if g.np == 1 {
@@ -521,30 +538,30 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 			// A_ab += m0/det Σ_k ĝ_a,k h_b,k + m1_a u_b + m1_b s_a + m2_ab c00 det.
 			for b := range nb {
 				for kk := 1; kk < 4; kk++ {
-					ss = append(ss, decl(nm(fmt.Sprintf("h%d_%d", b, kk)),
-						add(add(mul(v(cn(kk, 1)), grad(b, 0)), mul(v(cn(kk, 2)), grad(b, 1))), mul(v(cn(kk, 3)), grad(b, 2)))))
+					ss = append(ss, kernel.DeclReal(nm(fmt.Sprintf("h%d_%d", b, kk)),
+						kernel.Add(kernel.Add(kernel.Mul(kernel.Ref(cn(kk, 1)), grad(b, 0)), kernel.Mul(kernel.Ref(cn(kk, 2)), grad(b, 1))), kernel.Mul(kernel.Ref(cn(kk, 3)), grad(b, 2)))))
 				}
-				ss = append(ss, decl(nm(fmt.Sprintf("u%d", b)),
-					add(add(mul(v(cn(0, 1)), grad(b, 0)), mul(v(cn(0, 2)), grad(b, 1))), mul(v(cn(0, 3)), grad(b, 2)))))
+				ss = append(ss, kernel.DeclReal(nm(fmt.Sprintf("u%d", b)),
+					kernel.Add(kernel.Add(kernel.Mul(kernel.Ref(cn(0, 1)), grad(b, 0)), kernel.Mul(kernel.Ref(cn(0, 2)), grad(b, 1))), kernel.Mul(kernel.Ref(cn(0, 3)), grad(b, 2)))))
 			}
 			for _, a := range rows {
-				ss = append(ss, decl(nm(fmt.Sprintf("s%d", a)),
-					add(add(mul(v(cn(1, 0)), grad(a, 0)), mul(v(cn(2, 0)), grad(a, 1))), mul(v(cn(3, 0)), grad(a, 2)))))
+				ss = append(ss, kernel.DeclReal(nm(fmt.Sprintf("s%d", a)),
+					kernel.Add(kernel.Add(kernel.Mul(kernel.Ref(cn(1, 0)), grad(a, 0)), kernel.Mul(kernel.Ref(cn(2, 0)), grad(a, 1))), kernel.Mul(kernel.Ref(cn(3, 0)), grad(a, 2)))))
 			}
-			ss = append(ss, decl(nm("wd"), mul(lit(r(g.m0)), v(nm("rdet")))))
-			ss = append(ss, decl(nm("cd"), mul(v(cn(0, 0)), v(det))))
+			ss = append(ss, kernel.DeclReal(nm("wd"), kernel.Mul(kernel.Float(r(g.m0)), kernel.Ref(nm("rdet")))))
+			ss = append(ss, kernel.DeclReal(nm("cd"), kernel.Mul(kernel.Ref(cn(0, 0)), kernel.Ref(det))))
 			for _, e := range ent {
 				a, b := e[0], e[1]
-				diff := add(add(mul(grad(a, 0), v(nm(fmt.Sprintf("h%d_1", b)))), mul(grad(a, 1), v(nm(fmt.Sprintf("h%d_2", b))))), mul(grad(a, 2), v(nm(fmt.Sprintf("h%d_3", b)))))
-				low := add(add(mul(lit(r(g.m1[a])), v(nm(fmt.Sprintf("u%d", b)))), mul(lit(r(g.m1[b])), v(nm(fmt.Sprintf("s%d", a))))),
-					mul(lit(r(g.m2[a][b])), v(nm("cd"))))
-				accum(a, b, add(mul(v(nm("wd")), diff), low))
+				diff := kernel.Add(kernel.Add(kernel.Mul(grad(a, 0), kernel.Ref(nm(fmt.Sprintf("h%d_1", b)))), kernel.Mul(grad(a, 1), kernel.Ref(nm(fmt.Sprintf("h%d_2", b))))), kernel.Mul(grad(a, 2), kernel.Ref(nm(fmt.Sprintf("h%d_3", b)))))
+				low := kernel.Add(kernel.Add(kernel.Mul(kernel.Float(r(g.m1[a])), kernel.Ref(nm(fmt.Sprintf("u%d", b)))), kernel.Mul(kernel.Float(r(g.m1[b])), kernel.Ref(nm(fmt.Sprintf("s%d", a))))),
+					kernel.Mul(kernel.Float(r(g.m2[a][b])), kernel.Ref(nm("cd"))))
+				accum(a, b, kernel.Add(kernel.Mul(kernel.Ref(nm("wd")), diff), low))
 			}
 		}
 		if p.Load {
 			for _, a := range rows {
 				name := fmt.Sprintf("B%d", a)
-				ss = append(ss, kernel.Assign{Name: name, Value: add(v(name), mul(mul(lit(r(g.m1[a])), v(det)), v("fe")))})
+				ss = append(ss, kernel.Set(name, kernel.Add(kernel.Ref(name), kernel.Mul(kernel.Mul(kernel.Float(r(g.m1[a])), kernel.Ref(det)), kernel.Ref("fe")))))
 			}
 		}
 	}
@@ -557,12 +574,12 @@ func (in *Instance) computeRows(word func(int) kernel.Expr, rows []int, fullRows
 					continue
 				}
 				if s == nil {
-					s = v(accRef(a, b))
+					s = kernel.Ref(accRef(a, b))
 				} else {
-					s = add(s, v(accRef(a, b)))
+					s = kernel.Add(s, kernel.Ref(accRef(a, b)))
 				}
 			}
-			ss = append(ss, decl(acc(a, a), kernel.Unary{Op: "-", X: s}))
+			ss = append(ss, kernel.DeclReal(acc(a, a), kernel.Neg(s)))
 		}
 	}
 	return ss
@@ -593,38 +610,38 @@ func (in *Instance) cdrPoint(gi int, g group, ent [][2]int, chain bool) []kernel
 	nm := func(s string) string { return gname(gi, s) }
 	fold := !chain
 	var ss []kernel.Stmt
-	ss = append(ss, decl(nm("wd"), mul(lit(r(g.m0)), v(nm("rdet")))))
+	ss = append(ss, kernel.DeclReal(nm("wd"), kernel.Mul(kernel.Float(r(g.m0)), kernel.Ref(nm("rdet")))))
 	q := func(i, j int) string { return nm(fmt.Sprintf("q%d%d", i, j)) }
 	for i := range 4 {
 		for j := range 4 {
 			var f kernel.Expr
 			switch {
 			case i == 0 && j == 0 && fold:
-				f = v(nm("det"))
+				f = kernel.Ref(nm("det"))
 			case i == 0 && j == 0:
-				f = mul(lit(r(g.m0)), v(nm("det")))
+				f = kernel.Mul(kernel.Float(r(g.m0)), kernel.Ref(nm("det")))
 			case fold && (i == 0 || j == 0):
 				continue // c0j and ci0 are used as they are
 			case i == 0 || j == 0:
-				f = lit(r(g.m0))
+				f = kernel.Float(r(g.m0))
 			default:
-				f = v(nm("wd"))
+				f = kernel.Ref(nm("wd"))
 			}
-			ss = append(ss, decl(q(i, j), mul(f, v(cn(i, j)))))
+			ss = append(ss, kernel.DeclReal(q(i, j), kernel.Mul(f, kernel.Ref(cn(i, j)))))
 		}
 	}
-	grad := func(b, j int) kernel.Expr { return v(gn(gi, b, j-1)) }
+	grad := func(b, j int) kernel.Expr { return kernel.Ref(gn(gi, b, j-1)) }
 	// Term j of H_b,i: c″_ij ψ_b,j (folded: without the weight in row 0).
 	hterm := func(b, i, j int) kernel.Expr {
 		switch {
 		case j == 0 && i > 0 && fold:
-			return mul(v(cn(i, 0)), lit(r(g.m0*g.n[b])))
+			return kernel.Mul(kernel.Ref(cn(i, 0)), kernel.Float(r(g.m0*g.n[b])))
 		case j == 0:
-			return mul(v(q(i, 0)), lit(r(g.n[b])))
+			return kernel.Mul(kernel.Ref(q(i, 0)), kernel.Float(r(g.n[b])))
 		case i == 0 && fold:
-			return mul(v(cn(0, j)), grad(b, j))
+			return kernel.Mul(kernel.Ref(cn(0, j)), grad(b, j))
 		default:
-			return mul(v(q(i, j)), grad(b, j))
+			return kernel.Mul(kernel.Ref(q(i, j)), grad(b, j))
 		}
 	}
 	psi := func(a, i int) kernel.Expr { // ψ_a,i (folded: with the weight of row 0)
@@ -632,9 +649,9 @@ func (in *Instance) cdrPoint(gi int, g group, ent [][2]int, chain bool) []kernel
 		case i > 0:
 			return grad(a, i)
 		case fold:
-			return lit(r(g.m0 * g.n[a]))
+			return kernel.Float(r(g.m0 * g.n[a]))
 		}
-		return lit(r(g.n[a]))
+		return kernel.Float(r(g.n[a]))
 	}
 	hn := func(b, i int) string { return nm(fmt.Sprintf("H%d_%d", b, i)) }
 	need := map[int]bool{}
@@ -648,27 +665,27 @@ func (in *Instance) cdrPoint(gi int, g group, ent [][2]int, chain bool) []kernel
 		for i := range 4 {
 			h := hterm(b, i, 0)
 			for j := 1; j < 4; j++ {
-				h = add(h, hterm(b, i, j))
+				h = kernel.Add(h, hterm(b, i, j))
 			}
-			ss = append(ss, decl(hn(b, i), h))
+			ss = append(ss, kernel.DeclReal(hn(b, i), h))
 		}
 	}
 	for _, e := range ent {
 		a, b := e[0], e[1]
 		var sum kernel.Expr
 		if chain {
-			sum = v(acc(a, b))
+			sum = kernel.Ref(acc(a, b))
 		}
 		for i := range 4 {
-			t := mul(psi(a, i), v(hn(b, i)))
+			t := kernel.Mul(psi(a, i), kernel.Ref(hn(b, i)))
 			if sum == nil {
 				sum = t
 			} else {
-				sum = add(sum, t)
+				sum = kernel.Add(sum, t)
 			}
 		}
 		if !chain {
-			sum = add(v(acc(a, b)), sum)
+			sum = kernel.Add(kernel.Ref(acc(a, b)), sum)
 		}
 		ss = append(ss, kernel.Assign{Name: acc(a, b), Value: sum})
 	}
@@ -737,16 +754,18 @@ func (in *Instance) geometry(gi int, g group, jcols map[string]string, grads boo
 			}
 			var ts []term
 			for a := range nb {
-				ts = append(ts, term{g.d[a][d], v(xn(a, c))})
+				ts = append(ts, term{g.d[a][d], kernel.Ref(xn(a, c))})
 			}
 			name := nm(fmt.Sprintf("j%d%d", c, d))
 			jcols[ck] = name
 			jn[[2]int{c, d}] = name
-			ss = append(ss, decl(name, lin(ts)))
+			ss = append(ss, kernel.DeclReal(name, lin(ts)))
 		}
 	}
-	j := func(c, d int) kernel.Expr { return v(jn[[2]int{c, d}]) }
-	cof := func(r0, c0, r1, c1 int) kernel.Expr { return sub(mul(j(r0, c0), j(r1, c1)), mul(j(r0, c1), j(r1, c0))) }
+	j := func(c, d int) kernel.Expr { return kernel.Ref(jn[[2]int{c, d}]) }
+	cof := func(r0, c0, r1, c1 int) kernel.Expr {
+		return kernel.Sub(kernel.Mul(j(r0, c0), j(r1, c1)), kernel.Mul(j(r0, c1), j(r1, c0)))
+	}
 	// Cofactors C[c][d] of J: J⁻¹[d][c] = C[c][d]/det.
 	cofs := [3][3]kernel.Expr{
 		{cof(1, 1, 2, 2), cof(1, 2, 2, 0), cof(1, 0, 2, 1)},
@@ -756,13 +775,13 @@ func (in *Instance) geometry(gi int, g group, jcols map[string]string, grads boo
 	cn2 := func(c, d int) string { return nm(fmt.Sprintf("k%d%d", c, d)) }
 	for c := range 3 {
 		for d := range 3 {
-			ss = append(ss, decl(cn2(c, d), cofs[c][d]))
+			ss = append(ss, kernel.DeclReal(cn2(c, d), cofs[c][d]))
 		}
 	}
 	det := nm("det")
-	ss = append(ss, decl(det, add(add(mul(j(0, 0), v(cn2(0, 0))), mul(j(0, 1), v(cn2(0, 1)))), mul(j(0, 2), v(cn2(0, 2))))))
+	ss = append(ss, kernel.DeclReal(det, kernel.Add(kernel.Add(kernel.Mul(j(0, 0), kernel.Ref(cn2(0, 0))), kernel.Mul(j(0, 1), kernel.Ref(cn2(0, 1)))), kernel.Mul(j(0, 2), kernel.Ref(cn2(0, 2))))))
 	if grads {
-		ss = append(ss, decl(nm("rdet"), bin("/", lit(1), v(det))))
+		ss = append(ss, kernel.DeclReal(nm("rdet"), kernel.Div(kernel.Float(1), kernel.Ref(det))))
 		// det·∂N_a/∂x_c = Σ_d C[c][d] ∂N_a/∂ξ_d: the gradients are
 		// kept unscaled, their 1/det² folded into the weight (and the
 		// 1/det of a first-order term cancels the det of the measure).
@@ -770,9 +789,9 @@ func (in *Instance) geometry(gi int, g group, jcols map[string]string, grads boo
 			for c := range 3 {
 				var ts []term
 				for d := range 3 {
-					ts = append(ts, term{g.d[a][d], v(cn2(c, d))})
+					ts = append(ts, term{g.d[a][d], kernel.Ref(cn2(c, d))})
 				}
-				ss = append(ss, decl(gn(gi, a, c), lin(ts)))
+				ss = append(ss, kernel.DeclReal(gn(gi, a, c), lin(ts)))
 			}
 		}
 	}

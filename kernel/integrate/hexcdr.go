@@ -150,7 +150,7 @@ func tensorLin(names []string, coefs []float64) kernel.Expr {
 	var ts []term
 	for _, n := range order {
 		if sum[n] != 0 {
-			ts = append(ts, term{sum[n], v(n)})
+			ts = append(ts, term{sum[n], kernel.Ref(n)})
 		}
 	}
 	if len(ts) == 0 {
@@ -169,7 +169,7 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 	side := hexSide()
 	sym := p.symmetric()
 	var ss []kernel.Stmt
-	d := func(name string, e kernel.Expr) { ss = append(ss, decl(name, e)) }
+	d := func(name string, e kernel.Expr) { ss = append(ss, kernel.DeclReal(name, e)) }
 	// dl declares name = e unless e is nil (zero), and says which.
 	dl := func(name string, e kernel.Expr) string {
 		if e == nil {
@@ -190,7 +190,7 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 		}
 	}
 	if p.Load {
-		d("fe", kernel.At("f", v("el")))
+		d("fe", kernel.At("f", kernel.Ref("el")))
 	}
 	node := map[[3]int]int{}
 	for a, s := range side {
@@ -209,39 +209,39 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 					var hi, lo [3]int
 					hi[dd], hi[o1], hi[o2] = 1, j, k
 					lo[dd], lo[o1], lo[o2] = 0, j, k
-					d(edge(j, k), sub(v(xn(node[hi], c)), v(xn(node[lo], c))))
+					d(edge(j, k), kernel.Sub(kernel.Ref(xn(node[hi], c)), kernel.Ref(xn(node[lo], c))))
 				}
 			}
 			for k := range 2 {
-				d(nm("tp%d_%d_%d", dd, c, k), add(v(edge(1, k)), v(edge(0, k))))
-				d(nm("tm%d_%d_%d", dd, c, k), sub(v(edge(1, k)), v(edge(0, k))))
+				d(nm("tp%d_%d_%d", dd, c, k), kernel.Add(kernel.Ref(edge(1, k)), kernel.Ref(edge(0, k))))
+				d(nm("tm%d_%d_%d", dd, c, k), kernel.Sub(kernel.Ref(edge(1, k)), kernel.Ref(edge(0, k))))
 			}
 			s := nm("tS%d_%d", dd, c)
-			d(s, add(v(nm("tp%d_%d_1", dd, c)), v(nm("tp%d_%d_0", dd, c))))
-			d(s+"z", sub(v(nm("tp%d_%d_1", dd, c)), v(nm("tp%d_%d_0", dd, c))))
-			d(s+"y", add(v(nm("tm%d_%d_1", dd, c)), v(nm("tm%d_%d_0", dd, c))))
-			d(s+"yz", sub(v(nm("tm%d_%d_1", dd, c)), v(nm("tm%d_%d_0", dd, c))))
+			d(s, kernel.Add(kernel.Ref(nm("tp%d_%d_1", dd, c)), kernel.Ref(nm("tp%d_%d_0", dd, c))))
+			d(s+"z", kernel.Sub(kernel.Ref(nm("tp%d_%d_1", dd, c)), kernel.Ref(nm("tp%d_%d_0", dd, c))))
+			d(s+"y", kernel.Add(kernel.Ref(nm("tm%d_%d_1", dd, c)), kernel.Ref(nm("tm%d_%d_0", dd, c))))
+			d(s+"yz", kernel.Sub(kernel.Ref(nm("tm%d_%d_1", dd, c)), kernel.Ref(nm("tm%d_%d_0", dd, c))))
 			// At the points y = σ_y g, z = σ_z g (yz = σ_y σ_z/3):
 			// J_d = P_σ + σ_y Q_σ with σ = σ_y σ_z, P_σ = (S + σ S_yz/3)/8
 			// and Q_σ = g (S_y + σ S_z)/8.
 			for i, sg := range []float64{-1, 1} {
-				d(nm("tP%d_%d_%d", dd, c, i), lin([]term{{0.125, v(s)}, {rd(sg / 24), v(s + "yz")}}))
-				d(nm("tQ%d_%d_%d", dd, c, i), mul(lit(rd(g/8)), lin([]term{{1, v(s + "y")}, {sg, v(s + "z")}})))
+				d(nm("tP%d_%d_%d", dd, c, i), lin([]term{{0.125, kernel.Ref(s)}, {rd(sg / 24), kernel.Ref(s + "yz")}}))
+				d(nm("tQ%d_%d_%d", dd, c, i), kernel.Mul(kernel.Float(rd(g/8)), lin([]term{{1, kernel.Ref(s + "y")}, {sg, kernel.Ref(s + "z")}})))
 			}
 			for j := range 2 {
 				for k := range 2 {
 					i := 1 - (j ^ k) // σ = σ_y σ_z is +1 where j = k
-					pq := []term{{1, v(nm("tP%d_%d_%d", dd, c, i))}, {float64(2*j - 1), v(nm("tQ%d_%d_%d", dd, c, i))}}
+					pq := []term{{1, kernel.Ref(nm("tP%d_%d_%d", dd, c, i))}, {float64(2*j - 1), kernel.Ref(nm("tQ%d_%d_%d", dd, c, i))}}
 					d(nm("tJ%d_%d%d_%d", dd, j, k, c), lin(pq))
 				}
 			}
 		}
 	}
 	dot := func(a, b func(c int) kernel.Expr) kernel.Expr {
-		return add(add(mul(a(0), b(0)), mul(a(1), b(1))), mul(a(2), b(2)))
+		return kernel.Add(kernel.Add(kernel.Mul(a(0), b(0)), kernel.Mul(a(1), b(1))), kernel.Mul(a(2), b(2)))
 	}
 	comp := func(f string, args ...any) func(c int) kernel.Expr {
-		return func(c int) kernel.Expr { return v(nm(f, append(args, c)...)) }
+		return func(c int) kernel.Expr { return kernel.Ref(nm(f, append(args, c)...)) }
 	}
 	// canon is the field whose values field f takes: a symmetric block
 	// has G_ed = G_de and ν = μ.
@@ -255,9 +255,9 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 		return f
 	}
 	field := func(f, q int) string { return nm("tF%d_%d", f, q) }
-	c0 := func(c int) kernel.Expr { return v(cn(0, c+1)) }
-	cc0 := func(c int) kernel.Expr { return v(cn(c+1, 0)) }
-	kRow := func(k int) func(c int) kernel.Expr { return func(c int) kernel.Expr { return v(cn(k+1, c+1)) } }
+	c0 := func(c int) kernel.Expr { return kernel.Ref(cn(0, c+1)) }
+	cc0 := func(c int) kernel.Expr { return kernel.Ref(cn(c+1, 0)) }
+	kRow := func(k int) func(c int) kernel.Expr { return func(c int) kernel.Expr { return kernel.Ref(cn(k+1, c+1)) } }
 	// butterfly transforms field values cur (index i0 + 2 i1 + 4 i2 of
 	// points, "" where absent) along the given axes into modes (mode 0 =
 	// sum, 1 = difference; on an axis where both nodes are
@@ -271,10 +271,10 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 				}
 				lo, hi := cur[i], cur[i|1<<k]
 				next[i] = nm("tH%s_%d_%d", tag, k, i)
-				d(next[i], add(v(hi), v(lo)))
+				d(next[i], kernel.Add(kernel.Ref(hi), kernel.Ref(lo)))
 				if kinds[k] != kindDD {
 					next[i|1<<k] = nm("tH%s_%d_%d", tag, k, i|1<<k)
-					d(next[i|1<<k], sub(v(hi), v(lo)))
+					d(next[i|1<<k], kernel.Sub(kernel.Ref(hi), kernel.Ref(lo)))
 				}
 			}
 			cur = next
@@ -319,12 +319,12 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 				a, b := col((r+1)%3), col((r+2)%3)
 				for c := range 3 {
 					c1, c2 := (c+1)%3, (c+2)%3
-					d(nm("tr%d_%d_%d", q, r, c), sub(mul(a(c1), b(c2)), mul(a(c2), b(c1))))
+					d(nm("tr%d_%d_%d", q, r, c), kernel.Sub(kernel.Mul(a(c1), b(c2)), kernel.Mul(a(c2), b(c1))))
 				}
 			}
 			row := func(r int) func(c int) kernel.Expr { return comp("tr%d_%d_%d", q, r) }
 			d(field(15, q), dot(col(0), row(0)))
-			d(nm("tsc%d", q), bin("/", lit(1), v(field(15, q))))
+			d(nm("tsc%d", q), kernel.Div(kernel.Float(1), kernel.Ref(field(15, q))))
 			for f := 9; f < 15; f++ {
 				if canon(f) != f {
 					continue
@@ -343,7 +343,7 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 				}
 				for dd := range 3 {
 					if f := 3*dd + e; canon(f) == f {
-						d(field(f, q), mul(v(nm("tsc%d", q)), dot(row(dd), comp("tk%d_%d_%d", q, e))))
+						d(field(f, q), kernel.Mul(kernel.Ref(nm("tsc%d", q)), dot(row(dd), comp("tk%d_%d_%d", q, e))))
 					}
 				}
 			}
@@ -368,7 +368,7 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 		}
 		// ρ = c₀₀ det, applied to det's modes (det's own go to the load).
 		for m := 4 * z; m < 4*z+4; m++ {
-			d(nm("trho%d", m), mul(v(cn(0, 0)), v(modes[15][m])))
+			d(nm("trho%d", m), kernel.Mul(kernel.Ref(cn(0, 0)), kernel.Ref(modes[15][m])))
 		}
 		for b := range 16 {
 			var names []string
@@ -479,7 +479,7 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 					}
 					e := tensorLin([]string{u, w}, []float64{1, t})
 					if e == nil {
-						e = lit(0)
+						e = kernel.Float(0)
 					}
 					next[idx] = dl(name, e)
 				}
@@ -493,7 +493,7 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 		var bm [8]string
 		for m := range 8 {
 			bm[m] = nm("tB%d", m)
-			d(bm[m], mul(lit(rd(math.Pow(g, float64(popcount3(m)))/8)), mul(v(det[m]), v("fe"))))
+			d(bm[m], kernel.Mul(kernel.Float(rd(math.Pow(g, float64(popcount3(m)))/8)), kernel.Mul(kernel.Ref(det[m]), kernel.Ref("fe"))))
 		}
 		for k := range 3 {
 			var next [8]string
@@ -513,8 +513,8 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 						}
 					}
 				}
-				d(next[i], sub(v(bm[i]), v(bm[i|1<<k])))
-				d(next[i|1<<k], add(v(bm[i]), v(bm[i|1<<k])))
+				d(next[i], kernel.Sub(kernel.Ref(bm[i]), kernel.Ref(bm[i|1<<k])))
+				d(next[i|1<<k], kernel.Add(kernel.Ref(bm[i]), kernel.Ref(bm[i|1<<k])))
 			}
 			bm = next
 		}

@@ -35,9 +35,9 @@ func (in *Instance) buildParts(vr Variant) *kernel.Kernel {
 	k.Active = nil
 	k.Doc = in.doc(vr) + fmt.Sprintf("\nparts: %d elements per block, work-item lx forms rows block lx / %d of element lx %% %d", m, m, m)
 	k.Meta["ept"], k.Meta["parts"], k.Meta["elements_per_group"] = vr.EPT, vr.Parts, m
-	E := v(Elements)
+	E := kernel.Ref(Elements)
 	body := []kernel.Stmt{
-		kernel.Decl{Type: kernel.Index, Name: "el", Init: add(mul(add(mul(gx, ci(vr.EPT)), v("k")), ci(m)), bin("%", lx, ci(m)))},
+		kernel.DeclIndex("el", kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(gx, kernel.Const(vr.EPT)), kernel.Ref("k")), kernel.Const(m)), kernel.Rem(lx, kernel.Const(m)))),
 	}
 	ent := p.entryList()
 	var branches []kernel.Stmt // innermost first
@@ -50,22 +50,22 @@ func (in *Instance) buildParts(vr Variant) *kernel.Kernel {
 		work := in.computeRows(in.inputWord, rows, true, vr.Chain)
 		for i, e := range ent {
 			if own[e[0]] {
-				work = append(work, kernel.Put("a", v(acc(e[0], e[1])), in.outIndex(i, len(ent))))
+				work = append(work, kernel.Put("a", kernel.Ref(acc(e[0], e[1])), in.outIndex(i, len(ent))))
 			}
 		}
 		if p.Load {
 			for _, a := range rows {
-				work = append(work, kernel.Put("b", v(fmt.Sprintf("B%d", a)), in.outIndex(a, p.Kind.Nodes())))
+				work = append(work, kernel.Put("b", kernel.Ref(fmt.Sprintf("B%d", a)), in.outIndex(a, p.Kind.Nodes())))
 			}
 		}
 		if branches == nil {
 			branches = work
 			continue
 		}
-		branches = []kernel.Stmt{kernel.If{Cond: bin("<", lx, ci((h+1)*m)), Then: work, Else: branches}}
+		branches = []kernel.Stmt{kernel.If{Cond: kernel.Lt(lx, kernel.Const((h+1)*m)), Then: work, Else: branches}}
 	}
-	body = append(body, kernel.If{Cond: bin("<", v("el"), E), Then: branches})
+	body = append(body, kernel.If{Cond: kernel.Lt(kernel.Ref("el"), E), Then: branches})
 	k.Shared = nil
-	k.Body = []kernel.Stmt{kernel.For{Var: "k", From: ci(0), To: ci(vr.EPT), Unroll: vr.EPT <= 4, Body: body}}
+	k.Body = []kernel.Stmt{kernel.For{Var: "k", From: kernel.Const(0), To: kernel.Const(vr.EPT), Unroll: vr.EPT <= 4, Body: body}}
 	return k
 }

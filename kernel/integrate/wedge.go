@@ -67,19 +67,19 @@ func wedgeRule() (tri [][2]float64, levels []float64, w [][]float64, ok bool) {
 // A<a>_<b> (b ≥ a) and B<a>, as compute does for a symmetric problem.
 func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 	p := in.Problem
-	r := func(x float64) kernel.Expr { return lit(p.Prec.Rounded(x)) }
+	r := func(x float64) kernel.Expr { return kernel.Float(p.Prec.Rounded(x)) }
 	tri, levels, weights, _ := wedgeRule()
 	lam := func(i, pt int) float64 { return wedgeLambda(i, tri[pt]) }
 	ell := wedgeL
 	sign := func(s int) float64 { return float64(2*s - 1) } // 2 L′_s
 	var ss []kernel.Stmt
-	d := func(name string, e kernel.Expr) { ss = append(ss, decl(name, e)) }
+	d := func(name string, e kernel.Expr) { ss = append(ss, kernel.DeclReal(name, e)) }
 	nm := func(f string, args ...any) string { return fmt.Sprintf(f, args...) }
 	dot := func(a, b func(c int) kernel.Expr) kernel.Expr {
-		return add(add(mul(a(0), b(0)), mul(a(1), b(1))), mul(a(2), b(2)))
+		return kernel.Add(kernel.Add(kernel.Mul(a(0), b(0)), kernel.Mul(a(1), b(1))), kernel.Mul(a(2), b(2)))
 	}
 	comp := func(f string, args ...any) func(c int) kernel.Expr {
-		return func(c int) kernel.Expr { return v(nm(f, append(args, c)...)) }
+		return func(c int) kernel.Expr { return kernel.Ref(nm(f, append(args, c)...)) }
 	}
 	for a := range 6 {
 		for c := range 3 {
@@ -87,23 +87,23 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 		}
 	}
 	if p.Load {
-		d("fe", kernel.At("f", v("el")))
+		d("fe", kernel.At("f", kernel.Ref("el")))
 	}
 	wedgeEdges(d)
-	G := func(de string, z, pt int) kernel.Expr { return v(nm("wG%s_%d_%d", de, z, pt)) }
+	G := func(de string, z, pt int) kernel.Expr { return kernel.Ref(nm("wG%s_%d_%d", de, z, pt)) }
 	for z, zeta := range levels {
 		wedgeLevel(d, r, z, zeta)
 		jx, jy := comp("wjx%d_%d", z), comp("wjy%d_%d", z)
 		// n = ∂x/∂ξ × ∂x/∂η, so that det J = n · ∂x/∂ζ.
 		for c := range 3 {
 			c1, c2 := (c+1)%3, (c+2)%3
-			d(nm("wn%d_%d", z, c), sub(mul(jx(c1), jy(c2)), mul(jx(c2), jy(c1))))
+			d(nm("wn%d_%d", z, c), kernel.Sub(kernel.Mul(jx(c1), jy(c2)), kernel.Mul(jx(c2), jy(c1))))
 		}
 		d(nm("wma%d", z), dot(jx, jx))
 		d(nm("wmb%d", z), dot(jx, jy))
 		d(nm("wmc%d", z), dot(jy, jy))
-		ma, mb, mc := v(nm("wma%d", z)), v(nm("wmb%d", z)), v(nm("wmc%d", z))
-		d(nm("wa22_%d", z), sub(mul(ma, mc), mul(mb, mb)))
+		ma, mb, mc := kernel.Ref(nm("wma%d", z)), kernel.Ref(nm("wmb%d", z)), kernel.Ref(nm("wmc%d", z))
+		d(nm("wa22_%d", z), kernel.Sub(kernel.Mul(ma, mc), kernel.Mul(mb, mb)))
 		for pt, t := range tri {
 			q := nm("%d_%d", z, pt)
 			wedgePoint(d, r, q, t)
@@ -112,16 +112,16 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 			d("wmp"+q, dot(jx, jz))
 			d("wmq"+q, dot(jy, jz))
 			d("wmr"+q, dot(jz, jz))
-			mp, mq, mr := v("wmp"+q), v("wmq"+q), v("wmr"+q)
-			d("wsc"+q, bin("/", r(p.K*weights[z][pt]), v("wdet"+q)))
-			sc := v("wsc" + q)
+			mp, mq, mr := kernel.Ref("wmp"+q), kernel.Ref("wmq"+q), kernel.Ref("wmr"+q)
+			d("wsc"+q, kernel.Div(r(p.K*weights[z][pt]), kernel.Ref("wdet"+q)))
+			sc := kernel.Ref("wsc" + q)
 			// G = w K/det · adj(JᵀJ).
-			d("wG00_"+q, mul(sc, sub(mul(mc, mr), mul(mq, mq))))
-			d("wG11_"+q, mul(sc, sub(mul(ma, mr), mul(mp, mp))))
-			d("wG22_"+q, mul(sc, v(nm("wa22_%d", z))))
-			d("wG01_"+q, mul(sc, sub(mul(mp, mq), mul(mb, mr))))
-			d("wG02_"+q, mul(sc, sub(mul(mb, mq), mul(mc, mp))))
-			d("wG12_"+q, mul(sc, sub(mul(mb, mp), mul(ma, mq))))
+			d("wG00_"+q, kernel.Mul(sc, kernel.Sub(kernel.Mul(mc, mr), kernel.Mul(mq, mq))))
+			d("wG11_"+q, kernel.Mul(sc, kernel.Sub(kernel.Mul(ma, mr), kernel.Mul(mp, mp))))
+			d("wG22_"+q, kernel.Mul(sc, kernel.Ref(nm("wa22_%d", z))))
+			d("wG01_"+q, kernel.Mul(sc, kernel.Sub(kernel.Mul(mp, mq), kernel.Mul(mb, mr))))
+			d("wG02_"+q, kernel.Mul(sc, kernel.Sub(kernel.Mul(mb, mq), kernel.Mul(mc, mp))))
+			d("wG12_"+q, kernel.Mul(sc, kernel.Sub(kernel.Mul(mb, mp), kernel.Mul(ma, mq))))
 		}
 	}
 	sum := func(ts []term) kernel.Expr { return lin(ts) }
@@ -141,21 +141,21 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 			for _, de := range []string{"00", "01", "11"} {
 				var ts []term
 				for z, zeta := range levels {
-					ts = append(ts, term{p.Prec.Rounded(ell(s, zeta) * ell(t, zeta)), v(nm("wH%s_%d", de, z))})
+					ts = append(ts, term{p.Prec.Rounded(ell(s, zeta) * ell(t, zeta)), kernel.Ref(nm("wH%s_%d", de, z))})
 				}
 				d(nm("wX%d%d_%s", s, t, de), sum(ts))
 			}
-			d(nm("wU%d%d", s, t), add(v(nm("wX%d%d_00", s, t)), v(nm("wX%d%d_01", s, t))))
-			d(nm("wV%d%d", s, t), add(v(nm("wX%d%d_01", s, t)), v(nm("wX%d%d_11", s, t))))
+			d(nm("wU%d%d", s, t), kernel.Add(kernel.Ref(nm("wX%d%d_00", s, t)), kernel.Ref(nm("wX%d%d_01", s, t))))
+			d(nm("wV%d%d", s, t), kernel.Add(kernel.Ref(nm("wX%d%d_01", s, t)), kernel.Ref(nm("wX%d%d_11", s, t))))
 		}
 	}
 	// P_st[i][j] with its sign: +1 or −1 and the variable.
 	block := func(s, t, i, j int) (float64, kernel.Expr) {
 		i, j = min(i, j), max(i, j)
-		x := func(f string) kernel.Expr { return v(nm(f, s, t)) }
+		x := func(f string) kernel.Expr { return kernel.Ref(nm(f, s, t)) }
 		switch [2]int{i, j} {
 		case [2]int{0, 0}:
-			return 1, add(x("wU%d%d"), x("wV%d%d"))
+			return 1, kernel.Add(x("wU%d%d"), x("wV%d%d"))
 		case [2]int{0, 1}:
 			return -1, x("wU%d%d")
 		case [2]int{0, 2}:
@@ -181,7 +181,7 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 			for j := range 3 {
 				var ts []term
 				for pt := range tri {
-					ts = append(ts, term{p.Prec.Rounded(lam(j, pt) / 2), v(nm("wZ%d%d_%d", dd, s, pt))})
+					ts = append(ts, term{p.Prec.Rounded(lam(j, pt) / 2), kernel.Ref(nm("wZ%d%d_%d", dd, s, pt))})
 				}
 				d(nm("wY%d%d_%d", dd, s, j), sum(ts))
 			}
@@ -189,11 +189,11 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 	}
 	for s := range 2 {
 		for j := range 3 {
-			d(nm("wW0%d_%d", s, j), kernel.Unary{Op: "-", X: add(v(nm("wY0%d_%d", s, j)), v(nm("wY1%d_%d", s, j)))})
+			d(nm("wW0%d_%d", s, j), kernel.Neg(kernel.Add(kernel.Ref(nm("wY0%d_%d", s, j)), kernel.Ref(nm("wY1%d_%d", s, j)))))
 		}
 	}
 	mixed := func(i, s, j int) kernel.Expr {
-		return v([3]string{nm("wW0%d_%d", s, j), nm("wY0%d_%d", s, j), nm("wY1%d_%d", s, j)}[i])
+		return kernel.Ref([3]string{nm("wW0%d_%d", s, j), nm("wY0%d_%d", s, j), nm("wY1%d_%d", s, j)}[i])
 	}
 	// The vertical part: V_ij = 1/4 Σ_p λ_i λ_j Σ_z G₂₂.
 	for pt := range tri {
@@ -207,7 +207,7 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 		for j := i; j < 3; j++ {
 			var ts []term
 			for pt := range tri {
-				ts = append(ts, term{p.Prec.Rounded(lam(i, pt) * lam(j, pt) / 4), v(nm("wg22_%d", pt))})
+				ts = append(ts, term{p.Prec.Rounded(lam(i, pt) * lam(j, pt) / 4), kernel.Ref(nm("wg22_%d", pt))})
 			}
 			d(nm("wvv%d%d", i, j), sum(ts))
 		}
@@ -218,7 +218,7 @@ func (in *Instance) computeWedge(word func(int) kernel.Expr) []kernel.Stmt {
 			s, i := a/3, a%3
 			t, j := b/3, b%3
 			sg, pb := block(s, t, i, j)
-			e := lin([]term{{sg, pb}, {sign(t), mixed(i, s, j)}, {sign(s), mixed(j, t, i)}, {sign(s) * sign(t), v(nm("wvv%d%d", min(i, j), max(i, j)))}})
+			e := lin([]term{{sg, pb}, {sign(t), mixed(i, s, j)}, {sign(s), mixed(j, t, i)}, {sign(s) * sign(t), kernel.Ref(nm("wvv%d%d", min(i, j), max(i, j)))}})
 			d(acc(a, b), e)
 		}
 	}
@@ -237,15 +237,15 @@ func wedgeEdges(d func(string, kernel.Expr)) {
 	node := func(i, s int) int { return 3*s + i }
 	for c := range 3 {
 		for s := range 2 {
-			d(nm("we%d_%d", s, c), sub(v(xn(node(1, s), c)), v(xn(node(0, s), c))))
-			d(nm("wf%d_%d", s, c), sub(v(xn(node(2, s), c)), v(xn(node(0, s), c))))
+			d(nm("we%d_%d", s, c), kernel.Sub(kernel.Ref(xn(node(1, s), c)), kernel.Ref(xn(node(0, s), c))))
+			d(nm("wf%d_%d", s, c), kernel.Sub(kernel.Ref(xn(node(2, s), c)), kernel.Ref(xn(node(0, s), c))))
 		}
 		for i := range 3 {
-			d(nm("wd%d_%d", i, c), sub(v(xn(node(i, 1), c)), v(xn(node(i, 0), c))))
+			d(nm("wd%d_%d", i, c), kernel.Sub(kernel.Ref(xn(node(i, 1), c)), kernel.Ref(xn(node(i, 0), c))))
 		}
-		d(nm("wD0_%d", c), mul(lit(0.5), v(nm("wd0_%d", c))))
-		d(nm("wD1_%d", c), mul(lit(0.5), sub(v(nm("wd1_%d", c)), v(nm("wd0_%d", c)))))
-		d(nm("wD2_%d", c), mul(lit(0.5), sub(v(nm("wd2_%d", c)), v(nm("wd0_%d", c)))))
+		d(nm("wD0_%d", c), kernel.Mul(kernel.Float(0.5), kernel.Ref(nm("wd0_%d", c))))
+		d(nm("wD1_%d", c), kernel.Mul(kernel.Float(0.5), kernel.Sub(kernel.Ref(nm("wd1_%d", c)), kernel.Ref(nm("wd0_%d", c)))))
+		d(nm("wD2_%d", c), kernel.Mul(kernel.Float(0.5), kernel.Sub(kernel.Ref(nm("wd2_%d", c)), kernel.Ref(nm("wd0_%d", c)))))
 	}
 }
 
@@ -255,15 +255,15 @@ func wedgeLevel(d func(string, kernel.Expr), r func(float64) kernel.Expr, z int,
 	nm := fmt.Sprintf
 	l0, l1 := wedgeL(0, zeta), wedgeL(1, zeta)
 	for c := range 3 {
-		d(nm("wjx%d_%d", z, c), add(mul(r(l0), v(nm("we0_%d", c))), mul(r(l1), v(nm("we1_%d", c)))))
-		d(nm("wjy%d_%d", z, c), add(mul(r(l0), v(nm("wf0_%d", c))), mul(r(l1), v(nm("wf1_%d", c)))))
+		d(nm("wjx%d_%d", z, c), kernel.Add(kernel.Mul(r(l0), kernel.Ref(nm("we0_%d", c))), kernel.Mul(r(l1), kernel.Ref(nm("we1_%d", c)))))
+		d(nm("wjy%d_%d", z, c), kernel.Add(kernel.Mul(r(l0), kernel.Ref(nm("wf0_%d", c))), kernel.Mul(r(l1), kernel.Ref(nm("wf1_%d", c)))))
 	}
 }
 
 // wedgePoint declares the column ∂x/∂ζ (wjz<q>_<c>) at triangle point t.
 func wedgePoint(d func(string, kernel.Expr), r func(float64) kernel.Expr, q string, t [2]float64) {
 	for c := range 3 {
-		d(fmt.Sprintf("wjz%s_%d", q, c), add(add(v(fmt.Sprintf("wD0_%d", c)), mul(r(t[0]), v(fmt.Sprintf("wD1_%d", c)))), mul(r(t[1]), v(fmt.Sprintf("wD2_%d", c)))))
+		d(fmt.Sprintf("wjz%s_%d", q, c), kernel.Add(kernel.Add(kernel.Ref(fmt.Sprintf("wD0_%d", c)), kernel.Mul(r(t[0]), kernel.Ref(fmt.Sprintf("wD1_%d", c)))), kernel.Mul(r(t[1]), kernel.Ref(fmt.Sprintf("wD2_%d", c)))))
 	}
 }
 
@@ -276,10 +276,10 @@ func wedgeLoad(d func(string, kernel.Expr), rd func(float64) float64) {
 		var ts []term
 		for z, zeta := range levels {
 			for pt, t := range tri {
-				ts = append(ts, term{rd(weights[z][pt] * wedgeLambda(i, t) * wedgeL(s, zeta)), v(fmt.Sprintf("wdet%d_%d", z, pt))})
+				ts = append(ts, term{rd(weights[z][pt] * wedgeLambda(i, t) * wedgeL(s, zeta)), kernel.Ref(fmt.Sprintf("wdet%d_%d", z, pt))})
 			}
 		}
-		d(fmt.Sprintf("B%d", a), mul(lin(ts), v("fe")))
+		d(fmt.Sprintf("B%d", a), kernel.Mul(lin(ts), kernel.Ref("fe")))
 	}
 }
 

@@ -25,7 +25,7 @@ import (
 func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 	p := in.Problem
 	nb := p.Kind.Nodes()
-	r := func(x float64) kernel.Expr { return lit(p.Prec.Rounded(x)) }
+	r := func(x float64) kernel.Expr { return kernel.Float(p.Prec.Rounded(x)) }
 	rd := p.Prec.Rounded
 	tri, levels, weights, _ := wedgeRule()
 	lam := func(i, pt int) float64 { return wedgeLambda(i, tri[pt]) }
@@ -33,18 +33,18 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 	sign := func(s int) float64 { return float64(2*s - 1) } // 2 L′_s
 	alpha, beta := [3]float64{-1, 1, 0}, [3]float64{-1, 0, 1}
 	var ss []kernel.Stmt
-	d := func(name string, e kernel.Expr) { ss = append(ss, decl(name, e)) }
+	d := func(name string, e kernel.Expr) { ss = append(ss, kernel.DeclReal(name, e)) }
 	nm := fmt.Sprintf
 	dot := func(a, b func(c int) kernel.Expr) kernel.Expr {
-		return add(add(mul(a(0), b(0)), mul(a(1), b(1))), mul(a(2), b(2)))
+		return kernel.Add(kernel.Add(kernel.Mul(a(0), b(0)), kernel.Mul(a(1), b(1))), kernel.Mul(a(2), b(2)))
 	}
 	comp := func(f string, args ...any) func(c int) kernel.Expr {
-		return func(c int) kernel.Expr { return v(nm(f, append(args, c)...)) }
+		return func(c int) kernel.Expr { return kernel.Ref(nm(f, append(args, c)...)) }
 	}
 	cross := func(name string, a, b func(c int) kernel.Expr) {
 		for c := range 3 {
 			c1, c2 := (c+1)%3, (c+2)%3
-			d(nm("%s_%d", name, c), sub(mul(a(c1), b(c2)), mul(a(c2), b(c1))))
+			d(nm("%s_%d", name, c), kernel.Sub(kernel.Mul(a(c1), b(c2)), kernel.Mul(a(c2), b(c1))))
 		}
 	}
 	for a := range nb {
@@ -58,12 +58,14 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 		}
 	}
 	if p.Load {
-		d("fe", kernel.At("f", v("el")))
+		d("fe", kernel.At("f", kernel.Ref("el")))
 	}
 	wedgeEdges(d)
-	kRow := func(k int) func(c int) kernel.Expr { return func(c int) kernel.Expr { return v(cn(k+1, c+1)) } }
-	c0 := func(c int) kernel.Expr { return v(cn(0, c+1)) }
-	cc0 := func(c int) kernel.Expr { return v(cn(c+1, 0)) }
+	kRow := func(k int) func(c int) kernel.Expr {
+		return func(c int) kernel.Expr { return kernel.Ref(cn(k+1, c+1)) }
+	}
+	c0 := func(c int) kernel.Expr { return kernel.Ref(cn(0, c+1)) }
+	cc0 := func(c int) kernel.Expr { return kernel.Ref(cn(c+1, 0)) }
 	// Per point: G (nine numbers), μ, ν (three each) and ρ.
 	for z, zeta := range levels {
 		wedgeLevel(d, r, z, zeta)
@@ -83,7 +85,7 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 			cross("wr1_"+q, jz, jx)
 			rows := [3]func(c int) kernel.Expr{comp("wr0_" + q + "_%d"), comp("wr1_" + q + "_%d"), r2}
 			d("wdet"+q, dot(r2, jz))
-			d("wsc"+q, bin("/", r(weights[z][pt]), v("wdet"+q)))
+			d("wsc"+q, kernel.Div(r(weights[z][pt]), kernel.Ref("wdet"+q)))
 			for e := range 2 {
 				for k := range 3 {
 					d(nm("wk%d_%s_%d", e, q, k), dot(kRow(k), rows[e]))
@@ -97,19 +99,19 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 			}
 			for dd := range 3 {
 				for e := range 3 {
-					d(nm("wG%d%d_%s", dd, e, q), mul(v("wsc"+q), dot(rows[dd], kr(e))))
+					d(nm("wG%d%d_%s", dd, e, q), kernel.Mul(kernel.Ref("wsc"+q), dot(rows[dd], kr(e))))
 				}
 			}
 			wq := r(weights[z][pt])
 			for dd := range 2 {
-				d(nm("wmu%d_%s", dd, q), mul(wq, dot(c0, rows[dd])))
-				d(nm("wnu%d_%s", dd, q), mul(wq, dot(cc0, rows[dd])))
+				d(nm("wmu%d_%s", dd, q), kernel.Mul(wq, dot(c0, rows[dd])))
+				d(nm("wnu%d_%s", dd, q), kernel.Mul(wq, dot(cc0, rows[dd])))
 			}
-			d("wmu2_"+q, mul(wq, v(nm("wm2_%d", z))))
-			d("wnu2_"+q, mul(wq, v(nm("wn2_%d", z))))
+			d("wmu2_"+q, kernel.Mul(wq, kernel.Ref(nm("wm2_%d", z))))
+			d("wnu2_"+q, kernel.Mul(wq, kernel.Ref(nm("wn2_%d", z))))
 		}
 	}
-	at := func(f string, z, pt int) kernel.Expr { return v(nm(f, z, pt)) }
+	at := func(f string, z, pt int) kernel.Expr { return kernel.Ref(nm(f, z, pt)) }
 	// ξ-η block: X_st,de = Σ_z L_s L_t Σ_p G_de (d, e < 2).
 	for dd := range 2 {
 		for e := range 2 {
@@ -134,7 +136,7 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 	for k, c := range st {
 		for dd := range 2 {
 			for e := range 2 {
-				levelSum(nm("wX%d_%d%d", k, dd, e), c[0], c[1], func(z int) kernel.Expr { return v(nm("wH%d%d_%d", dd, e, z)) })
+				levelSum(nm("wX%d_%d%d", k, dd, e), c[0], c[1], func(z int) kernel.Expr { return kernel.Ref(nm("wH%d%d_%d", dd, e, z)) })
 			}
 		}
 	}
@@ -146,7 +148,7 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 			for e := range 2 {
 				gi := [2]float64{alpha[i], beta[i]}[dd]
 				gj := [2]float64{alpha[j], beta[j]}[e]
-				ts = append(ts, term{gi * gj, v(nm("wX%d_%d%d", k, dd, e))})
+				ts = append(ts, term{gi * gj, kernel.Ref(nm("wX%d_%d%d", k, dd, e))})
 			}
 		}
 		return lin(ts)
@@ -170,7 +172,7 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 				for j := range 3 {
 					var ts []term
 					for pt := range tri {
-						ts = append(ts, term{rd(lam(j, pt) / 2), v(nm("%sZ%d%d_%d", side.name, dd, s, pt))})
+						ts = append(ts, term{rd(lam(j, pt) / 2), kernel.Ref(nm("%sZ%d%d_%d", side.name, dd, s, pt))})
 					}
 					d(nm("%s%d%d_%d", side.name, dd, s, j), lin(ts))
 				}
@@ -178,7 +180,7 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 		}
 	}
 	mixed := func(name string, i, s, j int) kernel.Expr {
-		return lin([]term{{alpha[i], v(nm("%s0%d_%d", name, s, j))}, {beta[i], v(nm("%s1%d_%d", name, s, j))}})
+		return lin([]term{{alpha[i], kernel.Ref(nm("%s0%d_%d", name, s, j))}, {beta[i], kernel.Ref(nm("%s1%d_%d", name, s, j))}})
 	}
 	// The vertical part: V_ij = ¼ Σ_p λ_i λ_j Σ_z G₂₂.
 	pairSum := func(name string, f func(pt int) kernel.Expr, scale float64) {
@@ -199,7 +201,7 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 		}
 		d(nm("wg22_%d", pt), lin(ts))
 	}
-	pairSum("wvv", func(pt int) kernel.Expr { return v(nm("wg22_%d", pt)) }, 0.25)
+	pairSum("wvv", func(pt int) kernel.Expr { return kernel.Ref(nm("wg22_%d", pt)) }, 0.25)
 	// Convection, N_a (μ·ĝ_b): M_e,st,i = Σ_z L_s L_t Σ_p λ_i μ_e (e < 2)
 	// and N_s,ij = ½ Σ_p λ_i λ_j Σ_z L_s μ_2; the same from ν for
 	// N_b (ν·ĝ_a).
@@ -216,7 +218,7 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 			}
 			for k, c := range st {
 				for i := range 3 {
-					levelSum(nm("%sM%d_%d_%d", f, e, k, i), c[0], c[1], func(z int) kernel.Expr { return v(nm("%sl%d_%d_%d", f, e, z, i)) })
+					levelSum(nm("%sM%d_%d_%d", f, e, k, i), c[0], c[1], func(z int) kernel.Expr { return kernel.Ref(nm("%sl%d_%d_%d", f, e, z, i)) })
 				}
 			}
 		}
@@ -228,15 +230,15 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 				}
 				d(nm("%sn%d_%d", f, s, pt), lin(ts))
 			}
-			pairSum(nm("%sN%d_", f, s), func(pt int) kernel.Expr { return v(nm("%sn%d_%d", f, s, pt)) }, 0.5)
+			pairSum(nm("%sN%d_", f, s), func(pt int) kernel.Expr { return kernel.Ref(nm("%sn%d_%d", f, s, pt)) }, 0.5)
 		}
 	}
 	conv := func(f string, s, t, i, j int) kernel.Expr { // the μ term of entry (is, jt)
 		k := stIdx(s, t)
 		return lin([]term{
-			{alpha[j], v(nm("%sM0_%d_%d", f, k, i))},
-			{beta[j], v(nm("%sM1_%d_%d", f, k, i))},
-			{sign(t), v(nm("%sN%d_%d%d", f, s, min(i, j), max(i, j)))},
+			{alpha[j], kernel.Ref(nm("%sM0_%d_%d", f, k, i))},
+			{beta[j], kernel.Ref(nm("%sM1_%d_%d", f, k, i))},
+			{sign(t), kernel.Ref(nm("%sN%d_%d%d", f, s, min(i, j), max(i, j)))},
 		})
 	}
 	// Reaction: c00 Σ_z L_s L_t Σ_p λ_i λ_j w det.
@@ -254,7 +256,7 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 	for k, c := range st {
 		for i := range 3 {
 			for j := i; j < 3; j++ {
-				levelSum(nm("wR%d_%d%d", k, i, j), c[0], c[1], func(z int) kernel.Expr { return v(nm("wrl%d_%d%d", z, i, j)) })
+				levelSum(nm("wR%d_%d%d", k, i, j), c[0], c[1], func(z int) kernel.Expr { return kernel.Ref(nm("wrl%d_%d%d", z, i, j)) })
 			}
 		}
 	}
@@ -269,10 +271,10 @@ func (in *Instance) computeWedgeCDR(word func(int) kernel.Expr) []kernel.Stmt {
 			{1, pBlock(s, t, i, j)},
 			{sign(t), mixed("wY", i, s, j)},
 			{sign(s), mixed("wYt", j, t, i)},
-			{sign(s) * sign(t), v(nm("wvv%d%d", ii, jj))},
+			{sign(s) * sign(t), kernel.Ref(nm("wvv%d%d", ii, jj))},
 			{1, conv("wmu", s, t, i, j)},
 			{1, conv("wnu", t, s, j, i)},
-			{1, mul(v(cn(0, 0)), v(nm("wR%d_%d%d", stIdx(s, t), ii, jj)))},
+			{1, kernel.Mul(kernel.Ref(cn(0, 0)), kernel.Ref(nm("wR%d_%d%d", stIdx(s, t), ii, jj)))},
 		})
 		d(acc(a, b), sum)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/mma"
 )
 
 // program is a kernel compiled to closures over a thread's frame.
@@ -154,13 +155,13 @@ func (c *compiler) realExpr(e kernel.Expr) rfn {
 	case kernel.Bin:
 		l, r := c.realExpr(e.L), c.realExpr(e.R)
 		switch e.Op {
-		case "+":
+		case kernel.OpAdd:
 			return func(f *frame) float64 { return round(l(f) + r(f)) }
-		case "-":
+		case kernel.OpSub:
 			return func(f *frame) float64 { return round(l(f) - r(f)) }
-		case "*":
+		case kernel.OpMul:
 			return func(f *frame) float64 { return round(l(f) * r(f)) }
-		case "/":
+		case kernel.OpDiv:
 			return func(f *frame) float64 { return round(l(f) / r(f)) }
 		}
 	case kernel.Unary:
@@ -196,9 +197,9 @@ func (c *compiler) realExpr(e kernel.Expr) rfn {
 		case kernel.Max:
 			return func(f *frame) float64 { return math.Max(args[0](f), args[1](f)) }
 		case kernel.TF32:
-			return func(f *frame) float64 { return kernel.RoundTF32(args[0](f)) }
+			return func(f *frame) float64 { return mma.RoundTF32(args[0](f)) }
 		case kernel.TF32Trunc:
-			return func(f *frame) float64 { return kernel.TruncTF32(args[0](f)) }
+			return func(f *frame) float64 { return mma.TruncTF32(args[0](f)) }
 		}
 	}
 	panic(fmt.Sprintf("no real expression %T %v", e, e))
@@ -232,69 +233,69 @@ func (c *compiler) intExpr(e kernel.Expr) ifn {
 	case kernel.Bin:
 		if lt := c.typeOf(e.L); !lt.IsInt() { // a comparison of reals
 			l, r := c.realExpr(e.L), c.realExpr(e.R)
-			cmp := map[string]func(a, b float64) bool{
-				"<": func(a, b float64) bool { return a < b }, "<=": func(a, b float64) bool { return a <= b },
-				">": func(a, b float64) bool { return a > b }, ">=": func(a, b float64) bool { return a >= b },
-				"==": func(a, b float64) bool { return a == b }, "!=": func(a, b float64) bool { return a != b },
+			cmp := map[kernel.BinOp]func(a, b float64) bool{
+				kernel.OpLt: func(a, b float64) bool { return a < b }, kernel.OpLe: func(a, b float64) bool { return a <= b },
+				kernel.OpGt: func(a, b float64) bool { return a > b }, kernel.OpGe: func(a, b float64) bool { return a >= b },
+				kernel.OpEq: func(a, b float64) bool { return a == b }, kernel.OpNe: func(a, b float64) bool { return a != b },
 			}[e.Op]
 			return func(f *frame) int64 { return b2i(cmp(l(f), r(f))) }
 		}
 		l, r := c.intExpr(e.L), c.intExpr(e.R)
 		op := e.Op
-		what := op
+		what := string(op)
 		switch op {
-		case "&&":
+		case kernel.OpAnd:
 			return func(f *frame) int64 { return b2i(l(f) != 0 && r(f) != 0) }
-		case "||":
+		case kernel.OpOr:
 			return func(f *frame) int64 { return b2i(l(f) != 0 || r(f) != 0) }
 		}
 		return func(f *frame) int64 {
 			a, b := l(f), r(f)
 			var v int64
 			switch op {
-			case "+":
+			case kernel.OpAdd:
 				v = a + b
-			case "-":
+			case kernel.OpSub:
 				v = a - b
-			case "*":
+			case kernel.OpMul:
 				v = a * b
-			case "/", "%":
+			case kernel.OpDiv, kernel.OpRem:
 				if b == 0 {
 					failf("integer division by zero")
 				}
-				if op == "/" {
+				if op == kernel.OpDiv {
 					v = a / b
 				} else {
 					v = a % b
 				}
-			case "&":
+			case kernel.OpBitAnd:
 				v = a & b
-			case "|":
+			case kernel.OpBitOr:
 				v = a | b
-			case "^":
+			case kernel.OpXor:
 				v = a ^ b
-			case "<<":
+			case kernel.OpShl:
 				v = a << uint(b)
-			case ">>":
+			case kernel.OpShr:
 				v = a >> uint(b)
-			case "<":
+			case kernel.OpLt:
 				v = b2i(a < b)
-			case "<=":
+			case kernel.OpLe:
 				v = b2i(a <= b)
-			case ">":
+			case kernel.OpGt:
 				v = b2i(a > b)
-			case ">=":
+			case kernel.OpGe:
 				v = b2i(a >= b)
-			case "==":
+			case kernel.OpEq:
 				v = b2i(a == b)
-			case "!=":
+			case kernel.OpNe:
 				v = b2i(a != b)
 			}
 			return c.fit(t, v, what)
 		}
 	case kernel.Unary:
 		x := c.intExpr(e.X)
-		if e.Op == "!" {
+		if e.Op == kernel.OpNot {
 			return func(f *frame) int64 { return b2i(x(f) == 0) }
 		}
 		return func(f *frame) int64 { return c.fit(t, -x(f), "negation") }
@@ -701,7 +702,7 @@ func (c *compiler) mma(s kernel.MMA) func(*frame) {
 		if typ == kernel.MMATF32 { // the tensor cores' TF32 parts
 			for _, x := range [][]float64{in.a, in.b} {
 				for v, e := range x {
-					x[v] = kernel.TruncTF32(e)
+					x[v] = mma.TruncTF32(e)
 				}
 			}
 		}
@@ -736,7 +737,7 @@ func (c *compiler) wgmma(s kernel.WGMMA) func(*frame) {
 	return func(f *frame) {
 		in := mmaIn{id: id, a: make([]float64, len(a)), c: make([]float64, len(dst)), bAt: at(f)}
 		for i, fn := range a {
-			in.a[i] = kernel.TruncTF32(fn(f))
+			in.a[i] = mma.TruncTF32(fn(f))
 		}
 		for i, slot := range dst {
 			in.c[i] = f.reals[slot]

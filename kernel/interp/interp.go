@@ -11,7 +11,7 @@
 // layouts of kernel.MMAShape, and each lane receives its elements of
 // D = A·B + C, summed in float64 in order of k. A TF32 mma takes the TF32
 // parts of A's and B's elements, their low 13 bits dropped as the tensor
-// cores drop them (kernel.TruncTF32); their products are exact, and each
+// cores drop them (mma.TruncTF32); their products are exact, and each
 // element of D is rounded once to float32 (the tensor cores' adder keeps
 // at least fp32's precision, so a device differs by an ulp or so).
 //
@@ -28,6 +28,7 @@ import (
 	"sync"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/mma"
 )
 
 // Error is a fault found while running a kernel.
@@ -412,22 +413,22 @@ func (w *warp) compute(s kernel.MMAShape, typ kernel.MMAType) {
 	a, b, c := make([]float64, s.M*s.K), make([]float64, s.K*s.N), make([]float64, s.M*s.N)
 	for l, in := range w.in {
 		for v, x := range in.a {
-			i, j := s.AAt(l, v)
+			i, j := mma.AAt(s, l, v)
 			a[i*s.K+j] = x
 		}
 		for v, x := range in.b {
-			i, j := s.BAt(l, v)
+			i, j := mma.BAt(s, l, v)
 			b[i*s.N+j] = x
 		}
 		for v, x := range in.c {
-			i, j := s.CAt(l, v)
+			i, j := mma.CAt(s, l, v)
 			c[i*s.N+j] = x
 		}
 	}
 	for l := range w.out {
 		d := make([]float64, len(w.in[l].c))
 		for v := range d {
-			i, j := s.CAt(l, v)
+			i, j := mma.CAt(s, l, v)
 			sum := c[i*s.N+j]
 			for r := 0; r < s.K; r++ {
 				sum += a[i*s.K+r] * b[r*s.N+j]
@@ -452,23 +453,23 @@ func (w *warp) computeWGMMA(s kernel.WGMMA, sh []float64) {
 			failf("wgmma: lanes 0 and %d give B's offsets %d and %d", l, at, in.bAt)
 		}
 		for x, v := range in.a {
-			a[kernel.WGMMARow(l, x)*8+kernel.WGMMACol(l, x)] = v
+			a[mma.WGARow(l, x)*8+mma.WGACol(l, x)] = v
 		}
 	}
 	b := make([]float64, 8*s.N)
 	for k := 0; k < 8; k++ {
 		for n := 0; n < s.N; n++ {
-			i := kernel.WGMMAElement(at, s.LBO, s.SBO, k, n)
+			i := mma.WGBElement(at, s.LBO, s.SBO, k, n)
 			if at%4 != 0 || i < 0 || i >= int64(len(sh)) {
 				failf("wgmma: B[%d][%d] at %s[%d] is out of bounds (%d elements) or its start %d is not 16-byte aligned", k, n, s.B, i, len(sh), at)
 			}
-			b[k*s.N+n] = kernel.TruncTF32(sh[i])
+			b[k*s.N+n] = mma.TruncTF32(sh[i])
 		}
 	}
 	for l, in := range w.in {
 		d := make([]float64, len(in.c))
 		for e := range d {
-			i, j := kernel.WGMMADAt(l, e)
+			i, j := mma.WGDAt(l, e)
 			sum := in.c[e]
 			for r := 0; r < 8; r++ {
 				sum += a[i*8+r] * b[r*s.N+j]

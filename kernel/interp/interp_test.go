@@ -8,6 +8,7 @@ import (
 
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/kerneltest"
+	"github.com/bespoke-hpc/bespoke/kernel/mma"
 )
 
 // Shorthand (kernel's builders).
@@ -264,7 +265,7 @@ func TestWGMMASample(t *testing.T) {
 			for c := 0; c < n; c++ {
 				want, scale := 0.0, 0.0
 				for q := 0; q < 16 && c < cols; q++ {
-					x := kernel.TruncTF32(a[(p*64+r)*16+q]) * kernel.TruncTF32(b[(p*16+q)*n+c])
+					x := mma.TruncTF32(a[(p*64+r)*16+q]) * mma.TruncTF32(b[(p*16+q)*n+c])
 					want += x
 					scale += math.Abs(x)
 				}
@@ -279,7 +280,7 @@ func TestWGMMASample(t *testing.T) {
 		}
 	}
 	// The full fp32 product differs by more: the TF32 parts matter.
-	if x, y := a[0]*b[0], kernel.TruncTF32(a[0])*kernel.TruncTF32(b[0]); x == y {
+	if x, y := a[0]*b[0], mma.TruncTF32(a[0])*mma.TruncTF32(b[0]); x == y {
 		t.Errorf("a[0]·b[0] = %v is its TF32 parts' product: a weak sample", x)
 	}
 	t.Logf("largest error %.3g of the sum of magnitudes", worst)
@@ -355,7 +356,7 @@ func TestTF32MMA(t *testing.T) {
 					want := c[(p*sh.M+r)*sh.N+col]
 					scale := math.Abs(want)
 					for q := 0; q < kk; q++ {
-						x := kernel.TruncTF32(a[(p*sh.M+r)*kk+q]) * kernel.TruncTF32(b[(p*kk+q)*sh.N+col])
+						x := mma.TruncTF32(a[(p*sh.M+r)*kk+q]) * mma.TruncTF32(b[(p*kk+q)*sh.N+col])
 						want += x
 						scale += math.Abs(x)
 					}

@@ -261,7 +261,7 @@ func TF32MMA(sh kernel.MMAShape) *kernel.Kernel { return mmaSample(sh, kernel.MM
 
 // TF32RawMMA is MMA's sample in fp32 on TF32 tensor cores with the fp32
 // elements as they are: D_p = trunc(A_p)·trunc(B_p) + C_p, each element
-// of A and B truncated to TF32 by the tensor cores (kernel.TruncTF32), an
+// of A and B truncated to TF32 by the tensor cores (mma.TruncTF32), an
 // error of ~1e-3 that a device which rounded them instead would not match.
 func TF32RawMMA(sh kernel.MMAShape) *kernel.Kernel { return mmaSample(sh, kernel.MMATF32, false) }
 

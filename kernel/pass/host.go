@@ -93,8 +93,8 @@ func (l *lowerer) simple() []kernel.Stmt {
 	if k.Active != nil {
 		g := kernel.Special{Kind: kernel.GroupID}
 		body = append(body,
-			kernel.Decl{Type: kernel.Index, Name: limVar, Init: kernel.Bin{Op: "-", L: k.Active, R: kernel.Bin{Op: "*", L: g, R: kernel.Int{V: bx}}}},
-			kernel.If{Cond: kernel.Bin{Op: ">", L: kernel.Var{Name: limVar}, R: kernel.Int{V: bx}}, Then: []kernel.Stmt{kernel.Assign{Name: limVar, Value: kernel.Int{V: bx}}}})
+			kernel.Decl{Type: kernel.Index, Name: limVar, Init: kernel.Bin{Op: kernel.OpSub, L: k.Active, R: kernel.Bin{Op: kernel.OpMul, L: g, R: kernel.Int{V: bx}}}},
+			kernel.If{Cond: kernel.Bin{Op: kernel.OpGt, L: kernel.Var{Name: limVar}, R: kernel.Int{V: bx}}, Then: []kernel.Stmt{kernel.Assign{Name: limVar, Value: kernel.Int{V: bx}}}})
 		lim = kernel.Var{Name: limVar}
 	} else {
 		body = append(body, kernel.Decl{Type: kernel.Index, Name: limVar, Init: lim})
@@ -285,8 +285,8 @@ func (l *lowerer) nest(run []kernel.Stmt) kernel.Stmt {
 	k := l.k
 	body := l.threads(run, true, nil)
 	if k.Active != nil {
-		gx := kernel.Bin{Op: "+", L: kernel.Bin{Op: "*", L: kernel.Special{Kind: kernel.GroupID}, R: kernel.Int{V: int64(k.Launch.Block[0])}}, R: kernel.Var{Name: threadVars[0]}}
-		body = []kernel.Stmt{kernel.If{Cond: kernel.Bin{Op: "<", L: gx, R: l.uniform(k.Active)}, Then: body}}
+		gx := kernel.Bin{Op: kernel.OpAdd, L: kernel.Bin{Op: kernel.OpMul, L: kernel.Special{Kind: kernel.GroupID}, R: kernel.Int{V: int64(k.Launch.Block[0])}}, R: kernel.Var{Name: threadVars[0]}}
+		body = []kernel.Stmt{kernel.If{Cond: kernel.Bin{Op: kernel.OpLt, L: gx, R: l.uniform(k.Active)}, Then: body}}
 	}
 	var s kernel.Stmt = kernel.For{Var: threadVars[0], From: kernel.Int{}, To: kernel.Int{V: int64(k.Launch.Block[0])}, Body: body, Vectorize: true}
 	for a := 1; a < 3; a++ {
@@ -453,7 +453,7 @@ func offset(idx kernel.Expr, i int) kernel.Expr {
 	if i == 0 {
 		return idx
 	}
-	return kernel.Bin{Op: "+", L: idx, R: kernel.Int{V: int64(i)}}
+	return kernel.Bin{Op: kernel.OpAdd, L: idx, R: kernel.Int{V: int64(i)}}
 }
 
 // walkAllExprs calls f on every expression of k.

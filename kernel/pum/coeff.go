@@ -159,13 +159,11 @@ func (c Coefficients) Reference() pum.Coefficients {
 	return co
 }
 
-func lit(v float64) kernel.Expr { return kernel.Lit{V: v} }
-func add(l, r kernel.Expr) kernel.Expr {
-	return kernel.Op("+", l, r)
-}
-func sub(l, r kernel.Expr) kernel.Expr { return kernel.Op("-", l, r) }
-func mul(l, r kernel.Expr) kernel.Expr { return kernel.Op("*", l, r) }
-func div(l, r kernel.Expr) kernel.Expr { return kernel.Op("/", l, r) }
+// Shorthand for kernel's builder.
+var (
+	lit                = kernel.Float
+	add, sub, mul, div = kernel.Add, kernel.Sub, kernel.Mul, kernel.Div
+)
 
 // exprs returns κ, r, f as kernel expressions of x (r nil when r ≡ 0).
 func (c Coefficients) exprs(x []kernel.Expr) (kappa, r, f kernel.Expr) {

@@ -545,22 +545,14 @@ func sum(xs ...kernel.Expr) kernel.Expr {
 	if len(xs) == 0 {
 		return ci(0)
 	}
-	s := xs[0]
-	for _, x := range xs[1:] {
-		s = ibin("+", s, x)
-	}
-	return s
+	return kernel.Sum(xs...)
 }
 
 func prod(xs ...kernel.Expr) kernel.Expr {
 	if len(xs) == 0 {
 		return ci(1)
 	}
-	s := xs[0]
-	for _, x := range xs[1:] {
-		s = ibin("*", s, x)
-	}
-	return s
+	return kernel.Prod(xs...)
 }
 
 // decompKernel is a decomposition kernel's frame: one thread per patch,

@@ -98,6 +98,42 @@ const foldMinNF = 36
 // cells with one active set (SetOrder's) into the same accumulators and
 // adds once for all of them.
 func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
+	b, err := newGroupBuild(s, fused)
+	if err != nil {
+		return nil, err
+	}
+	k := b.frame()
+	body := b.prologue()
+	body = append(body, b.stage()...)
+	body = append(body, b.tiles()...)
+	body = append(body, b.chunks(b.hats(), b.values(), b.pads(), b.gram())...)
+	body = append(body, kernel.If{Cond: v("live"), Then: b.writeOut()})
+	k.Body = body
+	if s.MMA > 0 {
+		k.Hints.MinArch = b.typ.Arch(b.sh)
+	}
+	return k, kernel.Validate(k)
+}
+
+// groupBuild holds what IntegrateGroup's stages share: the spec, its
+// shape on a block, and the thread's cell slot cs and lane lt in it.
+type groupBuild struct {
+	s                             Spec
+	fused, mass                   bool
+	M, d, a, B, p, nq, nf, nqd    int
+	sp                            *pum.Space
+	g                             GroupShape
+	h, TC, CB, PC, R, RP, vw, row int
+	cs, lt, z                     kernel.Expr
+	// fold: the point weights folded into the staged values, so that
+	// the Gram product is multiply-adds only (see hats).
+	fold bool
+	sh   kernel.MMAShape
+	typ  kernel.MMAType
+}
+
+// newGroupBuild checks the spec and lays it on a block.
+func newGroupBuild(s Spec, fused bool) (*groupBuild, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
@@ -106,37 +142,62 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		return nil, fmt.Errorf("kernel/pum: merged cells (Merge = %d) need the fused kernel: the element buffer holds one block per cell", M)
 	}
 	d, a, B, p, nq := s.Dim, s.Active, s.B(), s.Degree, s.points()
-	nf := a * B
-	nqd := pow(nq, d)
 	sp, err := pum.NewSpace(&pum.Cover{Dim: d}, p)
 	if err != nil {
 		return nil, err
 	}
 	g := s.Group()
-	mass := s.Coeff.Mass()
-	h, TC, CB, PC, R, RP, vw := g.H, g.TC, g.CB, g.PC, g.R, g.RP, s.vec()
-	// su and sdu hold a point's values of u and ∇u, one row of RP·H a
-	// point. Function c = J + u·H (J < H, u < R) is at
-	// ⌊u/vw⌋·vw·H + J·vw + u mod vw: with vw = 1 at c; with vw = 2 the
-	// values of u and u+1 for one J are adjacent, a vector load, and the
-	// threads of a warp (consecutive J) read consecutive pairs, with no
-	// bank conflicts. The arrays are one-dimensional (vector loads read
-	// only those).
-	row := g.Row
-	cs, lt := v("cs"), v("lt")
-	pos := func(c kernel.Expr) kernel.Expr {
-		if vw == 1 {
-			return c
-		}
-		u := ibin("/", c, ci(h))
-		return ibin("+", ibin("+", ibin("*", ibin("/", u, ci(vw)), ci(vw*h)), ibin("*", ibin("%", c, ci(h)), ci(vw))), ibin("%", u, ci(vw)))
+	b := &groupBuild{s: s, fused: fused, mass: s.Coeff.Mass(), M: M, d: d, a: a, B: B, p: p, nq: nq, nf: a * B, nqd: pow(nq, d), sp: sp, g: g,
+		h: g.H, TC: g.TC, CB: g.CB, PC: g.PC, R: g.R, RP: g.RP, vw: s.vec(), row: g.Row,
+		cs: v("cs"), lt: v("lt"), z: v("z"), sh: s.mmaShape(), typ: s.mmaType()}
+	b.fold = b.nf >= foldMinNF || s.MMA > 0 // the mma takes G alone
+	return b, nil
+}
+
+// pos: su and sdu hold a point's values of u and ∇u, one row of RP·H a
+// point. Function c = J + u·H (J < H, u < R) is at
+// ⌊u/vw⌋·vw·H + J·vw + u mod vw: with vw = 1 at c; with vw = 2 the
+// values of u and u+1 for one J are adjacent, a vector load, and the
+// threads of a warp (consecutive J) read consecutive pairs, with no
+// bank conflicts. The arrays are one-dimensional (vector loads read
+// only those): pos is function c's position in a row.
+func (b *groupBuild) pos(c kernel.Expr) kernel.Expr {
+	h, vw := b.h, b.vw
+	if vw == 1 {
+		return c
 	}
-	suAt := func(pq, p kernel.Expr) kernel.Expr {
-		return ibin("+", ibin("*", ibin("+", ibin("*", cs, ci(PC)), pq), ci(row)), p)
-	}
-	sduAt := func(kk int, pq, p kernel.Expr) kernel.Expr {
-		return ibin("+", ibin("*", ibin("+", ibin("*", ibin("+", ibin("*", cs, ci(d)), ci(kk)), ci(PC)), pq), ci(row)), p)
-	}
+	u := ibin("/", c, ci(h))
+	return ibin("+", ibin("+", ibin("*", ibin("/", u, ci(vw)), ci(vw*h)), ibin("*", ibin("%", c, ci(h)), ci(vw))), ibin("%", u, ci(vw)))
+}
+
+// suAt is the element of su at point pq of the chunk, position p.
+func (b *groupBuild) suAt(pq, p kernel.Expr) kernel.Expr {
+	return ibin("+", ibin("*", ibin("+", ibin("*", b.cs, ci(b.PC)), pq), ci(b.row)), p)
+}
+
+// sduAt is the element of sdu for component kk.
+func (b *groupBuild) sduAt(kk int, pq, p kernel.Expr) kernel.Expr {
+	return ibin("+", ibin("*", ibin("+", ibin("*", ibin("+", ibin("*", b.cs, ci(b.d)), ci(kk)), ci(b.PC)), pq), ci(b.row)), p)
+}
+
+// sgAt is the cell's staged geometry real i.
+func (b *groupBuild) sgAt(i kernel.Expr) kernel.Expr { return at("sg", b.cs, i) }
+
+// imin is min(x, y) of indices, both cast: OpenCL's min(long, int) is
+// ambiguous.
+func (b *groupBuild) imin(x, y kernel.Expr) kernel.Expr {
+	return kernel.Apply(kernel.Min, icast(x), icast(y))
+}
+
+// actOf is the global patch of the cell's active slot sl.
+func (b *groupBuild) actOf(sl kernel.Expr) kernel.Expr {
+	return icast(at("act", ibin("+", ibin("*", v("cell"), ci(b.a)), sl)))
+}
+
+// frame is the kernel without its body: name, launch, parameters and
+// shared arrays.
+func (b *groupBuild) frame() *kernel.Kernel {
+	s, fused, M, d, a, p, nq, nf, g, TC, CB, PC, row := b.s, b.fused, b.M, b.d, b.a, b.p, b.nq, b.nf, b.g, b.TC, b.CB, b.PC, b.row
 	how := "group"
 	if fused {
 		how = "fused"
@@ -192,12 +253,13 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	for _, sh := range k.Shared {
 		k.Launch.SharedBytes += sh.Len() * map[bool]int{true: 4, false: s.DType.Bytes()}[sh.Type == kernel.Int32]
 	}
-	icast := func(e kernel.Expr) kernel.Expr { return kernel.Cast{To: kernel.Index, X: e} }
-	// Both arguments cast: OpenCL's min(long, int) is ambiguous.
-	imin := func(x, y kernel.Expr) kernel.Expr {
-		return kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{icast(x), icast(y)}}
-	}
-	sgAt := func(i kernel.Expr) kernel.Expr { return at("sg", cs, i) }
+	return k
+}
+
+// prologue places the thread: its cell slot cs and lane lt, its unit g,
+// whether the unit is live and its (first) cell.
+func (b *groupBuild) prologue() []kernel.Stmt {
+	M, TC, CB, cs := b.M, b.TC, b.CB, b.cs
 	body := []kernel.Stmt{
 		idecl("lx", kernel.LocalX),
 		idecl("cs", ibin("/", v("lx"), ci(TC))),
@@ -208,19 +270,26 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		body = append(body,
 			idecl("live", ibin("<", v("g"), v(Cells))),
 			// Cells past the launch read the last cell (and write nothing).
-			idecl("cell", ibin("+", v(C0), imin(v("g"), ibin("-", v(Cells), ci(1))))))
+			idecl("cell", ibin("+", v(C0), b.imin(v("g"), ibin("-", v(Cells), ci(1))))))
 	} else {
 		// Unit g is cells C0 + g·M … + M − 1, one active set; cell is its
 		// first (the active patches), cm below the one being integrated.
 		body = append(body,
 			idecl("live", ibin("<", ibin("*", v("g"), ci(M)), v(Cells))),
-			idecl("cell", ibin("+", v(C0), ibin("*", imin(v("g"), ibin("-", ibin("/", v(Cells), ci(M)), ci(1))), ci(M)))))
+			idecl("cell", ibin("+", v(C0), ibin("*", b.imin(v("g"), ibin("-", ibin("/", v(Cells), ci(M)), ci(1))), ci(M)))))
 	}
+	return body
+}
+
+// stage stages the cell's geometry in sg (and, fused, the slot pairs'
+// BSR blocks in sblk), zeroes the staged values where they are read
+// unset, and waits for the block.
+func (b *groupBuild) stage() []kernel.Stmt {
+	s, fused, d, a, g, TC, CB, PC, vw, row, cs, lt, z := b.s, b.fused, b.d, b.a, b.g, b.TC, b.CB, b.PC, b.vw, b.row, b.cs, b.lt, b.z
+	var body []kernel.Stmt
 	// Stage the geometry: lo, half-width, then the active slots' centres
 	// and reciprocal support half-widths (the hats multiply by them).
 	cd := func(kk kernel.Expr) kernel.Expr { return ibin("+", ibin("*", v("cell"), ci(d)), kk) }
-	actOf := func(sl kernel.Expr) kernel.Expr { return icast(at("act", ibin("+", ibin("*", v("cell"), ci(a)), sl))) }
-	z := v("z")
 	stage := kernel.If{Cond: ibin("<", z, ci(d)),
 		Then: []kernel.Stmt{kernel.Put("sg", at("lo", cd(z)), cs, z)},
 		Else: []kernel.Stmt{kernel.If{Cond: ibin("<", z, ci(2*d)),
@@ -228,7 +297,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 				kernel.Put("sg", div(sub(at("hi", cd(v("kk"))), at("lo", cd(v("kk")))), lit(2)), cs, z)},
 			Else: []kernel.Stmt{
 				idecl("r", ibin("%", ibin("-", z, ci(2*d)), ci(a*d))),
-				idecl("pi", actOf(ibin("/", v("r"), ci(d)))),
+				idecl("pi", b.actOf(ibin("/", v("r"), ci(d)))),
 				idecl("ix", ibin("+", ibin("*", v("pi"), ci(d)), ibin("%", v("r"), ci(d)))),
 				kernel.If{Cond: ibin("<", z, ci(2*d+a*d)),
 					Then: []kernel.Stmt{kernel.Put("sg", at("centre", v("ix")), cs, z)},
@@ -241,8 +310,8 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		body = append(body, loop("zz", ci(0), ci((a*a+TC-1)/TC),
 			idecl("z", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
 			kernel.If{Cond: ibin("<", z, ci(a*a)), Then: []kernel.Stmt{
-				idecl("I", actOf(ibin("/", z, ci(a)))),
-				idecl("J", actOf(ibin("%", z, ci(a)))),
+				idecl("I", b.actOf(ibin("/", z, ci(a)))),
+				idecl("J", b.actOf(ibin("%", z, ci(a)))),
 				idecl("blk", ci(0)),
 				loop("y", icast(at("rowptr", v("I"))), icast(at("rowptr", ibin("+", v("I"), ci(1)))),
 					kernel.If{Cond: ibin("==", icast(at("col", v("y"))), v("J")), Then: []kernel.Stmt{kernel.Assign{Name: "blk", Value: v("y")}}}),
@@ -263,6 +332,14 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		}
 	}
 	body = append(body, kernel.Barrier{})
+	return body
+}
+
+// tiles declares the thread's tiles of the element block, their
+// accumulators (and the warps' MMA blocks) and its load entries.
+func (b *groupBuild) tiles() []kernel.Stmt {
+	s, nf, g, h, TC, R, vw, lt, sh := b.s, b.nf, b.g, b.h, b.TC, b.R, b.vw, b.lt, b.sh
+	var body []kernel.Stmt
 	// Tiles of this thread: tile e = lt + kk·TC of the H×H upper
 	// triangle, row I = the last r with start(r) ≤ e, start(r) =
 	// r(2H−r+1)/2.
@@ -273,7 +350,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		e := nm("te%d", kk)
 		I, J := nm("tI%d", kk), nm("tJ%d", kk)
 		body = append(body,
-			idecl(e, imin(ibin("+", lt, ci(kk*TC)), ci(g.Tiles-1))),
+			idecl(e, b.imin(ibin("+", lt, ci(kk*TC)), ci(g.Tiles-1))),
 			idecl(I, ci(0)),
 			loop("r", ci(1), ci(h), kernel.If{Cond: ibin(">=", v(e), start(v("r"))), Then: []kernel.Stmt{kernel.Assign{Name: I, Value: v("r")}}}),
 			idecl(J, ibin("+", v(I), ibin("-", v(e), start(v(I))))))
@@ -286,8 +363,8 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		} else {
 			for u := range R {
 				body = append(body,
-					idecl(nm("a%d_%d", u, kk), imin(ibin("+", v(I), ci(u*h)), ci(nf-1))),
-					idecl(nm("b%d_%d", u, kk), imin(ibin("+", v(J), ci(u*h)), ci(nf-1))))
+					idecl(nm("a%d_%d", u, kk), b.imin(ibin("+", v(I), ci(u*h)), ci(nf-1))),
+					idecl(nm("b%d_%d", u, kk), b.imin(ibin("+", v(J), ci(u*h)), ci(nf-1))))
 			}
 		}
 		for u := range R {
@@ -296,41 +373,45 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 			}
 		}
 	}
-	sh, typ := s.mmaShape(), s.mmaType()
 	if s.MMA > 0 {
 		body = append(body, mmaBlocks(g, sh)...)
 	}
 	for kf := range g.KF {
 		fi := v(nm("fi%d", kf))
 		body = append(body,
-			idecl(nm("fi%d", kf), imin(ibin("+", lt, ci(kf*TC)), ci(nf-1))),
-			idecl(nm("fp%d", kf), pos(fi)),
+			idecl(nm("fi%d", kf), b.imin(ibin("+", lt, ci(kf*TC)), ci(nf-1))),
+			idecl(nm("fp%d", kf), b.pos(fi)),
 			decl(nm("facc%d", kf), lit(0)))
 	}
+	return body
+}
 
-	// Chunk loop: two passes over the chunk's (point, slot) items. The
-	// first evaluates the slot's own hat W and ∇W into sW, sdW (each hat
-	// once per point: summing the Shepard denominator in every item cost
-	// a² hats per point, what bound p = 1); the second sums them to S,
-	// ∇S and forms φ, ∇φ, ψ, u, ∇u. One item: pq, sl, q declared.
-	lo := func(kk int) kernel.Expr { return sgAt(ci(kk)) }
-	half := func(kk int) kernel.Expr { return sgAt(ci(d + kk)) }
-	own := func() ([]kernel.Stmt, []kernel.Expr) { // the point, the slot's offsets dxK and reciprocal support isK
-		pt, xs := gaussPoint(d, nq, lo, half)
-		for kk := range d {
-			dx := nm("dx%d", kk)
+// point declares a (point, slot) item's Gauss point, the slot's offsets
+// dxK and reciprocal support isK; it returns the point's coordinates.
+func (b *groupBuild) point() ([]kernel.Stmt, []kernel.Expr) {
+	s, d, a, nq := b.s, b.d, b.a, b.nq
+	lo := func(kk int) kernel.Expr { return b.sgAt(ci(kk)) }
+	half := func(kk int) kernel.Expr { return b.sgAt(ci(d + kk)) }
+	pt, xs := gaussPoint(d, nq, lo, half)
+	for kk := range d {
+		dx := nm("dx%d", kk)
+		pt = append(pt,
+			decl(dx, sub(xs[kk], b.sgAt(ibin("+", ci(2*d+kk), ibin("*", v("sl"), ci(d)))))),
+			decl(nm("is%d", kk), b.sgAt(ibin("+", ci(2*d+a*d+kk), ibin("*", v("sl"), ci(d))))))
+		if s.Periodic { // nearest periodic image (|dx| < 1 always)
 			pt = append(pt,
-				decl(dx, sub(xs[kk], sgAt(ibin("+", ci(2*d+kk), ibin("*", v("sl"), ci(d)))))),
-				decl(nm("is%d", kk), sgAt(ibin("+", ci(2*d+a*d+kk), ibin("*", v("sl"), ci(d))))))
-			if s.Periodic { // nearest periodic image (|dx| < 1 always)
-				pt = append(pt,
-					kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin(">", v(dx), lit(0.5)), Then: sub(v(dx), lit(1)), Else: v(dx)}},
-					kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin("<", v(dx), lit(-0.5)), Then: add(v(dx), lit(1)), Else: v(dx)}})
-			}
+				kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin(">", v(dx), lit(0.5)), Then: sub(v(dx), lit(1)), Else: v(dx)}},
+				kernel.Assign{Name: dx, Value: kernel.Select{Cond: ibin("<", v(dx), lit(-0.5)), Then: add(v(dx), lit(1)), Else: v(dx)}})
 		}
-		return pt, xs
 	}
-	ptA, xsA := own()
+	return pt, xs
+}
+
+// hats is the first pass's item: the slot's hat W and ∇W into sW, sdW,
+// and the point weights.
+func (b *groupBuild) hats() []kernel.Stmt {
+	s, d, mass, cs, fold := b.s, b.d, b.mass, b.cs, b.fold
+	ptA, xsA := b.point()
 	for kk := range d {
 		dx, is, f := v(nm("dx%d", kk)), v(nm("is%d", kk)), nm("f%d", kk)
 		ptA = append(ptA,
@@ -350,7 +431,6 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	// only: su holds √(w r)·u (u where r ≡ 0) and sdu √(w κ)·∇u (κ > 0
 	// and r ≥ 0 by Coefficients.Check, w > 0), and the load weight is
 	// w f/√(w r) against the folded u.
-	fold := nf >= foldMinNF || s.MMA > 0 // the mma takes G alone
 	kap, rr, ff := s.Coeff.exprs(xsA)
 	wk, wr, wf := mul(v("w"), kap), kernel.Expr(nil), mul(v("w"), ff)
 	if mass {
@@ -380,7 +460,15 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		}
 		ptA = append(ptA, kernel.Put("sdW", gk, cs, ci(kk), v("pq"), v("sl")))
 	}
-	pt, _ := own()
+	return ptA
+}
+
+// values is the second pass's item: the Shepard functions φ, ∇φ, the
+// Legendre products ψ and the staged values u = φψ and ∇u in su, sdu
+// (weighted with fold).
+func (b *groupBuild) values() []kernel.Stmt {
+	d, a, B, p, sp, mass, h, vw, cs, fold := b.d, b.a, b.B, b.p, b.sp, b.mass, b.h, b.vw, b.cs, b.fold
+	pt, _ := b.point()
 	var S kernel.Expr = at("sW", cs, v("pq"), ci(0))
 	for sl := 1; sl < a; sl++ {
 		S = add(S, at("sW", cs, v("pq"), ci(sl)))
@@ -433,7 +521,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		ps := nm("ps%d", n)
 		colx := ibin("+", v("cb"), ci(n)) // pos with vw = 1
 		if vw > 1 {
-			// pos(cb + n) without a division a function (vw = 2 or 4,
+			// b.pos(cb + n) without a division a function (vw = 2 or 4,
 			// shifted by vw/2): with cb = q0·H + r0, cb + n is row u =
 			// q0 + ⌊n/H⌋ + carry, column J = r0 + n mod H − carry·H.
 			jn, cy, u := nm("pj%d", n), nm("pc%d", n), nm("pu%d", n)
@@ -444,7 +532,7 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 			colx = ibin("+", ibin("+", ibin("*", ibin(">>", v(u), ci(vw/2)), ci(vw*h)),
 				ibin("*", ibin("-", v(jn), ibin("*", v(cy), ci(h))), ci(vw))), ibin("&", v(u), ci(vw-1)))
 		}
-		pt = append(pt, decl(ps, psi), kernel.Put("su", uw(mul(v("ph"), v(ps))), suAt(v("pq"), colx)))
+		pt = append(pt, decl(ps, psi), kernel.Put("su", uw(mul(v("ph"), v(ps))), b.suAt(v("pq"), colx)))
 		for kk := range d {
 			gg := mul(v(D(kk, int(ex[kk]))), v(nm("is%d", kk)))
 			for m := range d {
@@ -452,34 +540,34 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 					gg = mul(gg, v(L(m, int(ex[m]))))
 				}
 			}
-			pt = append(pt, kernel.Put("sdu", gw(add(mul(v(ps), v(nm("dph%d", kk))), mul(v("ph"), gg))), sduAt(kk, v("pq"), colx)))
+			pt = append(pt, kernel.Put("sdu", gw(add(mul(v(ps), v(nm("dph%d", kk))), mul(v("ph"), gg))), b.sduAt(kk, v("pq"), colx)))
 		}
 	}
+	return pt
+}
+
+// pads is the second pass's item for points past the rule.
+func (b *groupBuild) pads() []kernel.Stmt {
+	s, d, B := b.s, b.d, b.B
 	// With tensor cores the k-steps run past the chunk's last point:
 	// points past the rule stage zeros there.
 	var pad []kernel.Stmt
 	if s.MMA > 0 {
 		pad = append(pad, idecl("cb", ibin("*", v("sl"), ci(B))))
 		for n := range B {
-			pad = append(pad, kernel.Put("su", lit(0), suAt(v("pq"), ibin("+", v("cb"), ci(n)))))
+			pad = append(pad, kernel.Put("su", lit(0), b.suAt(v("pq"), ibin("+", v("cb"), ci(n)))))
 			for kk := range d {
-				pad = append(pad, kernel.Put("sdu", lit(0), sduAt(kk, v("pq"), ibin("+", v("cb"), ci(n)))))
+				pad = append(pad, kernel.Put("sdu", lit(0), b.sduAt(kk, v("pq"), ibin("+", v("cb"), ci(n)))))
 			}
 		}
 	}
-	// items runs pt over the chunk's (point, slot) items, and pad for
-	// points past the rule.
-	items := func(pt []kernel.Stmt, pad []kernel.Stmt) kernel.Stmt {
-		return loop("zz", ci(0), ci((PC*a+TC-1)/TC),
-			idecl("it", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
-			kernel.If{Cond: ibin("<", v("it"), ci(PC*a)), Then: []kernel.Stmt{
-				idecl("pq", ibin("/", v("it"), ci(a))),
-				idecl("sl", ibin("%", v("it"), ci(a))),
-				idecl("q", ibin("+", ibin("*", v("ch"), ci(PC)), v("pq"))),
-				kernel.If{Cond: ibin("<", v("q"), ci(nqd)), Then: pt, Else: pad},
-			}})
-	}
-	// The Gram update of the chunk's points.
+	return pad
+}
+
+// gram is the Gram update of one of the chunk's points r: the tiles'
+// R×R multiply-adds of each component, and the load entries.
+func (b *groupBuild) gram() []kernel.Stmt {
+	d, g, mass, h, R, RP, vw, cs, fold := b.d, b.g, b.mass, b.h, b.R, b.RP, b.vw, b.cs, b.fold
 	gr := []kernel.Stmt{decl("wf", at("sw", cs, ci(2), v("r")))}
 	if !fold {
 		gr = append(gr, decl("wk", at("sw", cs, ci(0), v("r"))))
@@ -494,10 +582,10 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	}
 	var comps []comp
 	if mass {
-		comps = append(comps, comp{"su", func(p kernel.Expr) kernel.Expr { return suAt(v("r"), p) }, "wr"})
+		comps = append(comps, comp{"su", func(p kernel.Expr) kernel.Expr { return b.suAt(v("r"), p) }, "wr"})
 	}
 	for kk := range d {
-		comps = append(comps, comp{"sdu", func(p kernel.Expr) kernel.Expr { return sduAt(kk, v("r"), p) }, "wk"})
+		comps = append(comps, comp{"sdu", func(p kernel.Expr) kernel.Expr { return b.sduAt(kk, v("r"), p) }, "wk"})
 	}
 	for kk := range g.K {
 		for ci_, c := range comps {
@@ -541,9 +629,33 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	}
 	for kf := range g.KF {
 		an := nm("facc%d", kf)
-		gr = append(gr, kernel.Assign{Name: an, Value: add(v(an), mul(v("wf"), at("su", suAt(v("r"), v(nm("fp%d", kf))))))})
+		gr = append(gr, kernel.Assign{Name: an, Value: add(v(an), mul(v("wf"), at("su", b.suAt(v("r"), v(nm("fp%d", kf))))))})
 	}
-	npts := imin(ci(PC), ibin("-", ci(nqd), ibin("*", v("ch"), ci(PC))))
+	return gr
+}
+
+// Chunk loop: two passes over the chunk's (point, slot) items. The
+// first evaluates the slot's own hat W and ∇W into sW, sdW (each hat
+// once per point: summing the Shepard denominator in every item cost
+// a² hats per point, what bound p = 1); the second sums them to S,
+// ∇S and forms φ, ∇φ, ψ, u, ∇u. One item: pq, sl, q declared;
+// ptA and pt are the passes' items, pad the second's past the rule,
+// gr the Gram update of a point. With Merge the unit's cells run in turn.
+func (b *groupBuild) chunks(ptA, pt, pad, gr []kernel.Stmt) []kernel.Stmt {
+	s, M, d, a, nqd, g, mass, TC, PC, cs, lt, z, sh, typ := b.s, b.M, b.d, b.a, b.nqd, b.g, b.mass, b.TC, b.PC, b.cs, b.lt, b.z, b.sh, b.typ
+	// items runs pt over the chunk's (point, slot) items, and pad for
+	// points past the rule.
+	items := func(pt []kernel.Stmt, pad []kernel.Stmt) kernel.Stmt {
+		return loop("zz", ci(0), ci((PC*a+TC-1)/TC),
+			idecl("it", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
+			kernel.If{Cond: ibin("<", v("it"), ci(PC*a)), Then: []kernel.Stmt{
+				idecl("pq", ibin("/", v("it"), ci(a))),
+				idecl("sl", ibin("%", v("it"), ci(a))),
+				idecl("q", ibin("+", ibin("*", v("ch"), ci(PC)), v("pq"))),
+				kernel.If{Cond: ibin("<", v("q"), ci(nqd)), Then: pt, Else: pad},
+			}})
+	}
+	npts := b.imin(ci(PC), ibin("-", ci(nqd), ibin("*", v("ch"), ci(PC))))
 	inChunk := []kernel.Stmt{
 		items(ptA, nil),
 		kernel.Barrier{},
@@ -554,35 +666,38 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 	if s.MMA > 0 {
 		var step []kernel.Stmt
 		if mass {
-			step = append(step, mmaStep(g, sh, typ, 0, func(pq, p kernel.Expr) kernel.Expr { return at("su", suAt(pq, p)) })...)
+			step = append(step, mmaStep(g, sh, typ, 0, func(pq, p kernel.Expr) kernel.Expr { return at("su", b.suAt(pq, p)) })...)
 		}
 		for kk := range d {
-			step = append(step, mmaStep(g, sh, typ, 1+kk, func(pq, p kernel.Expr) kernel.Expr { return at("sdu", sduAt(kk, pq, p)) })...)
+			step = append(step, mmaStep(g, sh, typ, 1+kk, func(pq, p kernel.Expr) kernel.Expr { return at("sdu", b.sduAt(kk, pq, p)) })...)
 		}
 		inChunk = append(inChunk, loop("ks", ci(0), ci(PC/g.KStep), step...))
 	}
 	chunks := loop("ch", ci(0), ci(g.Chunks), append(inChunk, kernel.Barrier{})...)
 	if M == 1 {
-		body = append(body, chunks)
-	} else {
-		// The unit's cells one after another into the same
-		// accumulators: each restages its corners and half-widths (the
-		// last chunk's barrier ended the reads of the previous cell's).
-		cm := func(kk kernel.Expr) kernel.Expr { return ibin("+", ibin("*", v("cm"), ci(d)), kk) }
-		body = append(body, loop("m", ci(0), ci(M),
-			idecl("cm", ibin("+", v("cell"), v("m"))),
-			loop("zz", ci(0), ci((2*d+TC-1)/TC),
-				idecl("z", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
-				kernel.If{Cond: ibin("<", z, ci(d)),
-					Then: []kernel.Stmt{kernel.Put("sg", at("lo", cm(z)), cs, z)},
-					Else: []kernel.Stmt{kernel.If{Cond: ibin("<", z, ci(2*d)), Then: []kernel.Stmt{
-						idecl("kk", ibin("-", z, ci(d))),
-						kernel.Put("sg", div(sub(at("hi", cm(v("kk"))), at("lo", cm(v("kk")))), lit(2)), cs, z)}}}}),
-			kernel.Barrier{},
-			chunks))
+		return []kernel.Stmt{chunks}
 	}
+	// The unit's cells one after another into the same accumulators:
+	// each restages its corners and half-widths (the last chunk's
+	// barrier ended the reads of the previous cell's).
+	cm := func(kk kernel.Expr) kernel.Expr { return ibin("+", ibin("*", v("cm"), ci(d)), kk) }
+	return []kernel.Stmt{loop("m", ci(0), ci(M),
+		idecl("cm", ibin("+", v("cell"), v("m"))),
+		loop("zz", ci(0), ci((2*d+TC-1)/TC),
+			idecl("z", ibin("+", lt, ibin("*", v("zz"), ci(TC)))),
+			kernel.If{Cond: ibin("<", z, ci(d)),
+				Then: []kernel.Stmt{kernel.Put("sg", at("lo", cm(z)), cs, z)},
+				Else: []kernel.Stmt{kernel.If{Cond: ibin("<", z, ci(2*d)), Then: []kernel.Stmt{
+					idecl("kk", ibin("-", z, ci(d))),
+					kernel.Put("sg", div(sub(at("hi", cm(v("kk"))), at("lo", cm(v("kk")))), lit(2)), cs, z)}}}}),
+		kernel.Barrier{},
+		chunks)}
+}
 
-	// Write out.
+// writeOut adds (fused) or writes the accumulated tiles, each entry with
+// its mirror, and the load entries.
+func (b *groupBuild) writeOut() []kernel.Stmt {
+	s, fused, a, B, nf, g, h, TC, R, cs, lt, sh := b.s, b.fused, b.a, b.B, b.nf, b.g, b.h, b.TC, b.R, b.cs, b.lt, b.sh
 	var out []kernel.Stmt
 	put := func(ae, be kernel.Expr, val string) []kernel.Stmt {
 		if fused {
@@ -629,19 +744,14 @@ func IntegrateGroup(s Spec, fused bool) (*kernel.Kernel, error) {
 		i := ibin("+", lt, ci(kf*TC))
 		var st kernel.Stmt
 		if fused {
-			pix := ibin("+", ibin("*", actOf(ibin("/", i, ci(B))), ci(B)), ibin("%", i, ci(B)))
+			pix := ibin("+", ibin("*", b.actOf(ibin("/", i, ci(B))), ci(B)), ibin("%", i, ci(B)))
 			st = kernel.AtomicAdd{Buf: "f", Index: []kernel.Expr{pix}, Value: v(nm("facc%d", kf))}
 		} else {
 			st = kernel.Put("fl", v(nm("facc%d", kf)), ibin("+", ibin("*", v("g"), ci(nf)), i))
 		}
 		out = append(out, kernel.If{Cond: ibin("<", i, ci(nf)), Then: []kernel.Stmt{st}})
 	}
-	body = append(body, kernel.If{Cond: v("live"), Then: out})
-	k.Body = body
-	if s.MMA > 0 {
-		k.Hints.MinArch = typ.Arch(sh)
-	}
-	return k, kernel.Validate(k)
+	return out
 }
 
 // Zero builds a kernel that sets x[0…n) = 0 (clearing the matrix and load

@@ -207,13 +207,16 @@ func (s Spec) suffix() string {
 		s.Coeff.Name, s.DType, s.Threads, tiles, s.Layout)
 }
 
+// Shorthand for kernel's builder (ibin: integer operations, spelled by
+// their operator; decl and idecl as statements).
 var (
-	v  = kernel.Ref
-	ci = kernel.Const
-	at = kernel.At
+	v, ci, at = kernel.Ref, kernel.Const, kernel.At
+	loop      = kernel.Loop
 )
 
-func ibin(op string, l, r kernel.Expr) kernel.Expr { return kernel.Op(op, l, r) }
+func ibin(op kernel.BinOp, l, r kernel.Expr) kernel.Expr { return kernel.Op(op, l, r) }
+func decl(name string, e kernel.Expr) kernel.Stmt        { return kernel.DeclReal(name, e) }
+func idecl(name string, e kernel.Expr) kernel.Stmt       { return kernel.DeclIndex(name, e) }
 
 func size(name, doc string) kernel.Param {
 	return kernel.Param{Name: name, Kind: kernel.ScalarParam, Type: kernel.Index, Doc: doc}
@@ -221,18 +224,6 @@ func size(name, doc string) kernel.Param {
 
 func buf(name string, t kernel.Type, ro bool, doc string) kernel.Param {
 	return kernel.Param{Name: name, Kind: kernel.BufferParam, Type: t, Const: ro, Doc: doc}
-}
-
-func decl(name string, e kernel.Expr) kernel.Stmt {
-	return kernel.Decl{Type: kernel.Real, Name: name, Init: e}
-}
-
-func idecl(name string, e kernel.Expr) kernel.Stmt {
-	return kernel.Decl{Type: kernel.Index, Name: name, Init: e}
-}
-
-func loop(name string, from, to kernel.Expr, body ...kernel.Stmt) kernel.For {
-	return kernel.For{Var: name, From: from, To: to, Body: body}
 }
 
 // elem is the element-buffer index of entry (i, j) (i·nf+j = ij) of

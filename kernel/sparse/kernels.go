@@ -14,8 +14,8 @@ var (
 	groupX = kernel.Special{Kind: kernel.GroupID, Axis: 0}
 )
 
-func bin(op string, l, r kernel.Expr) kernel.Expr { return kernel.Bin{Op: op, L: l, R: r} }
-func lit(i int) kernel.Expr                       { return kernel.Int{V: int64(i)} }
+func bin(op kernel.BinOp, l, r kernel.Expr) kernel.Expr { return kernel.Bin{Op: op, L: l, R: r} }
+func lit(i int) kernel.Expr                             { return kernel.Int{V: int64(i)} }
 
 // threadX is the thread's index along x in the whole grid.
 func (g *gen) threadX() kernel.Expr {

@@ -30,8 +30,6 @@ func checkBlock(b int) error {
 	return nil
 }
 
-func sub(l, r kernel.Expr) kernel.Expr { return bin("-", l, r) }
-
 // bsrParams are the matrix's buffers.
 func bsrParams() []kernel.Param {
 	return []kernel.Param{
@@ -57,18 +55,18 @@ func BSRMulDot(dt kernel.DType, s Shape, b int) (*kernel.Kernel, error) {
 		fmt.Sprintf("q[r] = Σ_{rowptr[r/%d] ≤ k < rowptr[r/%d+1]} Σ_{c<%d} val[(k·%d + r%%%d)·%d + c]·p[col[k]·%d + c], and Σ p[r]·q[r], over r < rows", b, b, b, b, b, b, b),
 		func(i kernel.Expr) []kernel.Stmt {
 			return []kernel.Stmt{
-				kernel.Decl{Type: kernel.Index, Name: "ib", Init: bin("/", i, lit(b))},
-				kernel.Decl{Type: kernel.Index, Name: "ia", Init: sub(i, mul(v("ib"), lit(b)))},
-				kernel.Decl{Type: kernel.Real, Name: "s", Init: kernel.Lit{V: 0}},
-				kernel.For{Var: "bk", From: at("rowptr", v("ib")), To: at("rowptr", add(v("ib"), lit(1))), Body: []kernel.Stmt{
-					kernel.Decl{Type: kernel.Index, Name: "v0", Init: mul(add(mul(v("bk"), lit(b)), v("ia")), lit(b))},
-					kernel.Decl{Type: kernel.Index, Name: "x0", Init: mul(at("col", v("bk")), lit(b))},
-					kernel.For{Var: "bc", From: lit(0), To: lit(b), Body: []kernel.Stmt{
-						kernel.Assign{Name: "s", Value: add(v("s"), mul(at("val", add(v("v0"), v("bc"))), at("p", add(v("x0"), v("bc")))))},
+				kernel.DeclIndex("ib", kernel.Div(i, kernel.Const(b))),
+				kernel.DeclIndex("ia", kernel.Sub(i, kernel.Mul(kernel.Ref("ib"), kernel.Const(b)))),
+				kernel.DeclReal("s", kernel.Float(0)),
+				kernel.For{Var: "bk", From: kernel.At("rowptr", kernel.Ref("ib")), To: kernel.At("rowptr", kernel.Add(kernel.Ref("ib"), kernel.Const(1))), Body: []kernel.Stmt{
+					kernel.DeclIndex("v0", kernel.Mul(kernel.Add(kernel.Mul(kernel.Ref("bk"), kernel.Const(b)), kernel.Ref("ia")), kernel.Const(b))),
+					kernel.DeclIndex("x0", kernel.Mul(kernel.At("col", kernel.Ref("bk")), kernel.Const(b))),
+					kernel.For{Var: "bc", From: kernel.Const(0), To: kernel.Const(b), Body: []kernel.Stmt{
+						kernel.Set("s", kernel.Add(kernel.Ref("s"), kernel.Mul(kernel.At("val", kernel.Add(kernel.Ref("v0"), kernel.Ref("bc"))), kernel.At("p", kernel.Add(kernel.Ref("x0"), kernel.Ref("bc")))))),
 					}},
 				}},
-				kernel.Put("q", v("s"), i),
-				kernel.Assign{Name: "acc", Value: add(v("acc"), mul(at("p", i), v("s")))},
+				kernel.Put("q", kernel.Ref("s"), i),
+				kernel.Set("acc", kernel.Add(kernel.Ref("acc"), kernel.Mul(kernel.At("p", i), kernel.Ref("s")))),
 			}
 		})
 }
@@ -88,40 +86,42 @@ func BlockCholesky(dt kernel.DType, s Shape, b int) (*kernel.Kernel, error) {
 	params = append(params,
 		buf("l", kernel.Real, false, "Cholesky factors of the diagonal blocks, B×B each"),
 		buf("fail", kernel.Int32, false, "fail[0] counts the blocks not positive definite"))
-	li := func(r, c kernel.Expr) kernel.Expr { return add(v("l0"), add(mul(r, lit(b)), c)) }
+	li := func(r, c kernel.Expr) kernel.Expr {
+		return kernel.Add(kernel.Ref("l0"), kernel.Add(kernel.Mul(r, kernel.Const(b)), c))
+	}
 	return elementwise(fmt.Sprintf("bsr_cholesky_b%d", b), dt, s, BlockRows, params,
 		fmt.Sprintf("l[i] = the lower Cholesky factor of A's block (i,i), %d×%d, for i < blockrows; fail[0] += 1 where it is not positive definite", b, b),
 		kernel.Decl{Type: kernel.Index, Name: "d", Init: kernel.Int{V: -1}},
-		kernel.For{Var: "bk", From: at("rowptr", v("i")), To: at("rowptr", add(v("i"), lit(1))), Body: []kernel.Stmt{
-			kernel.If{Cond: bin("==", at("col", v("bk")), v("i")), Then: []kernel.Stmt{kernel.Assign{Name: "d", Value: v("bk")}}},
+		kernel.For{Var: "bk", From: kernel.At("rowptr", kernel.Ref("i")), To: kernel.At("rowptr", kernel.Add(kernel.Ref("i"), kernel.Const(1))), Body: []kernel.Stmt{
+			kernel.If{Cond: kernel.Eq(kernel.At("col", kernel.Ref("bk")), kernel.Ref("i")), Then: []kernel.Stmt{kernel.Set("d", kernel.Ref("bk"))}},
 		}},
-		kernel.Decl{Type: kernel.Index, Name: "ok", Init: bin(">=", v("d"), lit(0))},
+		kernel.DeclIndex("ok", kernel.Ge(kernel.Ref("d"), kernel.Const(0))),
 		// A missing block reads block 0 (in bounds) and is reported.
-		kernel.Decl{Type: kernel.Index, Name: "a0", Init: mul(kernel.Call{Fn: kernel.Max, Args: []kernel.Expr{v("d"), lit(0)}}, lit(bb))},
-		kernel.Decl{Type: kernel.Index, Name: "l0", Init: mul(v("i"), lit(bb))},
-		kernel.For{Var: "br", From: lit(0), To: lit(b), Body: []kernel.Stmt{
-			kernel.For{Var: "bc", From: lit(0), To: add(v("br"), lit(1)), Body: []kernel.Stmt{
-				kernel.Decl{Type: kernel.Real, Name: "s", Init: at("val", add(v("a0"), add(mul(v("br"), lit(b)), v("bc"))))},
-				kernel.For{Var: "bm", From: lit(0), To: v("bc"), Body: []kernel.Stmt{
-					kernel.Assign{Name: "s", Value: sub(v("s"), mul(at("l", li(v("br"), v("bm"))), at("l", li(v("bc"), v("bm")))))},
+		kernel.DeclIndex("a0", kernel.Mul(kernel.Apply(kernel.Max, kernel.Ref("d"), kernel.Const(0)), kernel.Const(bb))),
+		kernel.DeclIndex("l0", kernel.Mul(kernel.Ref("i"), kernel.Const(bb))),
+		kernel.For{Var: "br", From: kernel.Const(0), To: kernel.Const(b), Body: []kernel.Stmt{
+			kernel.For{Var: "bc", From: kernel.Const(0), To: kernel.Add(kernel.Ref("br"), kernel.Const(1)), Body: []kernel.Stmt{
+				kernel.DeclReal("s", kernel.At("val", kernel.Add(kernel.Ref("a0"), kernel.Add(kernel.Mul(kernel.Ref("br"), kernel.Const(b)), kernel.Ref("bc"))))),
+				kernel.For{Var: "bm", From: kernel.Const(0), To: kernel.Ref("bc"), Body: []kernel.Stmt{
+					kernel.Set("s", kernel.Sub(kernel.Ref("s"), kernel.Mul(kernel.At("l", li(kernel.Ref("br"), kernel.Ref("bm"))), kernel.At("l", li(kernel.Ref("bc"), kernel.Ref("bm")))))),
 				}},
-				kernel.If{Cond: bin("==", v("bc"), v("br")), Then: []kernel.Stmt{
+				kernel.If{Cond: kernel.Eq(kernel.Ref("bc"), kernel.Ref("br")), Then: []kernel.Stmt{
 					// !(s > 0) catches NaN too; s = 1 keeps the rest finite.
-					kernel.If{Cond: kernel.Unary{Op: "!", X: bin(">", v("s"), kernel.Lit{V: 0})}, Then: []kernel.Stmt{
-						kernel.Assign{Name: "ok", Value: lit(0)},
-						kernel.Assign{Name: "s", Value: kernel.Lit{V: 1}},
+					kernel.If{Cond: kernel.Not(kernel.Gt(kernel.Ref("s"), kernel.Float(0))), Then: []kernel.Stmt{
+						kernel.Set("ok", kernel.Const(0)),
+						kernel.Set("s", kernel.Float(1)),
 					}},
-					kernel.Put("l", kernel.Call{Fn: kernel.Sqrt, Args: []kernel.Expr{v("s")}}, li(v("br"), v("br"))),
+					kernel.Put("l", kernel.Apply(kernel.Sqrt, kernel.Ref("s")), li(kernel.Ref("br"), kernel.Ref("br"))),
 				}, Else: []kernel.Stmt{
-					kernel.Put("l", bin("/", v("s"), at("l", li(v("bc"), v("bc")))), li(v("br"), v("bc"))),
+					kernel.Put("l", kernel.Div(kernel.Ref("s"), kernel.At("l", li(kernel.Ref("bc"), kernel.Ref("bc")))), li(kernel.Ref("br"), kernel.Ref("bc"))),
 				}},
 			}},
-			kernel.For{Var: "bu", From: add(v("br"), lit(1)), To: lit(b), Body: []kernel.Stmt{
-				kernel.Put("l", kernel.Lit{V: 0}, li(v("br"), v("bu"))),
+			kernel.For{Var: "bu", From: kernel.Add(kernel.Ref("br"), kernel.Const(1)), To: kernel.Const(b), Body: []kernel.Stmt{
+				kernel.Put("l", kernel.Float(0), li(kernel.Ref("br"), kernel.Ref("bu"))),
 			}},
 		}},
-		kernel.If{Cond: bin("==", v("ok"), lit(0)), Then: []kernel.Stmt{
-			kernel.AtomicFetchAdd{Buf: "fail", Index: []kernel.Expr{lit(0)}, Value: lit(1)},
+		kernel.If{Cond: kernel.Eq(kernel.Ref("ok"), kernel.Const(0)), Then: []kernel.Stmt{
+			kernel.AtomicFetchAdd{Buf: "fail", Index: []kernel.Expr{kernel.Const(0)}, Value: kernel.Const(1)},
 		}})
 }
 
@@ -134,8 +134,10 @@ func BlockJacobiDot(dt kernel.DType, s Shape, b int) (*kernel.Kernel, error) {
 		return nil, err
 	}
 	bb := b * b
-	li := func(r, c kernel.Expr) kernel.Expr { return add(v("l0"), add(mul(r, lit(b)), c)) }
-	zi := func(m kernel.Expr) kernel.Expr { return add(v("z0"), m) }
+	li := func(r, c kernel.Expr) kernel.Expr {
+		return kernel.Add(kernel.Ref("l0"), kernel.Add(kernel.Mul(r, kernel.Const(b)), c))
+	}
+	zi := func(m kernel.Expr) kernel.Expr { return kernel.Add(kernel.Ref("z0"), m) }
 	return reduction(fmt.Sprintf("bsr_jacobi_dot_b%d", b), dt, s, BlockRows, []kernel.Param{
 		size(BlockRows, "block rows"),
 		buf("l", kernel.Real, true, "Cholesky factors of the diagonal blocks (BlockCholesky)"),
@@ -144,27 +146,27 @@ func BlockJacobiDot(dt kernel.DType, s Shape, b int) (*kernel.Kernel, error) {
 	}, fmt.Sprintf("z[i·%d:(i+1)·%d] = (L_i L_iᵀ)⁻¹ r[i·%d:(i+1)·%d], and Σ r·z over the block, over i < blockrows", b, b, b, b),
 		func(i kernel.Expr) []kernel.Stmt {
 			return []kernel.Stmt{
-				kernel.Decl{Type: kernel.Index, Name: "l0", Init: mul(i, lit(bb))},
-				kernel.Decl{Type: kernel.Index, Name: "z0", Init: mul(i, lit(b))},
+				kernel.DeclIndex("l0", kernel.Mul(i, kernel.Const(bb))),
+				kernel.DeclIndex("z0", kernel.Mul(i, kernel.Const(b))),
 				// L y = r, y into z.
-				kernel.For{Var: "bf", From: lit(0), To: lit(b), Body: []kernel.Stmt{
-					kernel.Decl{Type: kernel.Real, Name: "s", Init: at("r", zi(v("bf")))},
-					kernel.For{Var: "bk", From: lit(0), To: v("bf"), Body: []kernel.Stmt{
-						kernel.Assign{Name: "s", Value: sub(v("s"), mul(at("l", li(v("bf"), v("bk"))), at("z", zi(v("bk")))))},
+				kernel.For{Var: "bf", From: kernel.Const(0), To: kernel.Const(b), Body: []kernel.Stmt{
+					kernel.DeclReal("s", kernel.At("r", zi(kernel.Ref("bf")))),
+					kernel.For{Var: "bk", From: kernel.Const(0), To: kernel.Ref("bf"), Body: []kernel.Stmt{
+						kernel.Set("s", kernel.Sub(kernel.Ref("s"), kernel.Mul(kernel.At("l", li(kernel.Ref("bf"), kernel.Ref("bk"))), kernel.At("z", zi(kernel.Ref("bk")))))),
 					}},
-					kernel.Put("z", bin("/", v("s"), at("l", li(v("bf"), v("bf")))), zi(v("bf"))),
+					kernel.Put("z", kernel.Div(kernel.Ref("s"), kernel.At("l", li(kernel.Ref("bf"), kernel.Ref("bf")))), zi(kernel.Ref("bf"))),
 				}},
 				// Lᵀ z = y, from the last row up.
-				kernel.For{Var: "bg", From: lit(0), To: lit(b), Body: []kernel.Stmt{
-					kernel.Decl{Type: kernel.Index, Name: "bm", Init: sub(lit(b-1), v("bg"))},
-					kernel.Decl{Type: kernel.Real, Name: "t", Init: at("z", zi(v("bm")))},
-					kernel.For{Var: "bk", From: add(v("bm"), lit(1)), To: lit(b), Body: []kernel.Stmt{
-						kernel.Assign{Name: "t", Value: sub(v("t"), mul(at("l", li(v("bk"), v("bm"))), at("z", zi(v("bk")))))},
+				kernel.For{Var: "bg", From: kernel.Const(0), To: kernel.Const(b), Body: []kernel.Stmt{
+					kernel.DeclIndex("bm", kernel.Sub(kernel.Const(b-1), kernel.Ref("bg"))),
+					kernel.DeclReal("t", kernel.At("z", zi(kernel.Ref("bm")))),
+					kernel.For{Var: "bk", From: kernel.Add(kernel.Ref("bm"), kernel.Const(1)), To: kernel.Const(b), Body: []kernel.Stmt{
+						kernel.Set("t", kernel.Sub(kernel.Ref("t"), kernel.Mul(kernel.At("l", li(kernel.Ref("bk"), kernel.Ref("bm"))), kernel.At("z", zi(kernel.Ref("bk")))))),
 					}},
-					kernel.Put("z", bin("/", v("t"), at("l", li(v("bm"), v("bm")))), zi(v("bm"))),
+					kernel.Put("z", kernel.Div(kernel.Ref("t"), kernel.At("l", li(kernel.Ref("bm"), kernel.Ref("bm")))), zi(kernel.Ref("bm"))),
 				}},
-				kernel.For{Var: "bd", From: lit(0), To: lit(b), Body: []kernel.Stmt{
-					kernel.Assign{Name: "acc", Value: add(v("acc"), mul(at("r", zi(v("bd"))), at("z", zi(v("bd")))))},
+				kernel.For{Var: "bd", From: kernel.Const(0), To: kernel.Const(b), Body: []kernel.Stmt{
+					kernel.Set("acc", kernel.Add(kernel.Ref("acc"), kernel.Mul(kernel.At("r", zi(kernel.Ref("bd"))), kernel.At("z", zi(kernel.Ref("bd")))))),
 				}},
 			}
 		})
@@ -178,5 +180,5 @@ func Copy(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
 		buf("src", kernel.Real, true, "source"),
 		buf("dst", kernel.Real, false, "destination"),
 	}, "dst[i] = src[i] for i < nodes",
-		kernel.Put("dst", at("src", v("i")), v("i")))
+		kernel.Put("dst", kernel.At("src", kernel.Ref("i")), kernel.Ref("i")))
 }

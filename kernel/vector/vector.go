@@ -85,15 +85,6 @@ func (s Shape) suffix(dt kernel.DType) string {
 	return fmt.Sprintf("%s_t%d_w%d", dt, s.Threads, s.PerThread)
 }
 
-// Shorthand.
-var (
-	v, lit, bin = kernel.Ref, kernel.Const, kernel.Op
-	at          = kernel.At
-)
-
-func add(l, r kernel.Expr) kernel.Expr { return bin("+", l, r) }
-func mul(l, r kernel.Expr) kernel.Expr { return bin("*", l, r) }
-
 func size(name, doc string) kernel.Param {
 	return kernel.Param{Name: name, Kind: kernel.ScalarParam, Type: kernel.Index, Doc: doc}
 }
@@ -117,10 +108,10 @@ func elementwise(name string, dt kernel.DType, s Shape, n string, params []kerne
 		DType:   dt,
 		Params:  params,
 		Launch:  kernel.Launch{Block: [3]int{t, 1, 1}, Grid: [3]kernel.Axis{kernel.Over(n, t)}},
-		Active:  v(n),
+		Active:  kernel.Ref(n),
 		Doc:     doc,
 		Body: append([]kernel.Stmt{
-			kernel.Decl{Type: kernel.Index, Name: "i", Init: add(mul(kernel.GroupX, lit(t)), kernel.LocalX)},
+			kernel.DeclIndex("i", kernel.Add(kernel.Mul(kernel.GroupX, kernel.Const(t)), kernel.LocalX)),
 		}, body...),
 	}
 	return k, kernel.Validate(k)
@@ -134,7 +125,7 @@ func Gather(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
 		buf("node", kernel.Int32, true, "global node of each E-vector entry"),
 		buf("e", kernel.Real, false, "E-vector"),
 	}, "e[j] = l[node[j]] for j < entries",
-		kernel.Put("e", at("l", at("node", v("i"))), v("i")))
+		kernel.Put("e", kernel.At("l", kernel.At("node", kernel.Ref("i"))), kernel.Ref("i")))
 }
 
 // Direction is p = r + β·p, β = sc[num]/sc[den], for i < nodes.
@@ -147,8 +138,8 @@ func Direction(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
 		buf("r", kernel.Real, true, "residual"),
 		buf("p", kernel.Real, false, "search direction"),
 	}, "p[i] = r[i] + (sc[num]/sc[den])·p[i] for i < nodes",
-		kernel.Decl{Type: kernel.Real, Name: "beta", Init: bin("/", at("sc", v(Num)), at("sc", v(Den)))},
-		kernel.Put("p", add(at("r", v("i")), mul(v("beta"), at("p", v("i")))), v("i")))
+		kernel.DeclReal("beta", kernel.Div(kernel.At("sc", kernel.Ref(Num)), kernel.At("sc", kernel.Ref(Den)))),
+		kernel.Put("p", kernel.Add(kernel.At("r", kernel.Ref("i")), kernel.Mul(kernel.Ref("beta"), kernel.At("p", kernel.Ref("i")))), kernel.Ref("i")))
 }
 
 // Zero is l[i] = 0 for i < nodes (before ScatterAtomic).
@@ -157,7 +148,7 @@ func Zero(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
 		size(Nodes, "L-vector length"),
 		buf("l", kernel.Real, false, "L-vector"),
 	}, "l[i] = 0 for i < nodes",
-		kernel.Put("l", kernel.Lit{V: 0}, v("i")))
+		kernel.Put("l", kernel.Float(0), kernel.Ref("i")))
 }
 
 // ScatterAtomic is l[node[j]] += e[j] for j < entries where
@@ -170,9 +161,9 @@ func ScatterAtomic(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
 		buf("mask", kernel.Int32, true, "1 for an unknown, 0 for a Dirichlet node"),
 		buf("l", kernel.Real, false, "L-vector, zeroed before"),
 	}, "l[node[j]] += e[j] (atomically) for j < entries with mask[node[j]] ≠ 0",
-		kernel.Decl{Type: kernel.Index, Name: "g", Init: at("node", v("i"))},
-		kernel.If{Cond: bin("!=", at("mask", v("g")), lit(0)), Then: []kernel.Stmt{
-			kernel.AtomicAdd{Buf: "l", Index: []kernel.Expr{v("g")}, Value: at("e", v("i"))},
+		kernel.DeclIndex("g", kernel.At("node", kernel.Ref("i"))),
+		kernel.If{Cond: kernel.Ne(kernel.At("mask", kernel.Ref("g")), kernel.Const(0)), Then: []kernel.Stmt{
+			kernel.AtomicAdd{Buf: "l", Index: []kernel.Expr{kernel.Ref("g")}, Value: kernel.At("e", kernel.Ref("i"))},
 		}})
 }
 
@@ -195,15 +186,15 @@ func reduction(name string, dt kernel.DType, s Shape, n string, params []kernel.
 	}
 	// Element i = (block·w + m)·t + thread: a block's threads read
 	// consecutive elements together.
-	i := add(mul(add(mul(kernel.GroupX, lit(w)), v("m")), lit(t)), kernel.LocalX)
+	i := kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(kernel.GroupX, kernel.Const(w)), kernel.Ref("m")), kernel.Const(t)), kernel.LocalX)
 	body := []kernel.Stmt{
-		kernel.Decl{Type: kernel.Real, Name: "acc", Init: kernel.Lit{V: 0}},
-		kernel.For{Var: "m", From: lit(0), To: lit(w), Body: []kernel.Stmt{
-			kernel.Decl{Type: kernel.Index, Name: "i", Init: i},
-			kernel.If{Cond: bin("<", v("i"), v(n)), Then: per(v("i"))},
+		kernel.DeclReal("acc", kernel.Float(0)),
+		kernel.For{Var: "m", From: kernel.Const(0), To: kernel.Const(w), Body: []kernel.Stmt{
+			kernel.DeclIndex("i", i),
+			kernel.If{Cond: kernel.Lt(kernel.Ref("i"), kernel.Ref(n)), Then: per(kernel.Ref("i"))},
 		}},
 	}
-	k.Body = append(body, blockSum(t, "acc", kernel.Put("partial", v("acc"), kernel.GroupX))...)
+	k.Body = append(body, blockSum(t, "acc", kernel.Put("partial", kernel.Ref("acc"), kernel.GroupX))...)
 	return k, kernel.Validate(k)
 }
 
@@ -215,16 +206,16 @@ func blockSum(t int, acc string, store kernel.Stmt) []kernel.Stmt {
 	if t == 1 {
 		return []kernel.Stmt{store}
 	}
-	ss := []kernel.Stmt{kernel.Put("red", v(acc), kernel.LocalX), kernel.Barrier{}}
+	ss := []kernel.Stmt{kernel.Put("red", kernel.Ref(acc), kernel.LocalX), kernel.Barrier{}}
 	for h := t / 2; h >= 1; h /= 2 {
 		ss = append(ss,
-			kernel.If{Cond: bin("<", kernel.LocalX, lit(h)), Then: []kernel.Stmt{
-				kernel.Put("red", add(at("red", kernel.LocalX), at("red", add(kernel.LocalX, lit(h)))), kernel.LocalX),
+			kernel.If{Cond: kernel.Lt(kernel.LocalX, kernel.Const(h)), Then: []kernel.Stmt{
+				kernel.Put("red", kernel.Add(kernel.At("red", kernel.LocalX), kernel.At("red", kernel.Add(kernel.LocalX, kernel.Const(h)))), kernel.LocalX),
 			}},
 			kernel.Barrier{})
 	}
-	return append(ss, kernel.If{Cond: bin("==", kernel.LocalX, lit(0)), Then: []kernel.Stmt{
-		kernel.Assign{Name: acc, Value: at("red", lit(0))},
+	return append(ss, kernel.If{Cond: kernel.Eq(kernel.LocalX, kernel.Const(0)), Then: []kernel.Stmt{
+		kernel.Assign{Name: acc, Value: kernel.At("red", kernel.Const(0))},
 		store,
 	}})
 }
@@ -244,7 +235,7 @@ func Dot(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
 		buf("a", kernel.Real, true, "first vector"),
 		buf("b", kernel.Real, true, "second vector"),
 	}, "Σ a[i]·b[i] over i < nodes", func(i kernel.Expr) []kernel.Stmt {
-		return []kernel.Stmt{kernel.Assign{Name: "acc", Value: add(v("acc"), mul(at("a", i), at("b", i)))}}
+		return []kernel.Stmt{kernel.Set("acc", kernel.Add(kernel.Ref("acc"), kernel.Mul(kernel.At("a", i), kernel.At("b", i))))}
 	})
 }
 
@@ -263,14 +254,14 @@ func ScatterDot(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
 		buf("q", kernel.Real, false, "L-vector result"),
 	}, "q[i] = mask[i] ? Σ_{offsets[i] ≤ t < offsets[i+1]} e[list[t]] : 0, and Σ p[i]·q[i], over i < nodes", func(i kernel.Expr) []kernel.Stmt {
 		return []kernel.Stmt{
-			kernel.Decl{Type: kernel.Real, Name: "s", Init: kernel.Lit{V: 0}},
-			kernel.If{Cond: bin("!=", at("mask", i), lit(0)), Then: []kernel.Stmt{
-				kernel.For{Var: "t", From: at("offsets", i), To: at("offsets", add(i, lit(1))), Body: []kernel.Stmt{
-					kernel.Assign{Name: "s", Value: add(v("s"), at("e", at("list", v("t"))))},
+			kernel.DeclReal("s", kernel.Float(0)),
+			kernel.If{Cond: kernel.Ne(kernel.At("mask", i), kernel.Const(0)), Then: []kernel.Stmt{
+				kernel.For{Var: "t", From: kernel.At("offsets", i), To: kernel.At("offsets", kernel.Add(i, kernel.Const(1))), Body: []kernel.Stmt{
+					kernel.Set("s", kernel.Add(kernel.Ref("s"), kernel.At("e", kernel.At("list", kernel.Ref("t"))))),
 				}},
 			}},
-			kernel.Put("q", v("s"), i),
-			kernel.Assign{Name: "acc", Value: add(v("acc"), mul(at("p", i), v("s")))},
+			kernel.Put("q", kernel.Ref("s"), i),
+			kernel.Set("acc", kernel.Add(kernel.Ref("acc"), kernel.Mul(kernel.At("p", i), kernel.Ref("s")))),
 		}
 	})
 }
@@ -289,11 +280,11 @@ func Update(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
 		buf("r", kernel.Real, false, "residual"),
 	}, "α = sc[num]/sc[den]; x[i] += α·p[i]; r[i] −= α·q[i]; Σ r[i]², over i < nodes", func(i kernel.Expr) []kernel.Stmt {
 		return []kernel.Stmt{
-			kernel.Decl{Type: kernel.Real, Name: "alpha", Init: bin("/", at("sc", v(Num)), at("sc", v(Den)))},
-			kernel.Put("x", add(at("x", i), mul(v("alpha"), at("p", i))), i),
-			kernel.Decl{Type: kernel.Real, Name: "rn", Init: bin("-", at("r", i), mul(v("alpha"), at("q", i)))},
-			kernel.Put("r", v("rn"), i),
-			kernel.Assign{Name: "acc", Value: add(v("acc"), mul(v("rn"), v("rn")))},
+			kernel.DeclReal("alpha", kernel.Div(kernel.At("sc", kernel.Ref(Num)), kernel.At("sc", kernel.Ref(Den)))),
+			kernel.Put("x", kernel.Add(kernel.At("x", i), kernel.Mul(kernel.Ref("alpha"), kernel.At("p", i))), i),
+			kernel.DeclReal("rn", kernel.Sub(kernel.At("r", i), kernel.Mul(kernel.Ref("alpha"), kernel.At("q", i)))),
+			kernel.Put("r", kernel.Ref("rn"), i),
+			kernel.Set("acc", kernel.Add(kernel.Ref("acc"), kernel.Mul(kernel.Ref("rn"), kernel.Ref("rn")))),
 		}
 	})
 }
@@ -319,11 +310,11 @@ func Sum(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
 		Shared: red(t),
 		Doc:    "sc[slot] = Σ partial[b] over b < partials",
 		Body: append([]kernel.Stmt{
-			kernel.Decl{Type: kernel.Real, Name: "acc", Init: kernel.Lit{V: 0}},
-			kernel.For{Var: "b", From: kernel.LocalX, To: v(Partials), Step: int64(t), Body: []kernel.Stmt{
-				kernel.Assign{Name: "acc", Value: add(v("acc"), at("partial", v("b")))},
+			kernel.DeclReal("acc", kernel.Float(0)),
+			kernel.For{Var: "b", From: kernel.LocalX, To: kernel.Ref(Partials), Step: int64(t), Body: []kernel.Stmt{
+				kernel.Set("acc", kernel.Add(kernel.Ref("acc"), kernel.At("partial", kernel.Ref("b")))),
 			}},
-		}, blockSum(t, "acc", kernel.Put("sc", v("acc"), v(Slot)))...),
+		}, blockSum(t, "acc", kernel.Put("sc", kernel.Ref("acc"), kernel.Ref(Slot)))...),
 	}
 	return k, kernel.Validate(k)
 }
