@@ -257,7 +257,9 @@ func (in *Instance) computeHexCDR(word func(int) kernel.Expr) []kernel.Stmt {
 	field := func(f, q int) string { return nm("tF%d_%d", f, q) }
 	c0 := func(c int) kernel.Expr { return kernel.Ref(cn(0, c+1)) }
 	cc0 := func(c int) kernel.Expr { return kernel.Ref(cn(c+1, 0)) }
-	kRow := func(k int) func(c int) kernel.Expr { return func(c int) kernel.Expr { return kernel.Ref(cn(k+1, c+1)) } }
+	kRow := func(k int) func(c int) kernel.Expr {
+		return func(c int) kernel.Expr { return kernel.Ref(cn(k+1, c+1)) }
+	}
 	// butterfly transforms field values cur (index i0 + 2 i1 + 4 i2 of
 	// points, "" where absent) along the given axes into modes (mode 0 =
 	// sum, 1 = difference; on an axis where both nodes are
