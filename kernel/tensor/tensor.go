@@ -192,13 +192,13 @@ type Variant struct {
 // Name is e.g. "slab/e2".
 func (v Variant) Name() string { return fmt.Sprintf("%s/e%d", v.Kind, v.PerBlock) }
 
-var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|pair|cube-fold|cube-pair)(?:/e(\d+))?$`)
+var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|cpu-vec|pair|cube-fold|cube-pair)(?:/e(\d+))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE or pair/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cpu/e1 for any)", s)
+		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE or pair/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cpu/e1, cpu-vec/e4 or cpu-vec/e8 for any)", s)
 	}
 	v := Variant{Kind: m[1], PerBlock: 1, Literal: strings.HasSuffix(m[1], "-lit")}
 	if m[2] != "" {
@@ -230,7 +230,9 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	var out []family.Candidate
 	if !t.GPU {
 		for _, kind := range cpuKinds {
-			out = append(out, Variant{Kind: kind, PerBlock: 1})
+			for _, e := range cpuPerBlock(kind) {
+				out = append(out, Variant{Kind: kind, PerBlock: e})
+			}
 		}
 		return out
 	}
@@ -273,8 +275,8 @@ func (in *Instance) check(v Variant) error {
 	switch {
 	case !slices.Contains(in.kinds(), v.Kind) || v.Literal != strings.HasSuffix(v.Kind, "-lit"):
 		return fmt.Errorf("tensor: %s has no layout %q (it has %s)", in.Kernel, v.Kind, strings.Join(in.kinds(), ", "))
-	case isCPU(v.Kind) && v.PerBlock != 1:
-		return fmt.Errorf("tensor: %s: the CPU layouts run one element per work-item", v.Name())
+	case isCPU(v.Kind) && !slices.Contains(cpuPerBlock(v.Kind), v.PerBlock):
+		return fmt.Errorf("tensor: %s: the %s layout runs %v elements per work-item", v.Name(), v.Kind, cpuPerBlock(v.Kind))
 	case isCPU(v.Kind):
 		return nil
 	case v.PerBlock < 1 || v.PerBlock > kernel.MaxThreads || n*in.threadsY(v)*v.PerBlock > kernel.MaxThreads: // bounded before the product overflows
@@ -320,6 +322,8 @@ func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {
 		return nil, err
 	}
 	switch {
+	case v.Kind == cpuVecKind:
+		return buildCPUVec(in.Problem, v), nil
 	case isCPU(v.Kind):
 		return buildCPU(in.Problem, v), nil
 	case v.Kind == pairKind:
