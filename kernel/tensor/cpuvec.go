@@ -18,7 +18,7 @@ import (
 // entry a literal broadcast, with no shuffles. The 1-D matrices are
 // applied in even–odd form (their rows mirror one another up to a
 // sign), half the multiplications. u is gathered lane by lane from its
-// elements, v scattered back; a batch at the end shorter than L repeats
+// elements, v written back an element at a time; a batch at the end shorter than L repeats
 // its last element in the spare lanes, which compute and write the same
 // values as the lane that owns it (no masks).
 const cpuVecKind = "cpu-vec"
@@ -267,6 +267,15 @@ func collocateVec(q, l int, d matrix, lambda float64, geo vecGeometry, x, gr, gs
 		contractVec(dst, gt, &out, dt, 2, sh, prec))
 }
 
+// writeOut copies the n values of each lane from src to its element in
+// dst, a lane at a time: the stores run along the element (an AVX2 build
+// has no scatter, and a lane loop storing to the elements stayed scalar).
+func writeOut(src, dst lanes, n int) kernel.Stmt {
+	return kernel.For{Var: "lo", From: lit(0), To: lit(src.l), Body: []kernel.Stmt{
+		kernel.For{Var: "i", From: lit(0), To: lit(n), Body: []kernel.Stmt{
+			kernel.Put(dst.name, kernel.At(src.name, add(mul(v("i"), lit(src.l)), v("lo"))), add(kernel.At(dst.glob, v("lo")), v("i")))}}}}
+}
+
 // buildCPUVec is the layout vectorised across elements (see cpuVecKind):
 // a block of one thread per L elements.
 func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
@@ -304,8 +313,8 @@ func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
 		// u is read four times: gathered once into a private block.
 		body = append(body, kernel.For{Var: "p", From: lit(0), To: lit(n3), Body: []kernel.Stmt{
 			laneLoop(l, []kernel.Stmt{w("tu").put(u.at(v("p")), v("p"))})}})
-		body = append(body, collocateVec(n, l, d, lambda, geo, w("tu"), w("tr"), w("ts"), w("tt"), w("tv"), out, p.Prec)...)
-		k.Body = body
+		body = append(body, collocateVec(n, l, d, lambda, geo, w("tu"), w("tr"), w("ts"), w("tt"), w("tv"), w("tv"), p.Prec)...)
+		k.Body = append(body, writeOut(w("tv"), out, n3))
 		return k
 	}
 	b := rowsOf("mb", p.b, q, n, p.Prec)
@@ -329,7 +338,8 @@ func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
 	body = append(body,
 		contractVec(w1, w0, nil, bt, 2, [3]int{q, q, q}, p.Prec),
 		contractVec(w0, w1, nil, bt, 1, [3]int{n, q, q}, p.Prec),
-		contractVec(out, w0, nil, bt, 0, [3]int{n, n, q}, p.Prec))
+		contractVec(w1, w0, nil, bt, 0, [3]int{n, n, q}, p.Prec),
+		writeOut(w1, out, n3))
 	k.Body = body
 	return k
 }
