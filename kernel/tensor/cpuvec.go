@@ -270,10 +270,15 @@ func collocateVec(q, l int, d matrix, lambda float64, geo vecGeometry, x, gr, gs
 // writeOut copies the n values of each lane from src to its element in
 // dst, a lane at a time: the stores run along the element (an AVX2 build
 // has no scatter, and a lane loop storing to the elements stayed scalar).
-func writeOut(src, dst lanes, n int) kernel.Stmt {
-	return kernel.For{Var: "lo", From: lit(0), To: lit(src.l), Body: []kernel.Stmt{
+// With 8 lanes (AVX-512, which scatters) the last stage writes v itself,
+// a tenth faster; then there is nothing to copy.
+func writeOut(src, dst lanes, n int) []kernel.Stmt {
+	if src.name == dst.name {
+		return nil
+	}
+	return []kernel.Stmt{kernel.For{Var: "lo", From: lit(0), To: lit(src.l), Body: []kernel.Stmt{
 		kernel.For{Var: "i", From: lit(0), To: lit(n), Body: []kernel.Stmt{
-			kernel.Put(dst.name, kernel.At(src.name, add(mul(v("i"), lit(src.l)), v("lo"))), add(kernel.At(dst.glob, v("lo")), v("i")))}}}}
+			kernel.Put(dst.name, kernel.At(src.name, add(mul(v("i"), lit(src.l)), v("lo"))), add(kernel.At(dst.glob, v("lo")), v("i")))}}}}}
 }
 
 // buildCPUVec is the layout vectorised across elements (see cpuVecKind):
@@ -307,14 +312,22 @@ func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
 	u := lanes{name: "u", glob: "ub", l: l}
 	out := lanes{name: "v", glob: "ub", l: l}
 	w := func(name string) lanes { return lanes{name: name, l: l} }
+	// The last stage's destination: v itself where the lanes scatter,
+	// else a private block that writeOut copies.
+	final := func(priv lanes) lanes {
+		if k.Hints.WideVectors {
+			return out
+		}
+		return priv
+	}
 	if p.Kernel == fem.BK5 {
 		d := rowsOf("md", p.d, n, n, p.Prec)
 		body = append(body, priv("tu", n3), priv("tr", n3), priv("ts", n3), priv("tt", n3), priv("tv", n3))
 		// u is read four times: gathered once into a private block.
 		body = append(body, kernel.For{Var: "p", From: lit(0), To: lit(n3), Body: []kernel.Stmt{
 			laneLoop(l, []kernel.Stmt{w("tu").put(u.at(v("p")), v("p"))})}})
-		body = append(body, collocateVec(n, l, d, lambda, geo, w("tu"), w("tr"), w("ts"), w("tt"), w("tv"), w("tv"), p.Prec)...)
-		k.Body = append(body, writeOut(w("tv"), out, n3))
+		body = append(body, collocateVec(n, l, d, lambda, geo, w("tu"), w("tr"), w("ts"), w("tt"), w("tv"), final(w("tv")), p.Prec)...)
+		k.Body = append(body, writeOut(final(w("tv")), out, n3)...)
 		return k
 	}
 	b := rowsOf("mb", p.b, q, n, p.Prec)
@@ -338,8 +351,7 @@ func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
 	body = append(body,
 		contractVec(w1, w0, nil, bt, 2, [3]int{q, q, q}, p.Prec),
 		contractVec(w0, w1, nil, bt, 1, [3]int{n, q, q}, p.Prec),
-		contractVec(w1, w0, nil, bt, 0, [3]int{n, n, q}, p.Prec),
-		writeOut(w1, out, n3))
-	k.Body = body
+		contractVec(final(w1), w0, nil, bt, 0, [3]int{n, n, q}, p.Prec))
+	k.Body = append(body, writeOut(final(w1), out, n3)...)
 	return k
 }

@@ -118,7 +118,10 @@ func TestCPUVecVectorised(t *testing.T) {
 				}
 				flags := dev.Flags()
 				want := "loop vectorized"
-				if k.Hints.WideVectors && dev.Info().WideVectorBits == 512 {
+				if k.Hints.WideVectors && dev.Info().WideVectorBits != 512 {
+					t.Skip("8 lanes are built for AVX-512, which this host lacks")
+				}
+				if k.Hints.WideVectors {
 					flags = slices.DeleteFunc(flags, func(f string) bool { return f == "-mno-avx512f" })
 					flags = append(flags, "-mprefer-vector-width=512")
 					want = "loop vectorized using 64 byte vectors"
