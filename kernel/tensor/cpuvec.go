@@ -205,15 +205,24 @@ func (g vecGeometry) decl() kernel.Stmt {
 	return kernel.Decl{Type: kernel.Real, Name: "gp", Dims: []int{g.factors * g.q * g.q * g.l}}
 }
 
-// stage fills gp with the factors of plane z.
+// stage fills gp with the factors of plane z: for each factor, a loop
+// along the plane that reads every lane's run and stores the L values of
+// a point together (as a group of L interleaved stores, which an AVX2
+// build transposes in registers).
 func (g vecGeometry) stage(z kernel.Expr) kernel.Stmt {
 	q2 := g.q * g.q
-	src := add(add(kernel.At("gb", v("lg")), add(mul(v("f"), lit(q2*g.q)), mul(z, lit(q2)))), v("j"))
-	dst := add(mul(add(mul(v("f"), lit(q2)), v("j")), lit(g.l)), v("lg"))
-	return kernel.For{Var: "lg", From: lit(0), To: lit(g.l), Body: []kernel.Stmt{
-		kernel.For{Var: "f", From: lit(0), To: lit(g.factors), Body: []kernel.Stmt{
-			kernel.For{Var: "j", From: lit(0), To: lit(q2), Body: []kernel.Stmt{
-				kernel.Put("gp", kernel.At("geo", src), dst)}}}}}}
+	var body []kernel.Stmt
+	for l := range g.l {
+		body = append(body, kernel.Decl{Type: kernel.Index, Name: fmt.Sprintf("gb%d", l),
+			Init: add(kernel.At("gb", lit(l)), add(mul(v("f"), lit(q2*g.q)), mul(z, lit(q2))))})
+	}
+	var row []kernel.Stmt
+	for l := range g.l {
+		row = append(row, kernel.Put("gp", kernel.At("geo", add(v(fmt.Sprintf("gb%d", l)), v("j"))),
+			add(mul(add(mul(v("f"), lit(q2)), v("j")), lit(g.l)), lit(l))))
+	}
+	body = append(body, kernel.For{Var: "j", From: lit(0), To: lit(q2), Body: row})
+	return kernel.For{Var: "f", From: lit(0), To: lit(g.factors), Body: body}
 }
 
 // factor is factor f at point j of the staged plane, in the lane loop.
