@@ -56,17 +56,11 @@ func laneLoop(l int, body []kernel.Stmt) kernel.Stmt {
 // entries (+1 for the interpolation matrices, −1 for the derivatives on
 // symmetric points), or 0 when m has no such symmetry.
 func (m matrix) mirror() float64 {
-	scale := 0.0
-	for o := range m.outs {
-		for i := range m.ins {
-			scale = math.Max(scale, math.Abs(m.at(o, i)))
-		}
-	}
 	for _, s := range []float64{1, -1} {
 		ok := true
 		for o := range m.outs {
 			for i := range m.ins {
-				if math.Abs(m.at(m.outs-1-o, m.ins-1-i)-s*m.at(o, i)) > 1e-13*scale {
+				if math.Abs(m.at(m.outs-1-o, m.ins-1-i)-s*m.at(o, i)) > m.noise() {
 					ok = false
 				}
 			}
@@ -76,6 +70,18 @@ func (m matrix) mirror() float64 {
 		}
 	}
 	return 0
+}
+
+// noise is how far from exact the symmetry of mirror may be: rounding in
+// the matrices' construction, 1e-13 of the largest entry.
+func (m matrix) noise() float64 {
+	scale := 0.0
+	for o := range m.outs {
+		for i := range m.ins {
+			scale = math.Max(scale, math.Abs(m.at(o, i)))
+		}
+	}
+	return 1e-13 * scale
 }
 
 // axisLoops runs body over the pencils along axis of a block [z][y][x]
@@ -132,7 +138,7 @@ func contractVec(dst, src lanes, acc *lanes, m matrix, axis int, shape [3]int, p
 			}
 			return body
 		}
-		hi := m.ins / 2
+		hi, noise := m.ins/2, m.noise()
 		for i := range hi {
 			j := m.ins - 1 - i
 			body = append(body,
@@ -145,7 +151,9 @@ func contractVec(dst, src lanes, acc *lanes, m matrix, axis int, shape [3]int, p
 		for o := range (m.outs + 1) / 2 {
 			var even, odd kernel.Expr
 			term := func(s kernel.Expr, c float64, x kernel.Expr) kernel.Expr {
-				if c = prec.Rounded(c); c == 0 {
+				// A half-sum or half-difference within the noise is zero by
+				// the symmetry (the middle row's odd or even part).
+				if c = prec.Rounded(c); math.Abs(c) <= noise {
 					return s
 				}
 				t := mul(kernel.Lit{V: c}, x)

@@ -164,3 +164,57 @@ func TestCPUVecVectorised(t *testing.T) {
 		}
 	}
 }
+
+// The vectorised layout takes 4 or 8 elements a work-item, is offered on
+// CPUs only, and runs one thread a block with no barrier or shared memory,
+// over a grid of ⌈E/L⌉ blocks; 8 lanes ask for wide vectors.
+func TestCPUVecCandidates(t *testing.T) {
+	for _, op := range fem.Kernels {
+		p, err := tensor.New(op, 3, 1, kernel.F64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := p.Timed(21)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var offered []string
+		for _, c := range in.Candidates(cpu) {
+			offered = append(offered, c.Name())
+		}
+		for _, name := range vecLayouts {
+			if !slices.Contains(offered, name) {
+				t.Errorf("%s: %s not offered on a CPU (%v)", op, name, offered)
+			}
+		}
+		for _, c := range in.Candidates(gpu) {
+			if strings.HasPrefix(c.Name(), "cpu-vec") {
+				t.Errorf("%s: %s offered on a GPU", op, c.Name())
+			}
+		}
+		tests := []struct {
+			per int
+			ok  bool
+		}{{1, false}, {2, false}, {4, true}, {8, true}, {16, false}}
+		for _, tc := range tests {
+			v := tensor.Variant{Kind: "cpu-vec", PerBlock: tc.per}
+			if err := in.Check(v); (err == nil) != tc.ok {
+				t.Errorf("%s %s: check %v, want ok %v", op, v.Name(), err, tc.ok)
+				continue
+			}
+			if !tc.ok {
+				continue
+			}
+			k, err := in.Build(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.Launch.Threads() != 1 || k.HasBarrier() || len(k.Shared) != 0 || k.Launch.Grid[0].Per != tc.per {
+				t.Errorf("%s %s: block %v, grid %+v, barrier %v, shared %v", op, v.Name(), k.Launch.Block, k.Launch.Grid[0], k.HasBarrier(), k.Shared)
+			}
+			if k.Hints.WideVectors != (tc.per == 8) {
+				t.Errorf("%s %s: wide vectors %v", op, v.Name(), k.Hints.WideVectors)
+			}
+		}
+	}
+}
