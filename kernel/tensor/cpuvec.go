@@ -18,9 +18,11 @@ import (
 // entry a literal broadcast, with no shuffles. The 1-D matrices are
 // applied in even–odd form (their rows mirror one another up to a
 // sign), half the multiplications. u is gathered lane by lane from its
-// elements, v written back an element at a time; a batch at the end shorter than L repeats
-// its last element in the spare lanes, which compute and write the same
-// values as the lane that owns it (no masks).
+// elements, the factors staged a plane at a time (vecGeometry), v
+// scattered (8 lanes) or copied back an element at a time (4 lanes). A
+// batch at the end shorter than L repeats its last element in the spare
+// lanes, which compute and write the same values as the lane that owns
+// it (no masks).
 const cpuVecKind = "cpu-vec"
 
 // cpuVecLanes are the lane counts offered: 8 fp64 lanes of AVX-512 (the
