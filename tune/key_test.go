@@ -61,6 +61,7 @@ func TestKeyFollowsCandidates(t *testing.T) {
 		{"no candidates", keyInstance{key: "op1"}, dev},
 		{"another instance", keyInstance{names: base.names, key: "op2"}, dev},
 		{"another compiler", base, keyDevice{info: device.Info{Backend: "c", Name: "cpu", Arch: "x86_64 gcc-13", ComputeUnits: 2}}},
+		{"AVX-512", base, keyDevice{info: device.Info{Backend: "c", Name: "cpu", Arch: "x86_64 gcc-12", ComputeUnits: 2, WideVectorBits: 512}}},
 	}
 	seen := map[string]string{k0: "base"}
 	for _, tc := range cases {

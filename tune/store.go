@@ -16,7 +16,8 @@ import (
 // Key names the choice for an instance on a device: the family's key of
 // the instance, the candidates it offers there (candidateDigest), the
 // printer's version (printerVersion), and the device (backend, name,
-// platform and driver, architecture and compiler, compute units). A change
+// platform and driver, architecture and compiler, compute units, the
+// width of the wide vectors a CPU builds with). A change
 // to any of them makes older choices unreachable, with no counter to raise.
 func Key(in family.Instance, dev device.Device) string { return KeyFor(in, dev.Info()) }
 
@@ -27,6 +28,11 @@ func Key(in family.Instance, dev device.Device) string { return KeyFor(in, dev.I
 func KeyFor(in family.Instance, i device.Info, extra ...string) string {
 	parts := []string{"tune", candidateDigest(in, TargetOf(i)), printerVersion(), in.TuneKey(),
 		i.Backend, i.Name, i.Platform, i.Arch, strconv.Itoa(i.ComputeUnits)}
+	if i.WideVectorBits > 0 {
+		// CPUs of one model name differ in AVX-512 (a VM may hide it),
+		// and kernels that ask for wide vectors are built for it.
+		parts = append(parts, "wide="+strconv.Itoa(i.WideVectorBits))
+	}
 	return cache.Key(append(parts, extra...)...)
 }
 

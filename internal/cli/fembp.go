@@ -123,8 +123,8 @@ func bpMemory(bps []string, orders []int, dofs, max int64) error {
 }
 
 // bpLayouts are the operator layouts a BP is solved with: the named ones,
-// every candidate ("all"), or by default those whose blocks hold 64–512
-// threads (each solve sets up its own device buffers: seconds on a large
+// every candidate ("all"), or by default on GPUs those whose blocks hold
+// 64–512 threads, on CPUs every layout (each solve sets up its own device buffers: seconds on a large
 // mesh, so a dozen layouts per order would take minutes).
 func bpLayouts(in *tensor.Instance, names string, t family.Target) []family.Candidate {
 	all := in.Candidates(t)
@@ -132,6 +132,9 @@ func bpLayouts(in *tensor.Instance, names string, t family.Target) []family.Cand
 	case "all":
 		return all
 	case "":
+		if !t.GPU {
+			return all // a few layouts, none sized by threads per block
+		}
 		var out []family.Candidate
 		side := in.N + 2
 		if in.Kernel == fem.BK5 {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,6 +140,14 @@ func TestFEMBenchBakeOffs(t *testing.T) {
 	}
 	if len(rep.Solves) < 2 {
 		t.Fatalf("%d solves in the JSON", len(rep.Solves))
+	}
+	// On a CPU, every CPU layout by default.
+	for _, bp := range []string{"bp5/n2", "bp3/n2"} {
+		for _, layout := range []string{"cpu/e1", "cpu-vec/e4", "cpu-vec/e8"} {
+			if !slices.ContainsFunc(rep.Solves, func(s bpRow) bool { return s.Problem == bp && s.Variant == layout }) {
+				t.Errorf("%s: no solve with %s", bp, layout)
+			}
+		}
 	}
 	for _, s := range rep.Solves {
 		// A 5³ mesh at N = 2: 11³ nodes; 5 iterations.

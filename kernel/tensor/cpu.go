@@ -25,7 +25,15 @@ const (
 )
 
 // cpuKinds are the CPU layouts of every operator.
-var cpuKinds = []string{cpuKind}
+var cpuKinds = []string{cpuKind, cpuVecKind}
+
+// cpuPerBlock are the elements per work-item a CPU layout takes.
+func cpuPerBlock(kind string) []int {
+	if kind == cpuVecKind {
+		return cpuVecLanes
+	}
+	return []int{1}
+}
 
 // isCPU reports whether kind is a CPU layout.
 func isCPU(kind string) bool {
@@ -227,13 +235,9 @@ func collocate(q int, d matrix, lambda float64, x, gr, gs, gt, out arr, dst *arr
 	return append(ss, contract(last, gt, &out, dt, 2, sh)...)
 }
 
-// buildCPU is a CPU layout: a block of one thread per element (the
-// grid has one block per element), its stages loops over private
-// arrays of the element's values (see cpuKind).
-func buildCPU(p *Problem, vr Variant) *kernel.Kernel {
+// cpuDoc is the doc comment of a CPU layout's kernel.
+func cpuDoc(p *Problem, vr Variant) string {
 	n, q := p.N+1, p.basis.Q()
-	n3, q3 := n*n*n, q*q*q
-	lambda := p.Prec.Rounded(p.Lambda)
 	var doc string
 	switch p.Kernel {
 	case fem.BK5:
@@ -249,7 +253,17 @@ func buildCPU(p *Problem, vr Variant) *kernel.Kernel {
 			"B the 1-D interpolation from the GLL nodes to the Gauss points, D̃ the derivative on the points;\n"+
 			"u, v: elements × %d³ nodes (x-fastest); geo: elements × 7 × %d³ (G_rr G_rs G_rt G_ss G_st G_tt w|J|)", p.Lambda, p.N, q, vr.Name(), n, q)
 	}
-	k := header(p, vr, [3]int{1, 1, 1}, doc)
+	return doc
+}
+
+// buildCPU is a CPU layout: a block of one thread per element (the
+// grid has one block per element), its stages loops over private
+// arrays of the element's values (see cpuKind).
+func buildCPU(p *Problem, vr Variant) *kernel.Kernel {
+	n, q := p.N+1, p.basis.Q()
+	n3, q3 := n*n*n, q*q*q
+	lambda := p.Prec.Rounded(p.Lambda)
+	k := header(p, vr, [3]int{1, 1, 1}, cpuDoc(p, vr))
 	if vr.Geo != Stored {
 		// The point table before v, the output.
 		k.Params = append(k.Params[:len(k.Params)-1], pointTableParam, k.Params[len(k.Params)-1])

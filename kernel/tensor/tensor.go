@@ -233,13 +233,13 @@ func (v Variant) Name() string {
 	return fmt.Sprintf("%s/e%d", v.Kind, v.PerBlock)
 }
 
-var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|pair|cube-fold|cube-pair)(?:/e(\d+))?(?:/(tri|aff))?$`)
+var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|cpu-vec|pair|cube-fold|cube-pair)(?:/e(\d+))?(?:/(tri|aff))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE or pair/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cpu/e1 for any; /tri or /aff after it computes the geometry)", s)
+		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE or pair/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cpu/e1, cpu-vec/e4 or cpu-vec/e8 for any; /tri or /aff after it computes the geometry)", s)
 	}
 	v := Variant{Kind: m[1], PerBlock: 1, Literal: strings.HasSuffix(m[1], "-lit")}
 	if m[3] != "" {
@@ -274,7 +274,14 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	var out []family.Candidate
 	if !t.GPU {
 		for _, kind := range cpuKinds {
-			out = append(out, in.withGeometries(Variant{Kind: kind, PerBlock: 1})...)
+			for _, e := range cpuPerBlock(kind) {
+				if kind == "cpu" {
+					out = append(out, in.withGeometries(Variant{Kind: kind, PerBlock: e})...)
+				} else {
+					// The vectorised layout stages stored factors only.
+					out = append(out, Variant{Kind: kind, PerBlock: e})
+				}
+			}
 		}
 		return out
 	}
@@ -331,8 +338,10 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("tensor: %s has no layout %q (it has %s)", in.Kernel, v.Kind, strings.Join(in.kinds(), ", "))
 	case v.Geo != Stored && !slices.Contains(in.geos, v.Geo):
 		return fmt.Errorf("tensor: %s: the mesh%s is not %s (curved, or not made of parallelepipeds): its geometric factors are stored", v.Name(), in.on(), v.Geo)
-	case isCPU(v.Kind) && v.PerBlock != 1:
-		return fmt.Errorf("tensor: %s: the CPU layouts run one element per work-item", v.Name())
+	case v.Geo != Stored && v.Kind == "cpu-vec":
+		return fmt.Errorf("tensor: %s: the vectorised CPU layout reads stored factors only", v.Name())
+	case isCPU(v.Kind) && !slices.Contains(cpuPerBlock(v.Kind), v.PerBlock):
+		return fmt.Errorf("tensor: %s: the %s layout runs %v elements per work-item", v.Name(), v.Kind, cpuPerBlock(v.Kind))
 	case isCPU(v.Kind):
 		return nil
 	case v.PerBlock < 1 || v.PerBlock > kernel.MaxThreads || n*in.threadsY(v)*v.PerBlock > kernel.MaxThreads: // bounded before the product overflows
@@ -378,6 +387,8 @@ func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {
 		return nil, err
 	}
 	switch {
+	case v.Kind == cpuVecKind:
+		return buildCPUVec(in.Problem, v), nil
 	case isCPU(v.Kind):
 		return buildCPU(in.Problem, v), nil
 	case v.Kind == pairKind:

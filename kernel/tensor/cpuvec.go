@@ -1,0 +1,376 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bespoke-hpc/bespoke/fem"
+	"github.com/bespoke-hpc/bespoke/kernel"
+)
+
+// The CPU layout vectorised across elements ("cpu-vec/eL", L = 4 or 8),
+// as deal.II's and LIBXSMM's: a work-item takes L consecutive elements,
+// one per SIMD lane. Its private arrays hold every value of the batch
+// lane-fastest (value i of lane l at i·L + l), so that each stage is a
+// loop over pencils whose body, the whole 1-D contraction of a pencil, is
+// one loop over the L lanes: gcc runs it as one vector iteration of
+// straight-line code (L = 8 with AVX-512, L = 4 with AVX2), each matrix
+// entry a literal broadcast, with no shuffles. The 1-D matrices are
+// applied in even–odd form (their rows mirror one another up to a
+// sign), half the multiplications. u is gathered lane by lane from its
+// elements, the factors staged a plane at a time (vecGeometry), v
+// scattered (8 lanes) or copied back an element at a time (4 lanes). A
+// batch at the end shorter than L repeats its last element in the spare
+// lanes, which compute and write the same values as the lane that owns
+// it (no masks).
+const cpuVecKind = "cpu-vec"
+
+// cpuVecLanes are the lane counts offered: 8 fp64 lanes of AVX-512 (the
+// source asks for wide vectors), 4 of AVX2.
+var cpuVecLanes = []int{4, 8}
+
+// lanes is a block of values of L elements: a private array laid out
+// lane-fastest, or (glob) a buffer read or written at each lane's
+// element base (a private Index array of L entries) plus the offset.
+type lanes struct {
+	name string
+	glob string // the lane bases' array, for a buffer
+	l    int    // lanes
+}
+
+func (a lanes) index(i kernel.Expr) kernel.Expr {
+	if a.glob != "" {
+		return add(kernel.At(a.glob, v("l")), i)
+	}
+	return add(mul(i, lit(a.l)), v("l"))
+}
+
+func (a lanes) at(i kernel.Expr) kernel.Expr { return kernel.At(a.name, a.index(i)) }
+
+func (a lanes) put(x, i kernel.Expr) kernel.Stmt { return kernel.Put(a.name, x, a.index(i)) }
+
+// laneLoop is the loop over the lanes that gcc vectorises.
+func laneLoop(l int, body []kernel.Stmt) kernel.Stmt {
+	return kernel.For{Var: "l", From: lit(0), To: lit(l), Vectorize: true, Body: body}
+}
+
+// mirror is the sign s with m(outs−1−o, ins−1−i) = s·m(o, i) for all
+// entries (+1 for the interpolation matrices, −1 for the derivatives on
+// symmetric points), or 0 when m has no such symmetry.
+func (m matrix) mirror() float64 {
+	for _, s := range []float64{1, -1} {
+		ok := true
+		for o := range m.outs {
+			for i := range m.ins {
+				if math.Abs(m.at(m.outs-1-o, m.ins-1-i)-s*m.at(o, i)) > m.noise() {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			return s
+		}
+	}
+	return 0
+}
+
+// noise is how far from exact the symmetry of mirror may be: rounding in
+// the matrices' construction, 1e-13 of the largest entry.
+func (m matrix) noise() float64 {
+	scale := 0.0
+	for o := range m.outs {
+		for i := range m.ins {
+			scale = math.Max(scale, math.Abs(m.at(o, i)))
+		}
+	}
+	return 1e-13 * scale
+}
+
+// axisLoops runs body over the pencils along axis of a block [z][y][x]
+// shape: idx(k, K) is the index of entry k of the pencil in a block of
+// extent K along axis.
+func axisLoops(axis int, shape [3]int, l int, body func(idx func(k, extent int) kernel.Expr) []kernel.Stmt) kernel.Stmt {
+	nz, ny, nx := shape[0], shape[1], shape[2]
+	outer, inner := [3]int{nz * ny, nz, 1}[axis], [3]int{1, nx, ny * nx}[axis]
+	// Pencil (c, a): entry k at (c·K + k)·inner + a.
+	idx := func(k, extent int) kernel.Expr {
+		var e kernel.Expr = lit(k)
+		if outer > 1 {
+			e = add(mul(v("c"), lit(extent)), e)
+		}
+		if inner > 1 {
+			e = add(mul(e, lit(inner)), v("a"))
+		}
+		return e
+	}
+	s := laneLoop(l, body(idx))
+	if inner > 1 {
+		s = kernel.For{Var: "a", From: lit(0), To: lit(inner), Body: []kernel.Stmt{s}}
+	}
+	if outer > 1 {
+		s = kernel.For{Var: "c", From: lit(0), To: lit(outer), Body: []kernel.Stmt{s}}
+	}
+	return s
+}
+
+// contractVec applies m along axis of src (shape [z][y][x], m.ins along
+// axis) into dst: dst = m·src, or acc + m·src with acc read at dst's
+// index. Each pencil's inputs are read once into scalars (vectors of the
+// lanes), folded into sums and differences of mirrored entries when m is
+// symmetric, and each pair of mirrored outputs formed from their even and
+// odd parts.
+func contractVec(dst, src lanes, acc *lanes, m matrix, axis int, shape [3]int, prec kernel.DType) kernel.Stmt {
+	return axisLoops(axis, shape, src.l, func(idx func(k, extent int) kernel.Expr) []kernel.Stmt {
+		var body []kernel.Stmt
+		x := func(k int) kernel.Expr { return v(fmt.Sprintf("x%d", k)) }
+		for k := range m.ins {
+			body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("x%d", k), Init: src.at(idx(k, m.ins))})
+		}
+		out := func(o int, val kernel.Expr) kernel.Stmt {
+			i := idx(o, m.outs)
+			if acc != nil {
+				val = add(acc.at(i), val)
+			}
+			return dst.put(val, i)
+		}
+		s := m.mirror()
+		if s == 0 {
+			for o := range m.outs {
+				body = append(body, out(o, m.dot(o, x, nil)))
+			}
+			return body
+		}
+		hi, noise := m.ins/2, m.noise()
+		for i := range hi {
+			j := m.ins - 1 - i
+			body = append(body,
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("xe%d", i), Init: add(x(i), x(j))},
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("xo%d", i), Init: bin("-", x(i), x(j))})
+		}
+		// Row o: Σ_i a_i·(x_i + x_j) + b_i·(x_i − x_j) (+ the middle
+		// input), a and b the halves of the sum and difference of
+		// m(o, i) and m(o, j); row outs−1−o is s·(even − odd).
+		for o := range (m.outs + 1) / 2 {
+			var even, odd kernel.Expr
+			term := func(s kernel.Expr, c float64, x kernel.Expr) kernel.Expr {
+				// A half-sum or half-difference within the noise is zero by
+				// the symmetry (the middle row's odd or even part).
+				if c = prec.Rounded(c); math.Abs(c) <= noise {
+					return s
+				}
+				t := mul(kernel.Lit{V: c}, x)
+				if s == nil {
+					return t
+				}
+				return add(s, t)
+			}
+			for i := range hi {
+				j := m.ins - 1 - i
+				even = term(even, (m.at(o, i)+m.at(o, j))/2, v(fmt.Sprintf("xe%d", i)))
+				odd = term(odd, (m.at(o, i)-m.at(o, j))/2, v(fmt.Sprintf("xo%d", i)))
+			}
+			if m.ins%2 == 1 {
+				even = term(even, m.at(o, hi), x(hi))
+			}
+			zero := kernel.Expr(kernel.Lit{V: 0})
+			if even == nil {
+				even = zero
+			}
+			if odd == nil {
+				odd = zero
+			}
+			if r := m.outs - 1 - o; r == o {
+				body = append(body, out(o, add(even, odd)))
+				continue
+			}
+			ne, no := fmt.Sprintf("ye%d", o), fmt.Sprintf("yo%d", o)
+			body = append(body,
+				kernel.Decl{Type: kernel.Real, Name: ne, Init: even},
+				kernel.Decl{Type: kernel.Real, Name: no, Init: odd},
+				out(o, add(v(ne), v(no))))
+			if s > 0 {
+				body = append(body, out(m.outs-1-o, bin("-", v(ne), v(no))))
+			} else {
+				body = append(body, out(m.outs-1-o, bin("-", v(no), v(ne))))
+			}
+		}
+		return body
+	})
+}
+
+// vecGeometry is how the vectorised layout reads the geometric factors,
+// a plane of points (constant z) at a time: stage copies the plane's
+// factors of every lane from the factors' buffer into the private block
+// "gp" lane-fastest, each lane's run read in order, and factor is factor
+// f at point j of the plane. (Read straight from the buffer, the lanes'
+// factors at one point lie a fixed 2^k bytes apart at some orders and
+// fell in one set of the L1 cache: a fifth of the speed.) Geometry
+// computed in the kernel replaces this type.
+type vecGeometry struct {
+	q, l, factors int
+}
+
+// decl declares gp.
+func (g vecGeometry) decl() kernel.Stmt {
+	return kernel.Decl{Type: kernel.Real, Name: "gp", Dims: []int{g.factors * g.q * g.q * g.l}}
+}
+
+// stage fills gp with the factors of plane z: for each factor, a loop
+// along the plane that reads every lane's run and stores the L values of
+// a point together (as a group of L interleaved stores, which an AVX2
+// build transposes in registers).
+func (g vecGeometry) stage(z kernel.Expr) kernel.Stmt {
+	q2 := g.q * g.q
+	var body []kernel.Stmt
+	for l := range g.l {
+		body = append(body, kernel.Decl{Type: kernel.Index, Name: fmt.Sprintf("gb%d", l),
+			Init: add(kernel.At("gb", lit(l)), add(mul(v("f"), lit(q2*g.q)), mul(z, lit(q2))))})
+	}
+	var row []kernel.Stmt
+	for l := range g.l {
+		row = append(row, kernel.Put("gp", kernel.At("geo", add(v(fmt.Sprintf("gb%d", l)), v("j"))),
+			add(mul(add(mul(v("f"), lit(q2)), v("j")), lit(g.l)), lit(l))))
+	}
+	body = append(body, kernel.For{Var: "j", From: lit(0), To: lit(q2), Body: row})
+	return kernel.For{Var: "f", From: lit(0), To: lit(g.factors), Body: body}
+}
+
+// factor is factor f at point j of the staged plane, in the lane loop.
+func (g vecGeometry) factor(f int, j kernel.Expr) kernel.Expr {
+	return kernel.At("gp", add(mul(add(lit(f*g.q*g.q), j), lit(g.l)), v("l")))
+}
+
+// points runs body(p, j) at every point p = z·q² + j in the lane loop,
+// the plane's factors staged first.
+func (g vecGeometry) points(body func(p, j kernel.Expr) []kernel.Stmt) kernel.Stmt {
+	q2 := g.q * g.q
+	p := add(mul(v("z"), lit(q2)), v("j"))
+	return kernel.For{Var: "z", From: lit(0), To: lit(g.q), Body: []kernel.Stmt{
+		g.stage(v("z")),
+		kernel.For{Var: "j", From: lit(0), To: lit(q2), Body: []kernel.Stmt{
+			kernel.Decl{Type: kernel.Index, Name: "p", Init: p},
+			laneLoop(g.l, body(v("p"), v("j")))}}}}
+}
+
+// collocateVec is collocate across lanes: from x (q points per
+// direction) it forms the reference gradient in gr, gs, gt, applies the
+// seven factors at each point and leaves Dᵀ G D x + λ·w|J|·x in out
+// (out = x allowed), the last stage written to dst.
+func collocateVec(q, l int, d matrix, lambda float64, geo vecGeometry, x, gr, gs, gt, out, dst lanes, prec kernel.DType) []kernel.Stmt {
+	sh := [3]int{q, q, q}
+	dt := d.t(d.name + "t")
+	ss := []kernel.Stmt{
+		contractVec(gr, x, nil, d, 0, sh, prec),
+		contractVec(gs, x, nil, d, 1, sh, prec),
+		contractVec(gt, x, nil, d, 2, sh, prec),
+	}
+	g := func(f int) kernel.Expr { return v(fmt.Sprintf("g%d", f)) }
+	ss = append(ss, geo.points(func(p, j kernel.Expr) []kernel.Stmt {
+		var body []kernel.Stmt
+		for f := range 7 {
+			body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("g%d", f), Init: geo.factor(f, j)})
+		}
+		return append(body,
+			kernel.Decl{Type: kernel.Real, Name: "ur", Init: gr.at(p)},
+			kernel.Decl{Type: kernel.Real, Name: "us", Init: gs.at(p)},
+			kernel.Decl{Type: kernel.Real, Name: "ut", Init: gt.at(p)},
+			gr.put(add(add(mul(g(0), v("ur")), mul(g(1), v("us"))), mul(g(2), v("ut"))), p),
+			gs.put(add(add(mul(g(1), v("ur")), mul(g(3), v("us"))), mul(g(4), v("ut"))), p),
+			gt.put(add(add(mul(g(2), v("ur")), mul(g(4), v("us"))), mul(g(5), v("ut"))), p),
+			out.put(mul(mul(kernel.Lit{V: lambda}, g(6)), x.at(p)), p),
+		)
+	}))
+	return append(ss,
+		contractVec(out, gr, &out, dt, 0, sh, prec),
+		contractVec(out, gs, &out, dt, 1, sh, prec),
+		contractVec(dst, gt, &out, dt, 2, sh, prec))
+}
+
+// writeOut copies the n values of each lane from src to its element in
+// dst, a lane at a time: the stores run along the element (an AVX2 build
+// has no scatter, and a lane loop storing to the elements stayed scalar).
+// With 8 lanes (AVX-512, which scatters) the last stage writes v itself,
+// a tenth faster; then there is nothing to copy.
+func writeOut(src, dst lanes, n int) []kernel.Stmt {
+	if src.name == dst.name {
+		return nil
+	}
+	return []kernel.Stmt{kernel.For{Var: "lo", From: lit(0), To: lit(src.l), Body: []kernel.Stmt{
+		kernel.For{Var: "i", From: lit(0), To: lit(n), Body: []kernel.Stmt{
+			kernel.Put(dst.name, kernel.At(src.name, add(mul(v("i"), lit(src.l)), v("lo"))), add(kernel.At(dst.glob, v("lo")), v("i")))}}}}}
+}
+
+// buildCPUVec is the layout vectorised across elements (see cpuVecKind):
+// a block of one thread per L elements.
+func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
+	n, q, l := p.N+1, p.basis.Q(), vr.PerBlock
+	n3, q3 := n*n*n, q*q*q
+	lambda := p.Prec.Rounded(p.Lambda)
+	k := header(p, vr, [3]int{1, 1, 1}, cpuDoc(p, vr)+
+		fmt.Sprintf(";\na work-item takes %d elements, one a SIMD lane (1-D matrices in even–odd form)", l))
+	k.Launch.Grid[0] = kernel.Over(Elements, l)
+	k.Hints.WideVectors = l >= 8
+	priv := func(name string, size int) kernel.Stmt {
+		return kernel.Decl{Type: kernel.Real, Name: name, Dims: []int{size * l}}
+	}
+	geo := vecGeometry{q: q, l: l, factors: p.basis.Factors()}
+	last := bin("-", v(Elements), lit(1))
+	// Lane l's element: the batch's l-th, or the last element where the
+	// batch runs past it.
+	el := kernel.Select{Cond: lt(add(mul(gx, lit(l)), v("l")), v(Elements)), Then: add(mul(gx, lit(l)), v("l")), Else: last}
+	body := []kernel.Stmt{
+		geo.decl(),
+		kernel.Decl{Type: kernel.Index, Name: "ub", Dims: []int{l}},
+		kernel.Decl{Type: kernel.Index, Name: "gb", Dims: []int{l}},
+		laneLoop(l, []kernel.Stmt{
+			kernel.Decl{Type: kernel.Index, Name: "el", Init: el},
+			kernel.Put("ub", mul(v("el"), lit(n3)), v("l")),
+			kernel.Put("gb", mul(v("el"), lit(p.basis.Factors()*q3)), v("l")),
+		}),
+	}
+	u := lanes{name: "u", glob: "ub", l: l}
+	out := lanes{name: "v", glob: "ub", l: l}
+	w := func(name string) lanes { return lanes{name: name, l: l} }
+	// The last stage's destination: v itself where the lanes scatter,
+	// else a private block that writeOut copies.
+	final := func(priv lanes) lanes {
+		if k.Hints.WideVectors {
+			return out
+		}
+		return priv
+	}
+	if p.Kernel == fem.BK5 {
+		d := rowsOf("md", p.d, n, n, p.Prec)
+		body = append(body, priv("tu", n3), priv("tr", n3), priv("ts", n3), priv("tt", n3), priv("tv", n3))
+		// u is read four times: gathered once into a private block.
+		body = append(body, kernel.For{Var: "p", From: lit(0), To: lit(n3), Body: []kernel.Stmt{
+			laneLoop(l, []kernel.Stmt{w("tu").put(u.at(v("p")), v("p"))})}})
+		body = append(body, collocateVec(n, l, d, lambda, geo, w("tu"), w("tr"), w("ts"), w("tt"), w("tv"), final(w("tv")), p.Prec)...)
+		k.Body = append(body, writeOut(final(w("tv")), out, n3)...)
+		return k
+	}
+	b := rowsOf("mb", p.b, q, n, p.Prec)
+	bt := b.t("mbt")
+	w0, w1 := w("w0"), w("w1")
+	body = append(body, priv("w0", q3), priv("w1", q3))
+	// Interpolate to the points (x from u itself), then z and y.
+	body = append(body,
+		contractVec(w0, u, nil, b, 0, [3]int{n, n, n}, p.Prec),
+		contractVec(w1, w0, nil, b, 1, [3]int{n, n, q}, p.Prec),
+		contractVec(w0, w1, nil, b, 2, [3]int{n, q, q}, p.Prec))
+	if p.Kernel == fem.BK1 {
+		body = append(body, geo.points(func(p, j kernel.Expr) []kernel.Stmt {
+			return []kernel.Stmt{w0.put(mul(w0.at(p), geo.factor(0, j)), p)}
+		}))
+	} else {
+		body = append(body, priv("w2", q3), priv("w3", q3))
+		body = append(body, collocateVec(q, l, rowsOf("md", p.d, q, q, p.Prec), lambda, geo, w0, w1, w("w2"), w("w3"), w0, w0, p.Prec)...)
+	}
+	// Project back: z, y, x (into v).
+	body = append(body,
+		contractVec(w1, w0, nil, bt, 2, [3]int{q, q, q}, p.Prec),
+		contractVec(w0, w1, nil, bt, 1, [3]int{n, q, q}, p.Prec),
+		contractVec(final(w1), w0, nil, bt, 0, [3]int{n, n, q}, p.Prec))
+	k.Body = append(body, writeOut(final(w1), out, n3)...)
+	return k
+}
