@@ -213,7 +213,7 @@ func (in *Instance) candidateList(t family.Target) []family.Candidate {
 		vs = append(vs, slices.DeleteFunc(StreamCandidates(in.Problem), func(v Variant) bool { return in.checkStream(v) != nil })...)
 	}
 	if !t.MinBlocks {
-		vs = slices.DeleteFunc(vs, func(v Variant) bool { return v.Occupancy > 0 })
+		vs = slices.DeleteFunc(vs, func(v Variant) bool { return v.launch().occupancy > 0 })
 	}
 	out := make([]family.Candidate, len(vs))
 	for i, v := range vs {
@@ -245,8 +245,8 @@ func (in *Instance) Check(c family.Candidate) error {
 
 // checkStream: a streaming block computes a whole block of columns (the
 // last one the panel's last Block), so the panel holds one at least.
-func (in *Instance) checkStream(v Variant) error {
-	if v.Stream && in.N < v.Block {
+func (in *Instance) checkStream(c Variant) error {
+	if v, ok := c.(StreamParams); ok && v.Stream && in.N < v.Block {
 		return fmt.Errorf("sparse: variant %s takes %d columns at a time, more than n = %d", v.Name(), v.Block, in.N)
 	}
 	return nil

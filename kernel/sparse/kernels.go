@@ -17,20 +17,21 @@ var (
 func bin(op string, l, r kernel.Expr) kernel.Expr { return kernel.Bin{Op: op, L: l, R: r} }
 func lit(i int) kernel.Expr                       { return kernel.Int{V: int64(i)} }
 
-// threadX is the thread's index along x in the whole grid.
-func (g *gen) threadX() kernel.Expr {
-	return bin("+", bin("*", groupX, lit(g.v.Block)), localX)
+// threadX is the thread's index along x in the whole grid, for blocks of
+// bx threads along x.
+func threadX(bx int) kernel.Expr {
+	return bin("+", bin("*", groupX, lit(bx)), localX)
 }
 
 // streamKernel builds cstream and bstream: no shared memory, no barriers.
 // With width 2 the last thread of an odd n takes a scalar path.
-func (g *gen) streamKernel() {
-	if g.v.Stream {
-		g.streamedKernel()
+func (g *gen) streamKernel(v StreamParams) {
+	if v.Stream {
+		g.streamedKernel(v)
 		return
 	}
-	k, w := g.kern, g.v.Width
-	jInit := g.threadX()
+	k, w := g.kern, v.Width
+	jInit := threadX(v.Block)
 	if w > 1 {
 		jInit = bin("*", jInit, lit(w))
 	}
@@ -39,7 +40,7 @@ func (g *gen) streamKernel() {
 	switch {
 	case w == 1:
 		k.Active = n
-		k.Body = append(k.Body, g.streamBody(1, j)...)
+		k.Body = append(k.Body, g.streamBody(v, 1, j)...)
 	default:
 		if g.pb.N > 0 {
 			k.Active = lit((g.pb.N + 1) / 2)
@@ -47,25 +48,25 @@ func (g *gen) streamKernel() {
 			k.Active = bin("/", bin("+", n, lit(1)), lit(2))
 		}
 		if g.pb.N > 0 && g.pb.N%2 == 0 {
-			k.Body = append(k.Body, g.streamBody(2, j)...)
+			k.Body = append(k.Body, g.streamBody(v, 2, j)...)
 		} else {
 			k.Body = append(k.Body, kernel.If{
 				Cond: bin("<", bin("+", j, lit(1)), n),
-				Then: g.streamBody(2, j),
-				Else: g.streamBody(1, j),
+				Then: g.streamBody(v, 2, j),
+				Else: g.streamBody(v, 1, j),
 			})
 		}
 	}
 }
 
-// streamedKernel is cstream or bstream with C streamed (Variant.Stream):
+// streamedKernel is cstream or bstream with C streamed (StreamParams.Stream):
 // every thread of a block computes its column into the shared stage cstage
 // (row i at i·Block), a block cut short by the panel's end taking the
 // panel's last Block columns instead (so that no thread branches around
 // its column), and the block then writes its rows of C from column first
 // on a cache line at a time (kernel.StreamRows).
-func (g *gen) streamedKernel() {
-	k, bx := g.kern, g.v.Block
+func (g *gen) streamedKernel(v StreamParams) {
+	k, bx := g.kern, v.Block
 	first := bin("*", groupX, lit(bx))
 	n := g.nExpr()
 	k.Shared = append(k.Shared, kernel.Shared{Name: "cstage", Type: kernel.Real, Dims: []int{g.m * bx}})
@@ -73,7 +74,7 @@ func (g *gen) streamedKernel() {
 		kernel.Decl{Type: kernel.Index, Name: "base", Init: kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{first, bin("-", n, lit(bx))}}},
 		kernel.Decl{Type: kernel.Index, Name: "j", Init: bin("+", kernel.Var{Name: "base"}, localX)},
 	}
-	k.Body = append(k.Body, g.streamBody(1, kernel.Var{Name: "j"})...)
+	k.Body = append(k.Body, g.streamBody(v, 1, kernel.Var{Name: "j"})...)
 	skip := bin("-", kernel.Var{Name: "first"}, kernel.Var{Name: "base"})
 	k.Body = append(k.Body, kernel.Barrier{},
 		kernel.Decl{Type: kernel.Index, Name: "first", Init: first},
@@ -90,9 +91,12 @@ func (g *gen) streamedKernel() {
 	}.Statements()...)
 }
 
-func (g *gen) streamBody(w int, j kernel.Expr) []kernel.Stmt {
+func (g *gen) streamBody(v StreamParams, w int, j kernel.Expr) []kernel.Stmt {
 	c := &cols{g: g, w: w, j: j}
-	if g.v.Family == CStream {
+	if v.Stream {
+		c.stage = v.Block
+	}
+	if v.Kind == CStream {
 		c.cstream()
 	} else {
 		c.bstream()
@@ -145,15 +149,15 @@ func byThreadY(per [][]kernel.Stmt) []kernel.Stmt {
 // next chunk of B (and, for β ≠ 0, the old C of the rows that chunk
 // completes) is loaded while this chunk is computed, and written to the
 // other shared buffer afterwards, so DRAM latency overlaps the arithmetic.
-func (g *gen) msplitKernel() {
-	k, v := g.kern, g.v
+func (g *gen) msplitKernel(v MSplitParams) {
+	k := g.kern
 	rowNZ, colNZ, used := g.structure()
 	group, slot, slots := balanceRows(rowNZ, v.Split)
 	j := kernel.Var{Name: "j"}
 	inRange := bin("<", j, g.nExpr())
 	beta := g.pb.Beta != 0
 	k.Shared = []kernel.Shared{{Name: "bsh", Type: kernel.Real, Dims: []int{2 * v.Chunk * v.Block}}}
-	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: g.threadX()}}
+	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: threadX(v.Block)}}
 	for s := 0; s < slots; s++ {
 		k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("acc%d", s)})
 		if beta {
@@ -274,11 +278,11 @@ func (g *gen) msplitKernel() {
 // puts together the rows of a tensor-product line in any direction.
 // Statements carry their own column guard (Active stays nil: a C block
 // then loops over y as well).
-func (g *gen) rowSplitKernel() {
-	k, v := g.kern, g.v
+func (g *gen) rowSplitKernel(v MSplitParams) {
+	k := g.kern
 	rowNZ, _, _ := g.structure()
 	j, n := kernel.Var{Name: "j"}, g.nExpr()
-	jInit := g.threadX()
+	jInit := threadX(v.Block)
 	if v.Width > 1 {
 		jInit = bin("*", jInit, lit(v.Width))
 	}
@@ -289,7 +293,7 @@ func (g *gen) rowSplitKernel() {
 	}
 	rowsOf := func(rows []int, w int) []kernel.Stmt {
 		c := &cols{g: g, w: w, j: j}
-		if v.Family == BStreamMSplit {
+		if v.Kind == BStreamMSplit {
 			c.bstreamRows(rows)
 		} else {
 			c.cstreamRows(rows)
@@ -406,14 +410,14 @@ func balanceRows(rowNZ [][]int, ways int) (group, slot []int, slots int) {
 // registers and writes partial sums for a chunk of rows to shared memory;
 // after a barrier, the threads reduce the partials of that chunk (rows dealt
 // round-robin) while writing the next chunk's partials to the other buffer.
-func (g *gen) ksplitKernel() {
-	k, v := g.kern, g.v
+func (g *gen) ksplitKernel(v KSplitParams) {
+	k := g.kern
 	rowNZ, colNZ, used := g.structure()
 	colGroup := balanceCols(used, colNZ, v.Split)
 	j := kernel.Var{Name: "j"}
 	inRange := bin("<", j, g.nExpr())
 	k.Shared = []kernel.Shared{{Name: "psh", Type: kernel.Real, Dims: []int{2 * v.Split * v.Chunk * v.Block}}}
-	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: g.threadX()}}
+	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: threadX(v.Block)}}
 	bname := map[int]string{}
 	loads := make([][]kernel.Stmt, v.Split)
 	perY := make([]int, v.Split)
