@@ -139,3 +139,84 @@ func allRows(m int) []int {
 	}
 	return all
 }
+
+// streamKernel builds cstream and bstream: no shared memory, no barriers.
+// With width 2 the last thread of an odd n takes a scalar path.
+func (g *gen) streamKernel(v StreamParams) {
+	if v.Stream {
+		g.streamedKernel(v)
+		return
+	}
+	k, w := g.kern, v.Width
+	jInit := threadX(v.Block)
+	if w > 1 {
+		jInit = bin("*", jInit, lit(w))
+	}
+	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: jInit}}
+	j, n := kernel.Var{Name: "j"}, g.nExpr()
+	switch {
+	case w == 1:
+		k.Active = n
+		k.Body = append(k.Body, g.streamBody(v, 1, j)...)
+	default:
+		if g.pb.N > 0 {
+			k.Active = lit((g.pb.N + 1) / 2)
+		} else {
+			k.Active = bin("/", bin("+", n, lit(1)), lit(2))
+		}
+		if g.pb.N > 0 && g.pb.N%2 == 0 {
+			k.Body = append(k.Body, g.streamBody(v, 2, j)...)
+		} else {
+			k.Body = append(k.Body, kernel.If{
+				Cond: bin("<", bin("+", j, lit(1)), n),
+				Then: g.streamBody(v, 2, j),
+				Else: g.streamBody(v, 1, j),
+			})
+		}
+	}
+}
+
+// streamedKernel is cstream or bstream with C streamed (StreamParams.Stream):
+// every thread of a block computes its column into the shared stage cstage
+// (row i at i·Block), a block cut short by the panel's end taking the
+// panel's last Block columns instead (so that no thread branches around
+// its column), and the block then writes its rows of C from column first
+// on a cache line at a time (kernel.StreamRows).
+func (g *gen) streamedKernel(v StreamParams) {
+	k, bx := g.kern, v.Block
+	first := bin("*", groupX, lit(bx))
+	n := g.nExpr()
+	k.Shared = append(k.Shared, kernel.Shared{Name: "cstage", Type: kernel.Real, Dims: []int{g.m * bx}})
+	k.Body = []kernel.Stmt{
+		kernel.Decl{Type: kernel.Index, Name: "base", Init: kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{first, bin("-", n, lit(bx))}}},
+		kernel.Decl{Type: kernel.Index, Name: "j", Init: bin("+", kernel.Var{Name: "base"}, localX)},
+	}
+	k.Body = append(k.Body, g.streamBody(v, 1, kernel.Var{Name: "j"})...)
+	skip := bin("-", kernel.Var{Name: "first"}, kernel.Var{Name: "base"})
+	k.Body = append(k.Body, kernel.Barrier{},
+		kernel.Decl{Type: kernel.Index, Name: "first", Init: first},
+		kernel.Decl{Type: kernel.Index, Name: "nlive", Init: kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{lit(bx), bin("-", n, kernel.Var{Name: "first"})}}},
+	)
+	k.Body = append(k.Body, kernel.StreamRows{
+		Buf: "c", Stage: "cstage", Rows: g.m, RowLen: bx, Width: g.pb.streamWidth(), Threads: bx,
+		Dst: func(row kernel.Expr) kernel.Expr {
+			return bin("+", bin("*", row, g.ldcExpr()), kernel.Var{Name: "first"})
+		},
+		Src:    func(row kernel.Expr) kernel.Expr { return bin("+", bin("*", row, lit(bx)), skip) },
+		Live:   kernel.Var{Name: "nlive"},
+		Prefix: "s",
+	}.Statements()...)
+}
+
+func (g *gen) streamBody(v StreamParams, w int, j kernel.Expr) []kernel.Stmt {
+	c := &cols{g: g, w: w, j: j}
+	if v.Stream {
+		c.stage = v.Block
+	}
+	if v.Kind == CStream {
+		c.cstream()
+	} else {
+		c.bstream()
+	}
+	return c.out
+}
