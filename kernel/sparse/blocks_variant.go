@@ -21,7 +21,10 @@ type BlocksParams struct {
 	Occupancy int
 }
 
+// Family is the strategy v belongs to.
 func (v BlocksParams) Family() Family { return Blocks }
+
+// String is v's name.
 func (v BlocksParams) String() string { return v.Name() }
 
 // Name is e.g. "blocks/x16-y16" or "blocks/x32-y16-t2-a2-l".

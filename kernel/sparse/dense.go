@@ -103,7 +103,10 @@ type DenseParams struct {
 	Prefetch bool
 }
 
+// Family is the strategy v belongs to.
 func (v DenseParams) Family() Family { return Dense }
+
+// String is v's name.
 func (v DenseParams) String() string { return v.Name() }
 
 // Name is e.g. "dense/x8-r8-w4-c8" or "dense/x8-r5-w4-pf".

@@ -150,7 +150,10 @@ type MMAParams struct {
 	RegA bool
 }
 
+// Family is the strategy v belongs to.
 func (v MMAParams) Family() Family { return v.Kind }
+
+// String is v's name.
 func (v MMAParams) String() string { return v.Name() }
 
 // dmmaDefault is the variant a bare "dmma" names: m8n8k4 (any sm_80+),

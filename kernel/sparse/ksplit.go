@@ -19,7 +19,10 @@ type KSplitParams struct {
 	Occupancy int
 }
 
+// Family is the strategy v belongs to.
 func (v KSplitParams) Family() Family { return CStreamKSplit }
+
+// String is v's name.
 func (v KSplitParams) String() string { return v.Name() }
 
 // Name is e.g. "cstream-ksplit/x64-y2-c16".

@@ -28,7 +28,10 @@ type MSplitParams struct {
 	Occupancy int
 }
 
+// Family is the strategy v belongs to.
 func (v MSplitParams) Family() Family { return v.Kind }
+
+// String is v's name.
 func (v MSplitParams) String() string { return v.Name() }
 
 // Name is e.g. "cstream-msplit/x32-y8-g" or "bstream-msplit/x64-y4-c16".

@@ -22,7 +22,10 @@ type StreamParams struct {
 	Stream bool
 }
 
+// Family is the strategy v belongs to.
 func (v StreamParams) Family() Family { return v.Kind }
+
+// String is v's name.
 func (v StreamParams) String() string { return v.Name() }
 
 // Name is e.g. "bstream/x128-w2".

@@ -71,7 +71,10 @@ type WGMMAParams struct {
 	Occupancy int
 }
 
+// Family is the strategy v belongs to.
 func (v WGMMAParams) Family() Family { return WGMMA }
+
+// String is v's name.
 func (v WGMMAParams) String() string { return v.Name() }
 
 // wgmmaDefault is the variant a bare "wgmma" names.
