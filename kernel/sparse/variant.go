@@ -58,7 +58,8 @@ type Variant interface {
 	// check reports why the variant does not fit the problem's shape,
 	// precision or the device limits (after valid and CheckOperator).
 	check(pb Problem) error
-	// sharedBytes is the shared memory the kernel takes.
+	// sharedBytes is the shared memory the kernel takes (blocks: 0 here,
+	// its builder sets it from the operator's block plan).
 	sharedBytes(pb Problem) int
 	// launch is the block and columns newGen starts every kernel from
 	// (builders that lay out their threads otherwise override it).
