@@ -1,6 +1,9 @@
 package sparse
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // option is one part of a variant's name after the family: a key followed
 // by a number ("x128" sets *num), a bare key ("nt" sets *flag), a word of
@@ -81,12 +84,11 @@ func (o option) read(part string) (bool, error) {
 	if len(part) <= len(o.key) || part[:len(o.key)] != o.key || !digits(part[len(o.key):]) {
 		return false, nil
 	}
-	n := 0
-	for _, c := range part[len(o.key):] {
-		if n > (1<<31)/10 {
-			return false, fmt.Errorf("-%s: %s is too large", o.key, part[len(o.key):])
-		}
-		n = 10*n + int(c-'0')
+	// Any int is read: each family's valid bounds its numbers (before
+	// any product) and says which range it takes.
+	n, err := strconv.Atoi(part[len(o.key):])
+	if err != nil {
+		return false, fmt.Errorf("-%s: %v", o.key, err)
 	}
 	*o.num = n
 	return true, nil

@@ -97,7 +97,8 @@ func TestReadOptions(t *testing.T) {
 		{[]string{"x4", "y"}, "error"},        // no digits
 		{[]string{"x4", "y-2"}, "error"},
 		{[]string{"x4", "y+2"}, "error"},
-		{[]string{"x4", "y99999999999"}, "error"}, // too large
+		{[]string{"x4", "y99999999999999999999"}, "error"},             // past an int
+		{[]string{"x4", "y99999999999"}, "x4 y99999999999 c0 g=false"}, // valid bounds it
 		{[]string{"x4", ""}, "error"},
 		{[]string{""}, "error"},
 		{[]string{"x04"}, "x4 y0 c0 g=false"},
