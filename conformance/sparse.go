@@ -140,9 +140,9 @@ func instanceCases(rng *rand.Rand, in *sparse.Instance, vs []sparse.Variant) ([]
 func sparseVariants(pb sparse.Problem, rowSplit bool) []sparse.Variant {
 	vs := append(sparse.Candidates(pb), sparse.StreamCandidates(pb)...)
 	for _, cm := range []sparse.Variant{
-		{Family: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 4},
-		{Family: sparse.CStreamMSplit, Block: 32, Width: 2, Split: 3, Grouped: true},
-		{Family: sparse.BStreamMSplit, Block: 32, Width: 1, Split: 3}, // no staging
+		sparse.MSplitParams{Kind: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 4},
+		sparse.MSplitParams{Kind: sparse.CStreamMSplit, Block: 32, Width: 2, Split: 3, Grouped: true},
+		sparse.MSplitParams{Kind: sparse.BStreamMSplit, Block: 32, Width: 1, Split: 3}, // no staging
 	} {
 		if rowSplit && pb.Check(cm) == nil {
 			vs = append(vs, cm)
@@ -200,17 +200,17 @@ func PyFR(dir string, names ...string) ([]*operator.Operator, error) {
 // that rotate through all variants and both precisions across the sweep.
 func Rotating(i int) (sparse.Variant, kernel.DType) {
 	all := []sparse.Variant{
-		{Family: sparse.BStream, Block: 128, Width: 2},
-		{Family: sparse.CStream, Block: 128, Width: 1},
-		{Family: sparse.BStreamMSplit, Block: 64, Width: 1, Split: 2, Chunk: 16},
-		{Family: sparse.CStreamKSplit, Block: 64, Width: 1, Split: 2, Chunk: 16},
-		{Family: sparse.CStream, Block: 128, Width: 2},
-		{Family: sparse.BStream, Block: 128, Width: 1},
-		{Family: sparse.BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32},
-		{Family: sparse.CStreamKSplit, Block: 32, Width: 1, Split: 4, Chunk: 16},
-		{Family: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 8},
-		{Family: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 8, Grouped: true},
-		{Family: sparse.BStreamMSplit, Block: 32, Width: 1, Split: 4},
+		sparse.StreamParams{Kind: sparse.BStream, Block: 128, Width: 2},
+		sparse.StreamParams{Kind: sparse.CStream, Block: 128, Width: 1},
+		sparse.MSplitParams{Kind: sparse.BStreamMSplit, Block: 64, Width: 1, Split: 2, Chunk: 16},
+		sparse.KSplitParams{Block: 64, Split: 2, Chunk: 16},
+		sparse.StreamParams{Kind: sparse.CStream, Block: 128, Width: 2},
+		sparse.StreamParams{Kind: sparse.BStream, Block: 128, Width: 1},
+		sparse.MSplitParams{Kind: sparse.BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32},
+		sparse.KSplitParams{Block: 32, Split: 4, Chunk: 16},
+		sparse.MSplitParams{Kind: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 8},
+		sparse.MSplitParams{Kind: sparse.CStreamMSplit, Block: 32, Width: 1, Split: 8, Grouped: true},
+		sparse.MSplitParams{Kind: sparse.BStreamMSplit, Block: 32, Width: 1, Split: 4},
 	}
 	return all[i%len(all)], DTypes[(i/len(all))%2]
 }
@@ -311,7 +311,7 @@ func RunSparseVariants(t *testing.T, dev device.Device) {
 // against 40 s for cstream), so that the sweep fits the suite's time.
 const largeNNZ = 1200
 
-var largeVariant = sparse.Variant{Family: sparse.CStreamKSplit, Block: 64, Width: 1, Split: 2, Chunk: 16}
+var largeVariant sparse.Variant = sparse.KSplitParams{Block: 64, Split: 2, Chunk: 16}
 
 // RunSparsePyFR checks every shared PyFR matrix with one variant and
 // precision each, rotating through all variants and both precisions, with

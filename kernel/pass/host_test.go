@@ -185,7 +185,7 @@ func TestHostLoopsGEMM(t *testing.T) {
 	for _, beta := range []float64{0, 1, 0.5} {
 		for _, shape := range [][3]int{{n, ld, ld}, {0, ld, ld}, {0, 0, 0}} {
 			pb := sparse.Problem{Op: op, DType: kernel.F64, Alpha: 1.5, Beta: beta, N: shape[0], LDB: shape[1], LDC: shape[2]}
-			vs := append(sparse.GPUCandidates(pb), sparse.Variant{Family: sparse.CStreamMSplit, Block: 8, Width: 2, Split: 3, Grouped: true})
+			vs := append(sparse.GPUCandidates(pb), sparse.MSplitParams{Kind: sparse.CStreamMSplit, Block: 8, Width: 2, Split: 3, Grouped: true})
 			for _, vr := range vs {
 				if pb.Check(vr) != nil {
 					continue

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -479,54 +478,9 @@ func fitQ(run []blockTask, q int) (blockLoop, bool) {
 	return blockLoop{count: n, q: q, row: row, col: col}, ok1 && ok2
 }
 
-// validBlocks checks a Blocks variant's own parameters.
-func (v Variant) validBlocks() error {
-	switch {
-	case v.Block < 1 || v.Split < 1 || v.Block > blocksMaxThreads || v.Split > blocksMaxThreads || v.Block*v.Split > blocksMaxThreads:
-		return fmt.Errorf("variant %s: x and y must be ≥ 1 with x·y ≤ %d threads", v.Name(), blocksMaxThreads)
-	case v.Width != 1 || v.Chunk != 0 || v.Grouped || v.Rows != 0 || v.MMA != "" || v.StreamA || v.RowGroups != 0 || v.SplitA || v.StageB:
-		return fmt.Errorf("variant %s: blocks takes only -xX-yY, -tT, -a or -a2, -l and -bN", v.Name())
-	case v.Stages < 0 || v.Stages > 2:
-		return fmt.Errorf("variant %s: blocks stages B by asynchronous copies into one buffer (-a) or two (-a2), or not", v.Name())
-	case v.Occupancy < 0 || v.Occupancy > 8:
-		return fmt.Errorf("variant %s: -bN asks for 1..8 blocks a multiprocessor", v.Name())
-	case v.Tiles < 0 || v.Tiles > blocksMaxTiles:
-		return fmt.Errorf("variant %s: tiles must be 1..%d", v.Name(), blocksMaxTiles)
-	}
-	return nil
-}
-
-// checkBlocks reports why the operator has no block plan, or why v's
-// shared memory does not fit.
-func (pb Problem) checkBlocks(v Variant) error {
-	g := newGen(pb, v)
-	p, err := g.plan()
-	if err != nil {
-		return fmt.Errorf("variant %s: %v", v.Name(), err)
-	}
-	if v.Stages == 2 && (len(p.phases) < 2 || v.Tiles > 1) {
-		return fmt.Errorf("variant %s: two buffers (-a2) need an operator applied in phases and one tile a block", v.Name())
-	}
-	if s, lim := blocksShared(pb, v, p), v.sharedLimit(); s > lim {
-		return fmt.Errorf("variant %s needs %d bytes of shared memory (limit %d; fewer columns per block, -x, need less)", v.Name(), s, lim)
-	}
-	return nil
-}
-
-// blocksBuffers is the buffers of staged rows of B: two with -a2.
-func (v Variant) blocksBuffers() int { return max(v.Stages, 1) }
-
-// sharedLimit is the shared memory a Blocks variant may use.
-func (v Variant) sharedLimit() int {
-	if v.Large {
-		return blocksLargeShared
-	}
-	return MaxSharedBytes
-}
-
 // blocksShared is the shared memory of a Blocks kernel: the staged rows of
 // B and the accumulator, Block columns each.
-func blocksShared(pb Problem, v Variant, p *blockPlan) int {
+func blocksShared(pb Problem, v BlocksParams, p *blockPlan) int {
 	w := pb.DType.Bytes()
 	rows, _ := p.stagedRows(pb.Op.Rows, v.Block, w, v.sharedLimit(), v.blocksBuffers())
 	rows *= v.blocksBuffers()
@@ -540,23 +494,23 @@ func blocksShared(pb Problem, v Variant, p *blockPlan) int {
 // has a block plan with at least blocksMinReuse blocks per loop (on
 // average), for the shapes whose shared memory fits.
 func BlocksCandidates(pb Problem) []Variant {
-	g := newGen(pb, Variant{Family: Blocks, Block: 16, Split: 16, Width: 1})
+	g := newGen(pb, BlocksParams{Block: 16, Split: 16})
 	p, err := g.plan()
 	if err != nil || p.tasks < blocksMinReuse*p.loops() {
 		return nil
 	}
 	var out []Variant
-	for _, v := range []Variant{
-		{Family: Blocks, Block: 64, Split: 8, Width: 1},
-		{Family: Blocks, Block: 32, Split: 8, Width: 1},
-		{Family: Blocks, Block: 32, Split: 16, Width: 1},
-		{Family: Blocks, Block: 16, Split: 16, Width: 1},
-		{Family: Blocks, Block: 16, Split: 32, Width: 1},
-		{Family: Blocks, Block: 8, Split: 32, Width: 1},
-		{Family: Blocks, Block: 8, Split: 64, Width: 1},
-		{Family: Blocks, Block: 32, Split: 16, Width: 1, Tiles: 2},
-		{Family: Blocks, Block: 16, Split: 32, Width: 1, Tiles: 2},
-		{Family: Blocks, Block: 8, Split: 64, Width: 1, Tiles: 2},
+	for _, v := range []BlocksParams{
+		{Block: 64, Split: 8},
+		{Block: 32, Split: 8},
+		{Block: 32, Split: 16},
+		{Block: 16, Split: 16},
+		{Block: 16, Split: 32},
+		{Block: 8, Split: 32},
+		{Block: 8, Split: 64},
+		{Block: 32, Split: 16, Tiles: 2},
+		{Block: 16, Split: 32, Tiles: 2},
+		{Block: 8, Split: 64, Tiles: 2},
 	} {
 		if pb.Check(v) == nil {
 			out = append(out, v)
@@ -567,9 +521,9 @@ func BlocksCandidates(pb Problem) []Variant {
 	}
 	// Four columns a block (32-byte rows of B, a DRAM sector) where eight
 	// need more shared memory: a p8 hexahedron's divergence in fp64.
-	for _, v := range []Variant{
-		{Family: Blocks, Block: 4, Split: 64, Width: 1},
-		{Family: Blocks, Block: 4, Split: 128, Width: 1},
+	for _, v := range []BlocksParams{
+		{Block: 4, Split: 64},
+		{Block: 4, Split: 128},
 	} {
 		if pb.Check(v) == nil {
 			out = append(out, v)
@@ -587,25 +541,25 @@ func BlocksLargeCandidates(pb Problem) []Variant {
 		return nil
 	}
 	var out []Variant
-	for _, v := range []Variant{
-		{Family: Blocks, Block: 64, Split: 8, Width: 1, Large: true},
-		{Family: Blocks, Block: 64, Split: 16, Width: 1, Large: true},
-		{Family: Blocks, Block: 32, Split: 8, Width: 1, Large: true},
-		{Family: Blocks, Block: 32, Split: 16, Width: 1, Large: true},
-		{Family: Blocks, Block: 16, Split: 16, Width: 1, Large: true},
-		{Family: Blocks, Block: 16, Split: 32, Width: 1, Large: true},
-		{Family: Blocks, Block: 8, Split: 32, Width: 1, Large: true},
+	for _, v := range []BlocksParams{
+		{Block: 64, Split: 8, Large: true},
+		{Block: 64, Split: 16, Large: true},
+		{Block: 32, Split: 8, Large: true},
+		{Block: 32, Split: 16, Large: true},
+		{Block: 16, Split: 16, Large: true},
+		{Block: 16, Split: 32, Large: true},
+		{Block: 8, Split: 32, Large: true},
 		// Deeper blocks for the widest phases (p8/hex/m132;
 		// docs/rationale.md#blocks-async).
-		{Family: Blocks, Block: 16, Split: 64, Width: 1, Large: true},
-		{Family: Blocks, Block: 8, Split: 64, Width: 1, Large: true},
-		{Family: Blocks, Block: 32, Split: 8, Width: 1, Large: true, Tiles: 2},
-		{Family: Blocks, Block: 32, Split: 16, Width: 1, Large: true, Tiles: 2},
-		{Family: Blocks, Block: 16, Split: 32, Width: 1, Large: true, Tiles: 2},
+		{Block: 16, Split: 64, Large: true},
+		{Block: 8, Split: 64, Large: true},
+		{Block: 32, Split: 8, Large: true, Tiles: 2},
+		{Block: 32, Split: 16, Large: true, Tiles: 2},
+		{Block: 16, Split: 32, Large: true, Tiles: 2},
 	} {
 		twin := v
 		twin.Large = false
-		if !slices.Contains(small, twin) && pb.Check(twin) != nil && pb.Check(v) == nil {
+		if !slices.Contains(small, Variant(twin)) && pb.Check(twin) != nil && pb.Check(v) == nil {
 			out = append(out, v)
 		}
 	}
@@ -622,12 +576,12 @@ func BlocksAsyncCandidates(pb Problem) []Variant {
 	var out []Variant
 	for _, v := range append(BlocksCandidates(pb), BlocksLargeCandidates(pb)...) {
 		for _, stages := range []int{1, 2} {
-			w := v
+			w := v.(BlocksParams)
 			w.Stages = stages
 			if stages == 2 && !w.Large && pb.Check(w) != nil {
 				w.Large = true
 			}
-			if pb.Check(w) == nil && !slices.Contains(out, w) {
+			if pb.Check(w) == nil && !slices.Contains(out, Variant(w)) {
 				out = append(out, w)
 			}
 		}
@@ -652,12 +606,12 @@ func (g *gen) blocksKernel() error {
 	if err != nil {
 		return err
 	}
-	k, v, pb := g.kern, g.v, g.pb
+	k, v, pb := g.kern, g.v.(BlocksParams), g.pb
 	m, bw := g.m, v.Block
 	tiles := max(v.Tiles, 1)
 	threads := v.Block * v.Split
 	staged, once := p.stagedRows(m, v.Block, pb.DType.Bytes(), v.sharedLimit(), v.blocksBuffers())
-	double := v.Stages == 2 // checkBlocks: phases, one tile
+	double := v.Stages == 2 // BlocksParams.check: phases, one tile
 	k.Launch.Block = [3]int{v.Block, v.Split, 1}
 	k.Launch.Grid = [3]kernel.Axis{kernel.Over(Columns, bw*tiles)}
 	k.Launch.SharedBytes = blocksShared(pb, v, p)
@@ -897,7 +851,7 @@ func (g *gen) blocksKernel() error {
 // rot) mod Split, + Split, …, reads the block's columns from bsh (staged
 // from row lo of B) and writes or accumulates its rows.
 func (g *gen) blocksLoop(p *blockPlan, l blockLoop, tag string, rot, lo int, mode blockMode, store func(row, val kernel.Expr) kernel.Stmt) []kernel.Stmt {
-	v := g.v
+	v := g.v.(BlocksParams)
 	c := p.classes[l.class]
 	ref := kernel.Ref
 	idx := func(name string, init kernel.Expr) kernel.Stmt {
@@ -973,62 +927,3 @@ const (
 	blockAdd                     // added into the accumulator
 	blockFinish                  // the accumulator's value plus the sums to C (last phase, every row)
 )
-
-// blocksName is "blocks/xX-yY".
-func (v Variant) blocksName() string {
-	s := fmt.Sprintf("%s/x%d-y%d", v.Family, v.Block, v.Split)
-	if v.Tiles > 1 {
-		s += fmt.Sprintf("-t%d", v.Tiles)
-	}
-	switch v.Stages {
-	case 1:
-		s += "-a"
-	case 2:
-		s += "-a2"
-	}
-	if v.Large {
-		s += "-l"
-	}
-	if v.Occupancy > 0 {
-		s += fmt.Sprintf("-b%d", v.Occupancy)
-	}
-	return s
-}
-
-var blocksRE = regexp.MustCompile(`^blocks(?:/x(\d+)-y(\d+)(?:-t(\d+))?(-a2?)?(-l)?(?:-b(\d+))?)?$`)
-
-// parseBlocks reads "blocks" (the defaults) or "blocks/xX-yY".
-func parseBlocks(s string) (Variant, error) {
-	m := blocksRE.FindStringSubmatch(s)
-	if m == nil {
-		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. blocks/x16-y16: columns per block, threads per column)", s)
-	}
-	v := Defaults(Blocks)
-	if m[1] != "" {
-		for i, dst := range []*int{&v.Block, &v.Split} {
-			n, err := strconv.Atoi(m[i+1])
-			if err != nil {
-				return Variant{}, fmt.Errorf("variant %q: %v", s, err)
-			}
-			*dst = n
-		}
-		if m[3] != "" {
-			if v.Tiles, _ = strconv.Atoi(m[3]); v.Tiles < 1 {
-				return Variant{}, fmt.Errorf("variant %q: tiles must be ≥ 1", s)
-			}
-		}
-		switch m[4] {
-		case "-a":
-			v.Stages = 1
-		case "-a2":
-			v.Stages = 2
-		}
-		v.Large = m[5] != ""
-		if m[6] != "" {
-			if v.Occupancy, _ = strconv.Atoi(m[6]); v.Occupancy < 1 {
-				return Variant{}, fmt.Errorf("variant %q: -bN must be ≥ 1", s)
-			}
-		}
-	}
-	return v, v.valid()
-}

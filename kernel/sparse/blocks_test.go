@@ -192,7 +192,7 @@ func TestBlocksCandidates(t *testing.T) {
 		pb := Problem{Op: pyfrOp(t, name), DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
 		in := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
 		has := func(t family.Target) bool {
-			return slices.ContainsFunc(in.Candidates(t), func(c family.Candidate) bool { return c.(Variant).Family == Blocks })
+			return slices.ContainsFunc(in.Candidates(t), func(c family.Candidate) bool { return c.(Variant).Family() == Blocks })
 		}
 		if got := has(family.Target{GPU: true}); got != want {
 			t.Errorf("%s: blocks among the GPU candidates %v, want %v", name, got, want)
@@ -258,7 +258,7 @@ func TestBlocksLarge(t *testing.T) {
 	pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
 	in := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
 	large := func(t family.Target) []string {
-		return candidateNames(in, t, func(v Variant) bool { return v.Large })
+		return candidateNames(in, t, func(v Variant) bool { b, ok := v.(BlocksParams); return ok && b.Large })
 	}
 	if got := large(family.Target{GPU: true}); len(got) != 0 {
 		t.Errorf("-l variants offered to a GPU without CUDA: %v", got)
@@ -297,7 +297,7 @@ func TestBlocksAsync(t *testing.T) {
 	pb := Problem{Op: op, DType: kernel.F64, Alpha: 1, LDB: 1088, LDC: 1088}
 	in := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
 	async := func(t family.Target) []string {
-		return candidateNames(in, t, func(v Variant) bool { return v.Family == Blocks && v.Stages > 0 })
+		return candidateNames(in, t, func(v Variant) bool { b, ok := v.(BlocksParams); return ok && b.Stages > 0 })
 	}
 	if got := async(family.Target{GPU: true}); len(got) != 0 {
 		t.Errorf("asynchronous variants offered to a GPU without CUDA: %v", got)

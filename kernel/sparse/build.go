@@ -9,34 +9,16 @@ import (
 
 // Build returns the kernel for variant v, named by Problem.EntryName.
 func Build(pb Problem, v Variant) (*kernel.Kernel, error) {
+	if v == nil {
+		return nil, fmt.Errorf("sparse: no variant")
+	}
 	if err := pb.Check(v); err != nil {
 		return nil, err
 	}
 	g := newGen(pb, v)
 	g.kern.Name = pb.EntryName(v)
-	switch v.Family {
-	case CStream, BStream:
-		g.streamKernel()
-	case BStreamMSplit, CStreamMSplit:
-		if v.rowSplit() { // B from global memory
-			g.rowSplitKernel()
-		} else {
-			g.msplitKernel()
-		}
-	case CStreamKSplit:
-		g.ksplitKernel()
-	case Dense:
-		g.denseKernel()
-	case Blocks:
-		if err := g.blocksKernel(); err != nil {
-			return nil, err
-		}
-	case DMMA, TMMA:
-		g.dmmaKernel()
-	case WGMMA:
-		g.wgmmaKernel()
-	default:
-		return nil, fmt.Errorf("unknown family %q", v.Family)
+	if err := v.build(g); err != nil {
+		return nil, err
 	}
 	return g.kern, nil
 }
@@ -67,6 +49,7 @@ func newGen(pb Problem, v Variant) *gen {
 		a[i] = pb.Alpha * x
 	}
 	st := operator.Analyze(op)
+	ls := v.launch()
 	// The kernel's name (Problem.EntryName, a digest of the whole operator)
 	// is set by Build alone: checks plan kernels without naming them.
 	k := &kernel.Kernel{
@@ -74,11 +57,11 @@ func newGen(pb Problem, v Variant) *gen {
 		DType:   pb.DType,
 		Index64: pb.index64(),
 		Launch: kernel.Launch{
-			Block:       [3]int{v.Block, max(v.Split, 1), 1},
-			Grid:        [3]kernel.Axis{kernel.Over(Columns, v.Block*v.Width)},
+			Block:       [3]int{ls.x, max(ls.y, 1), 1},
+			Grid:        [3]kernel.Axis{kernel.Over(Columns, ls.x*ls.width)},
 			SharedBytes: v.sharedBytes(pb),
 		},
-		Hints: kernel.Hints{MinBlocksPerUnit: v.Occupancy},
+		Hints: kernel.Hints{MinBlocksPerUnit: ls.occupancy},
 		Meta: map[string]any{
 			"m": op.Rows, "k": op.Cols, "nnz": st.NNZ, "k_used": st.UsedCols,
 			"alpha": pb.Alpha, "beta": pb.Beta, "n": runtimeOr(pb.N), "ldb": runtimeOr(pb.LDB), "ldc": runtimeOr(pb.LDC),
@@ -88,7 +71,7 @@ func newGen(pb Problem, v Variant) *gen {
 	k.Doc = fmt.Sprintf("C <- %g*A*B + %g*C for a constant %d×%d operator A with %d non-zeros (%s).\n"+
 		"B is k×n and C is m×n, row-major with leading dimensions ldb and ldc; one thread per %d column(s).\n"+
 		"for each column j < n: C[i*ldc+j] = sum_r alpha*A[i][r]*B[r*ldb+j] + beta*C[i*ldc+j]",
-		pb.Alpha, pb.Beta, op.Rows, op.Cols, st.NNZ, v.Name(), v.Width)
+		pb.Alpha, pb.Beta, op.Rows, op.Cols, st.NNZ, v.Name(), ls.width)
 	k.Params = params(pb)
 	return &gen{pb: pb, v: v, a: a, m: op.Rows, k: op.Cols, kern: k}
 }

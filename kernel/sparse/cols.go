@@ -9,10 +9,14 @@ import (
 // cols writes the statements one thread runs for its w adjacent columns
 // starting at column j.
 type cols struct {
-	g   *gen
-	w   int
-	j   kernel.Expr
-	out []kernel.Stmt
+	g *gen
+	w int
+	j kernel.Expr
+	// stage is the columns of the block's stage of C where C is
+	// streamed (streamedKernel: row i at i·stage), 0 where it is stored
+	// straight.
+	stage int
+	out   []kernel.Stmt
 }
 
 func (c *cols) emit(s ...kernel.Stmt) { c.out = append(c.out, s...) }
@@ -95,8 +99,8 @@ func (c *cols) storeOld(i int, vals, old []kernel.Expr) {
 		}
 	}
 	switch {
-	case c.g.v.Stream: // staged for the block's streamed rows (streamedKernel)
-		c.emit(kernel.Store{Buf: "cstage", Index: []kernel.Expr{bin("+", lit(i*c.g.v.Block), localX)}, Value: out[0]})
+	case c.stage > 0: // staged for the block's streamed rows (streamedKernel)
+		c.emit(kernel.Store{Buf: "cstage", Index: []kernel.Expr{bin("+", lit(i*c.stage), localX)}, Value: out[0]})
 	case c.w == 1:
 		c.emit(kernel.Store{Buf: "c", Index: []kernel.Expr{off}, Value: out[0]})
 	default:

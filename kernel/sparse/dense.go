@@ -2,8 +2,6 @@ package sparse
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -64,13 +62,13 @@ func DenseCandidates(pb Problem) []Variant {
 		return nil
 	}
 	var out []Variant
-	for _, v := range []Variant{
-		{Family: Dense, Block: 8, Rows: 8, Width: 4, Chunk: 8},
-		{Family: Dense, Block: 16, Rows: 4, Width: 4, Chunk: 8},
-		{Family: Dense, Block: 16, Rows: 8, Width: 2, Chunk: 8},
-		{Family: Dense, Block: 32, Rows: 8, Width: 1, Chunk: 16},
-		{Family: Dense, Block: 16, Rows: 4, Width: 2, Chunk: 16},
-		{Family: Dense, Block: 8, Rows: 16, Width: 2, Chunk: 8},
+	for _, v := range []DenseParams{
+		{Block: 8, Rows: 8, Width: 4, Chunk: 8},
+		{Block: 16, Rows: 4, Width: 4, Chunk: 8},
+		{Block: 16, Rows: 8, Width: 2, Chunk: 8},
+		{Block: 32, Rows: 8, Width: 1, Chunk: 16},
+		{Block: 16, Rows: 4, Width: 2, Chunk: 16},
+		{Block: 8, Rows: 16, Width: 2, Chunk: 8},
 	} {
 		if pb.Check(v) == nil && v.denseThreads(pb.Op.Rows) <= denseMaxCandidateThreads {
 			out = append(out, v)
@@ -81,7 +79,7 @@ func DenseCandidates(pb Problem) []Variant {
 
 // denseThreads is the block size for an operator of m rows (the CPU form,
 // Chunk 0, has no y threads: see denseHost).
-func (v Variant) denseThreads(m int) int {
+func (v DenseParams) denseThreads(m int) int {
 	if v.Chunk == 0 {
 		return v.Block
 	}
@@ -89,50 +87,59 @@ func (v Variant) denseThreads(m int) int {
 }
 
 // denseY is the threads along y: ⌈m / Rows⌉.
-func (v Variant) denseY(m int) int { return (m + v.Rows - 1) / max(v.Rows, 1) }
+func (v DenseParams) denseY(m int) int { return (m + v.Rows - 1) / max(v.Rows, 1) }
 
-func (v Variant) denseName() string {
+// DenseParams are the parameters of dense: "dense/xX-rR-wW-cC", or the
+// CPU form without a chunk, "dense/xX-rR-wW[-pf]" (see denseHost).
+type DenseParams struct {
+	Block int // threads per block along x
+	Rows  int // rows of C a thread computes
+	Width int // columns of C a thread computes
+	Chunk int // columns of A staged a step; 0: the CPU form
+	// Prefetch (the CPU form only, -pf) has each tile prefetch the next
+	// tile's rows of C and its share of the next block's rows of B
+	// (kernel.Prefetch): those rows lie n apart, too many streams for a
+	// CPU's hardware prefetchers (see denseHostPrefetch).
+	Prefetch bool
+}
+
+// Family is the strategy v belongs to.
+func (v DenseParams) Family() Family { return Dense }
+
+// String is v's name.
+func (v DenseParams) String() string { return v.Name() }
+
+// Name is e.g. "dense/x8-r8-w4-c8" or "dense/x8-r5-w4-pf".
+func (v DenseParams) Name() string {
 	if v.Chunk == 0 { // the CPU form: no staging
-		s := fmt.Sprintf("%s/x%d-r%d-w%d", v.Family, v.Block, v.Rows, v.Width)
+		s := fmt.Sprintf("%s/x%d-r%d-w%d", Dense, v.Block, v.Rows, v.Width)
 		if v.Prefetch {
 			s += "-pf"
 		}
 		return s
 	}
-	return fmt.Sprintf("%s/x%d-r%d-w%d-c%d", v.Family, v.Block, v.Rows, v.Width, v.Chunk)
+	return fmt.Sprintf("%s/x%d-r%d-w%d-c%d", Dense, v.Block, v.Rows, v.Width, v.Chunk)
 }
 
-var denseRE = regexp.MustCompile(`^dense(?:/x(\d+)-r(\d+)-w(\d+)(?:-c(\d+)|(-pf))?)?$`)
-
-// parseDense reads "dense" (the defaults), "dense/xX-rR-wW-cC", or
-// "dense/xX-rR-wW[-pf]" (no chunk: the CPU form, see denseHost; -pf
-// with prefetches).
-func parseDense(s string) (Variant, error) {
-	m := denseRE.FindStringSubmatch(s)
-	if m == nil {
-		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. dense/x8-r8-w4-c8: threads along x, rows and columns per thread, k-chunk; without -c the CPU form, -pf with prefetches)", s)
+// parseDense reads "dense/xX-rR-wW-cC", or "dense/xX-rR-wW[-pf]" (no
+// chunk: the CPU form, see denseHost; -pf with prefetches).
+func parseDense(def Variant, name string, opts []string) (Variant, error) {
+	v := def.(DenseParams)
+	v.Chunk = 0
+	has, err := readOptions(name, opts, "dense/x8-r8-w4-c8: threads along x, rows and columns per thread, k-chunk; without -c the CPU form, -pf with prefetches",
+		need("x", &v.Block), need("r", &v.Rows), need("w", &v.Width), num("c", &v.Chunk), flag("pf", &v.Prefetch))
+	switch {
+	case err != nil:
+		return nil, err
+	case has["c"] && v.Chunk == 0:
+		return nil, fmt.Errorf("variant %q: chunk must be ≥ 1 (leave out -c for the CPU form)", name)
+	case has["c"] && v.Prefetch:
+		return nil, fmt.Errorf("variant %q: only the dense CPU form (dense/xX-rR-wW) prefetches (-pf)", name)
 	}
-	v := Defaults(Dense)
-	if m[1] != "" {
-		switch m[4] {
-		case "":
-			m[4] = "0" // no staging
-		case "0":
-			return Variant{}, fmt.Errorf("variant %q: chunk must be ≥ 1 (leave out -c for the CPU form)", s)
-		}
-		for i, dst := range []*int{&v.Block, &v.Rows, &v.Width, &v.Chunk} {
-			n, err := strconv.Atoi(m[i+1])
-			if err != nil {
-				return Variant{}, fmt.Errorf("variant %q: %v", s, err)
-			}
-			*dst = n
-		}
-		v.Prefetch = m[5] != ""
-	}
-	return v, v.valid()
+	return v, nil
 }
 
-func (v Variant) validDense() error {
+func (v DenseParams) valid() error {
 	switch {
 	case v.Block < 1 || v.Block > 1024:
 		return fmt.Errorf("variant %s: block %d out of 1..1024", v.Name(), v.Block)
@@ -140,15 +147,28 @@ func (v Variant) validDense() error {
 		return fmt.Errorf("variant %s: rows and width must be ≥ 1 with rows·width ≤ %d", v.Name(), denseMaxTile)
 	case v.Chunk < 0 || v.Chunk > 256:
 		return fmt.Errorf("variant %s: chunk must be 1..256 (or left out: the CPU form)", v.Name())
-	case v.Split != 0 || v.Grouped || v.Occupancy != 0:
-		return fmt.Errorf("variant %s: dense takes no split, grouping or occupancy", v.Name())
+	case v.Prefetch && !v.denseHost():
+		return fmt.Errorf("variant %s: only the dense CPU form (dense/xX-rR-wW) prefetches (-pf)", v.Name())
 	}
 	return nil
 }
 
-// checkDense reports why v does not fit the problem: too many threads for
+func (v DenseParams) launch() launchShape { return launchShape{v.Block, 1, v.Width, 0} }
+
+func (v DenseParams) build(g *gen) error {
+	if v.denseHost() {
+		g.denseHostKernel()
+	} else {
+		g.denseKernel()
+	}
+	return nil
+}
+
+func (v DenseParams) sharedBytes(pb Problem) int { return v.denseShared(pb) }
+
+// check reports why v does not fit the problem: too many threads for
 // the operator's rows, or too much shared memory.
-func (pb Problem) checkDense(v Variant) error {
+func (v DenseParams) check(pb Problem) error {
 	if t := v.denseThreads(pb.Op.Rows); t > 1024 {
 		return fmt.Errorf("variant %s needs %d threads per block for %d rows (at most 1024)", v.Name(), t, pb.Op.Rows)
 	}
@@ -167,7 +187,7 @@ type denseLayout struct {
 	whole  bool // α·A staged once
 }
 
-func (v Variant) denseLayout(pb Problem) denseLayout {
+func (v DenseParams) denseLayout(pb Problem) denseLayout {
 	m, k, w := pb.Op.Rows, pb.Op.Cols, pb.DType.Bytes()
 	l := denseLayout{nb: v.Block * v.Width, mp: v.denseY(m) * v.Rows}
 	// The row stride of ash keeps a thread's Rows values 16-byte aligned
@@ -188,7 +208,7 @@ func (v Variant) denseLayout(pb Problem) denseLayout {
 	return l
 }
 
-func (v Variant) denseShared(pb Problem) int {
+func (v DenseParams) denseShared(pb Problem) int {
 	if v.Chunk == 0 { // the CPU form stages nothing
 		return 0
 	}
@@ -210,7 +230,7 @@ type denseRun struct {
 // denseRuns cuts the columns of A into chunks, drops those that are all
 // zero and joins neighbours of the same size and pattern.
 func (g *gen) denseRuns() []denseRun {
-	v, m, k := g.v, g.m, g.k
+	v, m, k := g.v.(DenseParams), g.m, g.k
 	ty := v.denseY(m)
 	var runs []denseRun
 	for c0 := 0; c0 < k; c0 += v.Chunk {
@@ -282,11 +302,7 @@ func yCondition(ys []bool) kernel.Expr {
 
 // denseKernel builds the blocked dense kernel (see Dense).
 func (g *gen) denseKernel() {
-	if g.v.denseHost() {
-		g.denseHostKernel()
-		return
-	}
-	k, v, pb := g.kern, g.v, g.pb
+	k, v, pb := g.kern, g.v.(DenseParams), g.pb
 	m, kk := g.m, g.k
 	l := v.denseLayout(pb)
 	ty := v.denseY(m)

@@ -171,7 +171,7 @@ func TestDenseCandidates(t *testing.T) {
 		}
 		in := &Instance{Problem: pb, N: 1000, LDB: 1088, LDC: 1088}
 		has := func(t family.Target) bool {
-			return slices.ContainsFunc(in.Candidates(t), func(c family.Candidate) bool { return c.(Variant).Family == Dense && !c.(Variant).denseHost() })
+			return slices.ContainsFunc(in.Candidates(t), func(c family.Candidate) bool { d, ok := c.(DenseParams); return ok && !d.denseHost() })
 		}
 		// Not offered by default yet (slower than the unrolled kernels
 		// and cuBLAS: docs/rationale.md#simt-dense): named, they run. (CPUs are offered the
@@ -191,7 +191,8 @@ func TestDenseCandidates(t *testing.T) {
 // two of three blocks of columns in each band of rows.
 func TestDenseZeroTiles(t *testing.T) {
 	op := pyfrOp(t, "p5/tet/m6")
-	v, _ := ParseVariant("dense/x8-r8-w4-c8")
+	c, _ := ParseVariant("dense/x8-r8-w4-c8")
+	v := c.(DenseParams)
 	pb := Problem{Op: op, DType: kernel.F64, Alpha: 1}
 	g := newGen(pb, v)
 	work, full := 0, 0

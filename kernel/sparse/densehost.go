@@ -44,7 +44,7 @@ import (
 // AVX-512 on the C backend).
 
 // denseHost says whether v is the CPU form (no staging).
-func (v Variant) denseHost() bool { return v.Family == Dense && v.Chunk == 0 }
+func (v DenseParams) denseHost() bool { return v.Chunk == 0 }
 
 // DenseHostCandidates lists the CPU dense variants worth trying for the
 // problem (on a CPU target; see Instance.Candidates): the operators
@@ -67,7 +67,7 @@ func DenseHostCandidates(pb Problem) []Variant {
 	for _, t := range []struct{ x, r, w int }{
 		{1, 5, 4}, {1, 4, 5}, {1, 6, 4}, {1, 7, 3}, {1, 10, 2}, {2, 5, 2},
 	} {
-		v := Variant{Family: Dense, Block: t.x * lanes, Rows: t.r, Width: t.w, Prefetch: true}
+		v := DenseParams{Block: t.x * lanes, Rows: t.r, Width: t.w, Prefetch: true}
 		if pb.Check(v) == nil {
 			out = append(out, v)
 		}
@@ -77,7 +77,7 @@ func DenseHostCandidates(pb Problem) []Variant {
 
 // denseHostKernel builds the CPU form of Dense (see denseHost).
 func (g *gen) denseHostKernel() {
-	k, v, pb := g.kern, g.v, g.pb
+	k, v, pb := g.kern, g.v.(DenseParams), g.pb
 	m, kk := g.m, g.k
 	nb := v.Block * v.Width
 	k.Launch.Block = [3]int{v.Block, 1, 1}
@@ -218,7 +218,7 @@ func (g *gen) denseHostKernel() {
 // which left the dense form waiting on memory with the FMA units half
 // idle (docs/rationale.md#cpu-dense-prefetch).
 func (g *gen) denseHostPrefetch(r0 kernel.Expr) []kernel.Stmt {
-	v, m, kk := g.v, g.m, g.k
+	v, m, kk := g.v.(DenseParams), g.m, g.k
 	ref := kernel.Ref
 	nb := v.Block * v.Width
 	line := max(1, 64/g.pb.DType.Bytes()) // elements a cache line

@@ -116,11 +116,12 @@ func TestDenseHostCandidates(t *testing.T) {
 				t.Errorf("%s %s: %d CPU dense candidates, want some: %v", name, dt, len(vs), want)
 			}
 			lanes := 64 / dt.Bytes()
-			for _, v := range vs {
+			for _, c := range vs {
+				v := c.(DenseParams)
 				if !v.denseHost() || !v.Prefetch || v.Block%lanes != 0 || v.Rows*v.Width > 26 {
 					t.Errorf("%s %s: %s: want no chunk, prefetches, blocks of whole %d-lane vectors, at most 26 sums", name, dt, v, lanes)
 				}
-				if p, err := ParseVariant(v.Name()); err != nil || p != v {
+				if p, err := ParseVariant(v.Name()); err != nil || p != Variant(v) {
 					t.Errorf("%s: parses as %v, %v", v.Name(), p, err)
 				}
 			}
@@ -128,7 +129,7 @@ func TestDenseHostCandidates(t *testing.T) {
 			host := func(t family.Target) int {
 				n := 0
 				for _, c := range in.Candidates(t) {
-					if c.(Variant).denseHost() {
+					if d, ok := c.(DenseParams); ok && d.denseHost() {
 						n++
 					}
 				}
@@ -165,14 +166,15 @@ func TestDenseHostParse(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || v.Name() != tc.want || v.Chunk != tc.chunk {
-			t.Errorf("ParseVariant(%q) = %v (chunk %d), %v; want %s", tc.in, v, v.Chunk, err, tc.want)
+		if d, _ := v.(DenseParams); err != nil || v.Name() != tc.want || d.Chunk != tc.chunk {
+			t.Errorf("ParseVariant(%q) = %v (chunk %d), %v; want %s", tc.in, v, d.Chunk, err, tc.want)
 		}
 	}
 	// The CPU form has one thread along y and no shared memory, so any
 	// number of rows fits.
 	pb := Problem{Op: pyfrOp(t, "p6/tet/m460"), DType: kernel.F64, Alpha: 1}
-	v, _ := ParseVariant("dense/x64-r1-w1")
+	c, _ := ParseVariant("dense/x64-r1-w1")
+	v := c.(DenseParams)
 	if err := pb.Check(v); err != nil || v.denseThreads(pb.Op.Rows) != 64 || v.sharedBytes(pb) != 0 {
 		t.Errorf("%s: %v, %d threads, %d bytes shared", v, err, v.denseThreads(pb.Op.Rows), v.sharedBytes(pb))
 	}
@@ -227,7 +229,8 @@ func TestDenseHostSkipsZeroColumns(t *testing.T) {
 	m6 := pyfrOp(t, "p4/tet/m6")
 	full := randomDense(t, rng, m6.Rows, m6.Cols, nil)
 	for _, name := range []string{"dense/x8-r6-w4", "dense/x8-r5-w4", "dense/x8-r7-w3"} {
-		v, _ := ParseVariant(name)
+		c, _ := ParseVariant(name)
+		v := c.(DenseParams)
 		tiles := (m6.Rows + v.Rows - 1) / v.Rows
 		if got := steps(full, name); got != tiles*m6.Cols {
 			t.Errorf("%s, dense %d×%d: %d steps of q, want %d (every column of %d tiles)", name, m6.Rows, m6.Cols, got, tiles*m6.Cols, tiles)

@@ -3,9 +3,7 @@ package sparse
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -59,7 +57,7 @@ import (
 //
 // The loop over a chunk's k-steps is unrolled only as far as the registers
 // allow (see dmmaBuilder.unroll), and offsets into B and C are 32-bit where
-// the baked leading dimensions allow. A Variant's fields: MMA the shape,
+// the baked leading dimensions allow. MMAParams' fields: MMA the shape,
 // Rows Mt, Width Nt, Split Wn, Chunk the rows of B a chunk, Block T (0:
 // streamed), Occupancy the blocks a multiprocessor its registers are
 // capped for (-bN; by default two where the block has at most 256 threads
@@ -101,15 +99,71 @@ func dmmaSharedLimit(arch int) int {
 // last wave of them leaves little idle.
 const dmmaTiles = 16
 
-var dmmaRE = regexp.MustCompile(`^(dmma|tmma)(?:/(m\d+n\d+k\d+)-r(\d+)-w(\d+)-x(\d+)-c(\d+)(?:-t(\d+))?(?:-([ap])(\d+))?(-s)?(-h)?(?:-y(\d+))?(-g)?(?:-b(\d+))?(-k)?)?$`)
+// MMAParams are the parameters of dmma and tmma (Kind), the kernels on
+// mma.sync tensor cores (see DMMA and TMMA):
+// "dmma/SHAPE-rR-wW-xX-cC[-tT][-aS|-pS][-s][-h][-yY][-g][-bB][-k]".
+type MMAParams struct {
+	Kind Family // DMMA or TMMA
+	// MMA is the tensor-core shape, e.g. "m8n8k4".
+	MMA   string
+	Rows  int // fragments a warp along the rows (Mt, -r)
+	Width int // fragments a warp along the columns (Nt, -w)
+	Split int // warps along the columns (-x)
+	Chunk int // rows of B a chunk (-c)
+	// Block (-t) is the tiles a block takes with α·A resident; 0 streams
+	// α·A chunk by chunk, one tile a block.
+	Block int
+	// Stages (with α·A resident, -a) is the buffers of B in shared
+	// memory, filled by asynchronous copies (kernel.CopyAsync, cp.async)
+	// that many chunks ahead; 0 stages B through registers into two
+	// buffers.
+	Stages int
+	// StreamA (with Stages, -p) copies α·A chunk by chunk beside B into
+	// the Stages buffers instead of keeping it resident: for operators
+	// whose α·A would fill the shared memory.
+	StreamA bool
+	// SplitA (tmma only, -s) keeps α·A in shared memory as it is and
+	// splits its fragments into TF32 hi and lo parts as they are read,
+	// instead of staging both parts: half the shared memory (see TMMA).
+	SplitA bool
+	// StageB (tmma only, -h) splits B into its TF32 hi and lo parts as it
+	// is staged, both kept in shared memory side by side, instead of as
+	// each warp reads its fragments (see TMMA).
+	StageB bool
+	// RowGroups (-y) splits the rows of C over that many blocks a tile of
+	// columns, each with its share of α·A: less shared memory a block
+	// where α·A is large, B read by each (the later reads from L2: the
+	// blocks of a tile are adjacent). 0 or 1: one block.
+	RowGroups int
+	// Apart (-g) has each column group of warps copy its own columns of
+	// B and wait at a chunk only for its own threads
+	// (kernel.Barrier.Threads), not for the block's.
+	Apart bool
+	// Occupancy (-b) is the blocks per multiprocessor the CUDA compiler
+	// must allow (capping registers); 0: two where they fit (see DMMA).
+	Occupancy int
+	// RegA (dmma with B copied in stages, -k) keeps each warp's α·A
+	// fragments in its registers for all its tiles instead of in shared
+	// memory: one chunk of B a tile (every k-step unrolled, so that the
+	// fragments are named at compile time), shared memory for B alone,
+	// and no shared-memory reads of α·A (see DMMA).
+	RegA bool
+}
+
+// Family is the strategy v belongs to.
+func (v MMAParams) Family() Family { return v.Kind }
+
+// String is v's name.
+func (v MMAParams) String() string { return v.Name() }
 
 // dmmaDefault is the variant a bare "dmma" names: m8n8k4 (any sm_80+),
 // 32×32 sums a warp, two warps along the columns, chunks of 8, α·A
 // streamed.
-var dmmaDefault = Variant{Family: DMMA, MMA: "m8n8k4", Rows: 4, Width: 4, Split: 2, Chunk: 8}
+var dmmaDefault = MMAParams{Kind: DMMA, MMA: "m8n8k4", Rows: 4, Width: 4, Split: 2, Chunk: 8}
 
-func (v Variant) dmmaName() string {
-	s := fmt.Sprintf("%s/%s-r%d-w%d-x%d-c%d", v.Family, v.MMA, v.Rows, v.Width, v.Split, v.Chunk)
+// Name is e.g. "dmma/m16n8k4-r2-w4-x2-c28-t16".
+func (v MMAParams) Name() string {
+	s := fmt.Sprintf("%s/%s-r%d-w%d-x%d-c%d", v.Kind, v.MMA, v.Rows, v.Width, v.Split, v.Chunk)
 	if v.Block > 0 {
 		s += fmt.Sprintf("-t%d", v.Block)
 	}
@@ -140,64 +194,80 @@ func (v Variant) dmmaName() string {
 	return s
 }
 
-// parseDMMA reads "dmma" (the defaults) or
-// "dmma/SHAPE-rR-wW-xX-cC[-tT][-bB]": the mma shape, R × W fragments a
-// warp, X warps along the columns, C columns of A a chunk, with -t T
-// tiles a block with α·A resident, and with -b registers capped for B
-// blocks a multiprocessor (CUDA launch bounds; without it, two where the
-// block has at most 256 threads and two fit in shared memory); and "tmma"
-// (TMMA) alike, with -s (after -t) for α·A split as it is read and -h for
-// B split as it is staged; -a N (after -t) for B copied asynchronously
-// into N buffers; -k (last, dmma with -a) for α·A kept in registers.
-func parseDMMA(s string) (Variant, error) {
-	m := dmmaRE.FindStringSubmatch(s)
-	if m == nil {
-		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. dmma/m16n8k4-r2-w4-x2-c28-t16 or tmma/m16n8k8-r2-w8-x1-c32-t16: mma shape, fragments a warp along rows and columns, warps along columns, k-chunk, tiles a block with α·A resident)", s)
+// isMMAShape says whether s reads as an mma shape, "mMnNkK".
+func isMMAShape(s string) bool {
+	for _, key := range []byte("mnk") {
+		if len(s) < 2 || s[0] != key {
+			return false
+		}
+		s = s[1:]
+		i := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == 0 {
+			return false
+		}
+		s = s[i:]
 	}
-	v := Defaults(Family(m[1]))
-	shape, nums, tiles, split, stage, blocks := m[2], []string{m[3], m[4], m[5], m[6], m[7], m[14], m[9], m[12]}, m[7], m[10], m[11], m[14]
-	v.Apart, v.RegA = m[13] != "", m[15] != ""
-	if shape != "" {
-		v.MMA = shape
-		v.SplitA, v.StageB, v.StreamA = split != "", stage != "", m[8] == "p"
-		dst := []*int{&v.Rows, &v.Width, &v.Split, &v.Chunk, &v.Block, &v.Occupancy, &v.Stages, &v.RowGroups}
-		for i, x := range nums {
-			if x == "" {
-				continue
-			}
-			n, err := strconv.Atoi(x)
-			if err != nil {
-				return Variant{}, fmt.Errorf("variant %q: %v", s, err)
-			}
-			*dst[i] = n
-		}
-		if tiles != "" && v.Block == 0 {
-			return Variant{}, fmt.Errorf("variant %q: -t takes at least one tile", s)
-		}
-		if m[8] != "" && v.Stages == 0 {
-			return Variant{}, fmt.Errorf("variant %q: -%s takes at least 2 stages", s, m[8])
-		}
-		if m[12] != "" && v.RowGroups == 0 {
-			return Variant{}, fmt.Errorf("variant %q: -y takes at least one group of rows", s)
-		}
-		if blocks != "" && v.Occupancy == 0 {
-			return Variant{}, fmt.Errorf("variant %q: -b takes at least one block", s)
-		}
-	}
-	return v, v.valid()
+	return s == ""
 }
+
+// parseMMA reads "dmma/SHAPE-rR-wW-xX-cC[-tT][-bB]": the mma shape, R × W
+// fragments a warp, X warps along the columns, C columns of A a chunk,
+// with -t T tiles a block with α·A resident, and with -b registers capped
+// for B blocks a multiprocessor (CUDA launch bounds; without it, two where
+// the block has at most 256 threads and two fit in shared memory); and
+// "tmma" (TMMA) alike, with -s (after -t) for α·A split as it is read and
+// -h for B split as it is staged; -a N (after -t) for B copied
+// asynchronously into N buffers (-p N: α·A copied beside it); -k (last,
+// dmma with -a) for α·A kept in registers.
+func parseMMA(def Variant, name string, opts []string) (Variant, error) {
+	v := def.(MMAParams)
+	var async, copyA int
+	has, err := readOptions(name, opts, "dmma/m16n8k4-r2-w4-x2-c28-t16 or tmma/m16n8k8-r2-w8-x1-c32-t16: mma shape, fragments a warp along rows and columns, warps along columns, k-chunk, tiles a block with α·A resident",
+		option{key: "shape", word: &v.MMA, isWord: isMMAShape, required: true},
+		need("r", &v.Rows), need("w", &v.Width), need("x", &v.Split), need("c", &v.Chunk), num("t", &v.Block),
+		num("a", &async), num("p", &copyA), flag("s", &v.SplitA), flag("h", &v.StageB), num("y", &v.RowGroups),
+		flag("g", &v.Apart), num("b", &v.Occupancy), flag("k", &v.RegA))
+	switch {
+	case err != nil:
+		return nil, err
+	case has["a"] && has["p"]:
+		return nil, fmt.Errorf("variant %q: B copied in stages takes -a or -p, not both", name)
+	case has["t"] && v.Block == 0:
+		return nil, fmt.Errorf("variant %q: -t takes at least one tile", name)
+	case (has["a"] || has["p"]) && async+copyA == 0:
+		return nil, fmt.Errorf("variant %q: -a and -p take at least 2 stages", name)
+	case has["y"] && v.RowGroups == 0:
+		return nil, fmt.Errorf("variant %q: -y takes at least one group of rows", name)
+	case has["b"] && v.Occupancy == 0:
+		return nil, fmt.Errorf("variant %q: -b takes at least one block", name)
+	}
+	v.Stages, v.StreamA = async+copyA, has["p"]
+	return v, nil
+}
+
+func (v MMAParams) launch() launchShape { return launchShape{v.Block, v.Split, v.Width, v.Occupancy} }
+
+func (v MMAParams) build(g *gen) error {
+	g.dmmaKernel()
+	return nil
+}
+
+func (v MMAParams) sharedBytes(pb Problem) int { return v.dmmaShared(pb) }
 
 // mmaType is the tensor cores' type of a dmma (fp64) or tmma (TF32)
 // variant.
-func (v Variant) mmaType() kernel.MMAType {
-	if v.Family == TMMA {
+func (v MMAParams) mmaType() kernel.MMAType {
+	if v.Kind == TMMA {
 		return kernel.MMATF32
 	}
 	return kernel.MMAF64
 }
 
 // mmaShape is the shape v names, if kernel.MMA takes it in v's type.
-func (v Variant) mmaShape() (kernel.MMAShape, bool) {
+func (v MMAParams) mmaShape() (kernel.MMAShape, bool) {
 	for _, sh := range v.mmaType().Shapes() {
 		if sh.String() == v.MMA {
 			return sh, true
@@ -207,14 +277,14 @@ func (v Variant) mmaShape() (kernel.MMAShape, bool) {
 }
 
 // maxSums bounds the accumulator elements a thread of v keeps.
-func (v Variant) maxSums() int {
-	if v.Family == TMMA {
+func (v MMAParams) maxSums() int {
+	if v.Kind == TMMA {
 		return tmmaMaxSums
 	}
 	return dmmaMaxSums
 }
 
-func (v Variant) validDMMA() error {
+func (v MMAParams) valid() error {
 	sh, ok := v.mmaShape()
 	if !ok {
 		var names []string
@@ -235,9 +305,9 @@ func (v Variant) validDMMA() error {
 		return fmt.Errorf("variant %s: tiles a block must be 0 (α·A streamed) to 4096", v.Name())
 	case v.Occupancy < 0 || v.Occupancy > 8:
 		return fmt.Errorf("variant %s: blocks a multiprocessor (-b) must be 1..8", v.Name())
-	case v.Grouped:
-		return fmt.Errorf("variant %s: %s takes no grouping", v.Name(), v.Family)
-	case (v.SplitA || v.StageB) && v.Family != TMMA:
+	case v.Kind != DMMA && v.Kind != TMMA:
+		return fmt.Errorf("variant %s: mma parameters are for dmma and tmma", v.Name())
+	case (v.SplitA || v.StageB) && v.Kind != TMMA:
 		return fmt.Errorf("variant %s: only tmma splits α·A as it is read (-s) or B as it is staged (-h)", v.Name())
 	case v.Stages != 0 && (v.Stages < 2 || v.Stages > dmmaMaxStages):
 		return fmt.Errorf("variant %s: stages (-a, -p) must be 2..%d", v.Name(), dmmaMaxStages)
@@ -247,9 +317,9 @@ func (v Variant) validDMMA() error {
 		return fmt.Errorf("variant %s: groups of rows (-y) must be 1..16", v.Name())
 	case v.Apart && (v.Stages == 0 || v.StreamA || v.Split < 2):
 		return fmt.Errorf("variant %s: column groups apart (-g) take B copied in stages (-a) and two or more warps along the columns", v.Name())
-	case v.RegA && (v.Family != DMMA || v.Stages == 0 || v.StreamA):
+	case v.RegA && (v.Kind != DMMA || v.Stages == 0 || v.StreamA):
 		return fmt.Errorf("variant %s: α·A in registers (-k) takes dmma with B copied in stages (-a)", v.Name())
-	case v.StreamA && (v.Stages == 0 || (v.Family == TMMA && !v.SplitA)):
+	case v.StreamA && (v.Stages == 0 || (v.Kind == TMMA && !v.SplitA)):
 		return fmt.Errorf("variant %s: α·A copied in stages (-p) takes stages and α·A staged as it is (tmma: -s)", v.Name())
 	}
 	return nil
@@ -258,7 +328,7 @@ func (v Variant) validDMMA() error {
 // resident says whether v keeps α·A in shared memory for several tiles.
 // With StreamA the block takes Block tiles but α·A goes through shared
 // memory chunk by chunk beside B.
-func (v Variant) resident() bool { return v.Block > 0 && !v.StreamA }
+func (v MMAParams) resident() bool { return v.Block > 0 && !v.StreamA }
 
 // dmmaMaxStages bounds the buffers of B an asynchronous variant (-a)
 // keeps.
@@ -266,7 +336,7 @@ const dmmaMaxStages = 6
 
 // bBuffers is the buffers of B in shared memory: v.Stages with
 // asynchronous copies, else two.
-func (v Variant) bBuffers() int { return max(2, v.Stages) }
+func (v MMAParams) bBuffers() int { return max(2, v.Stages) }
 
 // dmmaLayout is the shape of a dmma (or tmma) kernel's block and shared
 // arrays.
@@ -291,7 +361,7 @@ type dmmaLayout struct {
 	bytes      int // of an element
 }
 
-func (v Variant) dmmaLayout(pb Problem) dmmaLayout {
+func (v MMAParams) dmmaLayout(pb Problem) dmmaLayout {
 	sh, _ := v.mmaShape()
 	l := dmmaLayout{sh: sh, typ: v.mmaType(), wn: v.Split, steps: v.Chunk / max(sh.K, 1), bytes: 8}
 	l.na, l.nb, l.nc = sh.Elements()
@@ -334,7 +404,7 @@ func (v Variant) dmmaLayout(pb Problem) dmmaLayout {
 // dmmaShared is the shared memory of a dmma or tmma kernel: ash (two
 // buffers of a chunk when streamed, all of α·A when resident) and two
 // buffers of bsh.
-func (v Variant) dmmaShared(pb Problem) int {
+func (v MMAParams) dmmaShared(pb Problem) int {
 	l := v.dmmaLayout(pb)
 	switch {
 	case v.StreamA:
@@ -345,13 +415,13 @@ func (v Variant) dmmaShared(pb Problem) int {
 	return 2 * (l.aLen + l.bLen) * l.bytes
 }
 
-// checkDMMA reports why v does not fit the problem: the other precision,
+// check reports why v does not fit the problem: the other precision,
 // too many threads for the operator's rows, too much shared memory.
-func (pb Problem) checkDMMA(v Variant) error {
+func (v MMAParams) check(pb Problem) error {
 	switch {
-	case v.Family == DMMA && pb.DType != kernel.F64:
+	case v.Kind == DMMA && pb.DType != kernel.F64:
 		return fmt.Errorf("variant %s: fp64 only (the tensor cores' fp64 mma; in fp32 use tmma/…, 3×TF32)", v.Name())
-	case v.Family == TMMA && pb.DType != kernel.F32:
+	case v.Kind == TMMA && pb.DType != kernel.F32:
 		return fmt.Errorf("variant %s: fp32 only (3×TF32; in fp64 use dmma/…)", v.Name())
 	}
 	l := v.dmmaLayout(pb)
@@ -396,18 +466,18 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 	if pb.DType != kernel.F64 || arch < 80 {
 		return nil
 	}
-	out := mmaCandidates(pb, arch, DMMA, []kernel.MMAShape{kernel.M8N8K4, kernel.M16N8K4, kernel.M16N8K8},
-		func(mt, nc int, _ bool) []Variant {
+	out := variants(mmaCandidates(pb, arch, DMMA, []kernel.MMAShape{kernel.M8N8K4, kernel.M16N8K4, kernel.M16N8K8},
+		func(mt, nc int, _ bool) []MMAParams {
 			// Up to 32 columns and 32 sums a warp; where one warp
 			// takes every row, also half as many columns (more warps
 			// for the same tile), which pays on the small
 			// operators (docs/rationale.md#dmma-small-tiles).
 			w := min(4, 32/(mt*nc))
 			if rows := mt * nc * 4; w > 1 && pb.Op.Rows <= rows { // a fragment is M×8: nc = M/4 a lane
-				return []Variant{{Width: w}, {Width: w / 2}}
+				return []MMAParams{{Width: w}, {Width: w / 2}}
 			}
-			return []Variant{{Width: w}}
-		})
+			return []MMAParams{{Width: w}}
+		}))
 	if len(out) == 0 {
 		return out
 	}
@@ -419,7 +489,7 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 	// along the columns), half the tiles a block and four buffers of B.
 	for _, sh := range []kernel.MMAShape{kernel.M16N8K4, kernel.M16N8K8} {
 		for _, kc := range dmmaAsyncChunks(pb.Op.Cols, sh.K) {
-			v := Variant{Family: DMMA, MMA: sh.String(), Rows: 1, Width: 1, Split: 4, Chunk: kc, Block: dmmaTiles / 2, Stages: 4}
+			v := MMAParams{Kind: DMMA, MMA: sh.String(), Rows: 1, Width: 1, Split: 4, Chunk: kc, Block: dmmaTiles / 2, Stages: 4}
 			if pb.Check(v) == nil && v.dmmaLayout(pb).threads <= dmmaMaxCandidateThreads && v.dmmaShared(pb) <= dmmaSharedLimit(arch) {
 				if !slices.ContainsFunc(out, func(o Variant) bool { return o.Name() == v.Name() }) {
 					out = append(out, v)
@@ -447,11 +517,11 @@ func dmmaRegACandidates(pb Problem, arch int) []Variant {
 		sh                  kernel.MMAShape
 		rows, width, stages int
 	}{{kernel.M16N8K4, 2, 4, 3}, {kernel.M16N8K4, 2, 2, 3}, {kernel.M16N8K8, 1, 4, 4}} {
-		if (Variant{Family: DMMA}).mmaType().Arch(f.sh) > arch {
+		if (MMAParams{Kind: DMMA}).mmaType().Arch(f.sh) > arch {
 			continue
 		}
 		kc := (pb.Op.Cols + f.sh.K - 1) / f.sh.K * f.sh.K
-		v := Variant{Family: DMMA, MMA: f.sh.String(), Rows: f.rows, Width: f.width, Split: 2, Chunk: kc, Block: 2 * dmmaTiles, Stages: f.stages, RegA: true}
+		v := MMAParams{Kind: DMMA, MMA: f.sh.String(), Rows: f.rows, Width: f.width, Split: 2, Chunk: kc, Block: 2 * dmmaTiles, Stages: f.stages, RegA: true}
 		if pb.Check(v) != nil {
 			continue
 		}
@@ -484,16 +554,16 @@ const dmmaSmallEntries = 2048
 // (m16n8k4 resident only), the warps' rows as DMMACandidates says, each
 // of the widths (fragments along the columns, and SplitA) forms gives for
 // Mt and the elements nc of a C fragment, resident or not.
-func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, forms func(mt, nc int, resident bool) []Variant) []Variant {
+func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, forms func(mt, nc int, resident bool) []MMAParams) []MMAParams {
 	st := operator.Analyze(pb.Op)
 	if st.Density < denseMinDensity || pb.Op.Rows*pb.Op.Cols < dmmaMinEntries {
 		return nil
 	}
-	typ := Variant{Family: fam}.mmaType()
-	var out []Variant
+	typ := MMAParams{Kind: fam}.mmaType()
+	var out []MMAParams
 	seen := map[string]bool{}
 	// first adds the first variant of vs that fits.
-	first := func(vs []Variant) {
+	first := func(vs []MMAParams) {
 		for _, v := range vs {
 			if pb.Check(v) != nil || v.dmmaLayout(pb).threads > dmmaMaxCandidateThreads ||
 				((v.resident() || v.Stages > 0) && v.dmmaShared(pb) > dmmaSharedLimit(arch)) {
@@ -522,10 +592,10 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 						groups = dmmaRowGroups(pb, arch, fam, sh, mt, f)
 					}
 					for _, wn := range wns {
-						var vs []Variant
+						var vs []MMAParams
 						if resident {
 							for _, kc := range dmmaDeepChunks(pb.Op.Cols, sh.K) {
-								vs = append(vs, Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, StageB: f.StageB, Split: wn, Chunk: kc, Block: dmmaTiles, RowGroups: groups})
+								vs = append(vs, MMAParams{Kind: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, StageB: f.StageB, Split: wn, Chunk: kc, Block: dmmaTiles, RowGroups: groups})
 							}
 							// B copied asynchronously, where
 							// the device has cp.async (dmma
@@ -535,9 +605,9 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 								if fam != DMMA || arch < 80 {
 									break
 								}
-								var as []Variant
+								var as []MMAParams
 								for _, kc := range dmmaAsyncChunks(pb.Op.Cols, sh.K) {
-									as = append(as, Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, Split: wn, Chunk: kc, Block: a.tiles, Stages: a.stages, RowGroups: groups})
+									as = append(as, MMAParams{Kind: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, Split: wn, Chunk: kc, Block: a.tiles, Stages: a.stages, RowGroups: groups})
 								}
 								n := len(out)
 								first(as)
@@ -548,12 +618,12 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 								if len(out) > n && wn > 1 {
 									g := out[n]
 									g.Apart = true
-									first([]Variant{g})
+									first([]MMAParams{g})
 								}
 							}
 						} else {
 							for _, kc := range dmmaChunks(pb.Op.Cols, sh.K) {
-								vs = append(vs, Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, StageB: f.StageB, Split: wn, Chunk: kc})
+								vs = append(vs, MMAParams{Kind: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, StageB: f.StageB, Split: wn, Chunk: kc})
 							}
 						}
 						first(vs)
@@ -572,12 +642,12 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 // streaming it (docs/rationale.md#dmma-row-groups), while operators whose
 // α·A fits gain nothing from groups (B is read once a group), so they get
 // none. tmma keeps one.
-func dmmaRowGroups(pb Problem, arch int, fam Family, sh kernel.MMAShape, mt int, f Variant) int {
+func dmmaRowGroups(pb Problem, arch int, fam Family, sh kernel.MMAShape, mt int, f MMAParams) int {
 	if fam != DMMA {
 		return 0
 	}
 	for g := 1; g <= 4; g++ {
-		probe := Variant{Family: fam, MMA: sh.String(), Rows: mt, Width: f.Width, Split: 1, Chunk: max(8, sh.K), Block: dmmaTiles, RowGroups: g}
+		probe := MMAParams{Kind: fam, MMA: sh.String(), Rows: mt, Width: f.Width, Split: 1, Chunk: max(8, sh.K), Block: dmmaTiles, RowGroups: g}
 		if pb.Check(probe) == nil && probe.dmmaShared(pb) <= dmmaSharedLimit(arch) {
 			if g == 1 {
 				return 0
@@ -673,7 +743,7 @@ func dmmaDeepChunks(k, kk int) []int {
 // dmmaBuilder holds what the pieces of a dmma kernel share.
 type dmmaBuilder struct {
 	g *gen
-	v Variant
+	v MMAParams
 	l dmmaLayout
 }
 
@@ -1071,7 +1141,7 @@ func (b *dmmaBuilder) epilogueGroup(pairs int) int {
 // regANeed estimates the registers a thread of a RegA variant takes: its
 // α·A fragments of every k-step, its sums, one k-step's B fragments and
 // dmmaRegsBase.
-func (v Variant) regANeed(l dmmaLayout) int {
+func (v MMAParams) regANeed(l dmmaLayout) int {
 	regs := l.bytes / 4
 	return regs*(v.Rows*l.steps*l.na+v.Rows*v.Width*l.nc+v.Width*l.nb) + dmmaRegsBase
 }
@@ -1195,7 +1265,7 @@ func (b *dmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 
 // dmmaKernel builds the tensor-core dense kernel (see DMMA).
 func (g *gen) dmmaKernel() {
-	k, v, pb := g.kern, g.v, g.pb
+	k, v, pb := g.kern, g.v.(MMAParams), g.pb
 	b := &dmmaBuilder{g: g, v: v, l: v.dmmaLayout(pb)}
 	l, sh := b.l, b.l.sh
 	T := l.threads

@@ -243,7 +243,7 @@ func TestDMMACandidates(t *testing.T) {
 		count := func(tg family.Target) (n int, shapes map[string]bool) {
 			shapes = map[string]bool{}
 			for _, c := range in.Candidates(tg) {
-				if v := c.(Variant); v.Family == DMMA {
+				if v, ok := c.(MMAParams); ok && v.Kind == DMMA {
 					n++
 					shapes[v.MMA] = true
 				}
@@ -252,7 +252,7 @@ func TestDMMACandidates(t *testing.T) {
 		}
 		n90, s90 := count(family.Target{GPU: true, MinBlocks: true, CUDAArch: 90})
 		for _, c := range in.Candidates(family.Target{GPU: true, MinBlocks: true, CUDAArch: 80}) {
-			if v := c.(Variant); v.Family == DMMA && (v.resident() || v.Stages > 0) && v.dmmaShared(pb) > 163<<10 {
+			if v, ok := c.(MMAParams); ok && v.Kind == DMMA && (v.resident() || v.Stages > 0) && v.dmmaShared(pb) > 163<<10 {
 				t.Errorf("%s: %s offered on sm_80 with %d bytes of shared memory", name, v, v.dmmaShared(pb))
 			}
 		}
@@ -268,8 +268,8 @@ func TestDMMACandidates(t *testing.T) {
 		}
 		// B copied asynchronously where α·A leaves room for buffers.
 		async := 0
-		for _, v := range DMMACandidates(pb, 90) {
-			if v.Stages > 0 {
+		for _, c := range DMMACandidates(pb, 90) {
+			if v := c.(MMAParams); v.Stages > 0 {
 				async++
 			}
 		}
@@ -279,8 +279,8 @@ func TestDMMACandidates(t *testing.T) {
 		// The rows split over blocks only where α·A does not fit whole
 		// (p6/tet/m6: 252×112 doubles).
 		grouped := 0
-		for _, v := range DMMACandidates(pb, 90) {
-			if v.RowGroups > 1 {
+		for _, c := range DMMACandidates(pb, 90) {
+			if v := c.(MMAParams); v.RowGroups > 1 {
 				grouped++
 			}
 		}
@@ -289,8 +289,8 @@ func TestDMMACandidates(t *testing.T) {
 		}
 		// The least tiles for small operators only (p6/tri/m132, 28×56; p3/tet/m460, 60×20).
 		small := 0
-		for _, v := range DMMACandidates(pb, 90) {
-			if v.Rows == 1 && v.Width == 1 && v.Block == dmmaTiles/2 {
+		for _, c := range DMMACandidates(pb, 90) {
+			if v := c.(MMAParams); v.Rows == 1 && v.Width == 1 && v.Block == dmmaTiles/2 {
 				small++
 			}
 		}
@@ -300,8 +300,8 @@ func TestDMMACandidates(t *testing.T) {
 		// α·A in registers where k ≤ dmmaRegAMaxCols and the
 		// registers fit; on sm_90 only (m16n8 shapes).
 		regA := 0
-		for _, v := range DMMACandidates(pb, 90) {
-			if v.RegA {
+		for _, c := range DMMACandidates(pb, 90) {
+			if v := c.(MMAParams); v.RegA {
 				regA++
 			}
 		}
@@ -309,7 +309,7 @@ func TestDMMACandidates(t *testing.T) {
 			t.Errorf("%s: %d candidates with α·A in registers", name, regA)
 		}
 		for _, v := range DMMACandidates(pb, 80) {
-			if v.RegA {
+			if v.(MMAParams).RegA {
 				t.Errorf("%s: %s offered on sm_80", name, v)
 			}
 		}
@@ -396,7 +396,7 @@ func TestDMMAPrinters(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		sh, _ := v.mmaShape()
+		sh, _ := v.(MMAParams).mmaShape()
 		if !strings.Contains(src.Text, tc.asm) || src.MinArch != sh.Arch() {
 			t.Errorf("%s: CUDA source (min arch %d) lacks %q", tc.name, src.MinArch, tc.asm)
 		}

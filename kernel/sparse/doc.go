@@ -14,5 +14,11 @@
 // and Apply runs exactly that loop (the float64 reference). The variants differ in the
 // order of that work and in how threads share it.
 //
+// Each strategy is a parameter struct in a file of its own (StreamParams in
+// stream.go, MSplitParams in msplit.go, …) that implements Variant: its
+// name, its checks, its launch and its kernel builder. The strategies table
+// (variant.go) gives each family's defaults and reads its names back
+// (readOptions, names.go).
+//
 // It must not import emit, device or any backend.
 package sparse

@@ -191,29 +191,70 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	return slices.Clone(cs)
 }
 
-func (in *Instance) candidateList(t family.Target) []family.Candidate {
-	vs := Candidates(in.Problem)
-	if t.GPU {
-		vs = append(GPUCandidates(in.Problem), DMMACandidates(in.Problem, t.CUDAArch)...)
-		// On sm_90 fp32 takes Hopper's wgmma (twice mma.sync's TF32
-		// rate): it beat the 3×TF32 mma.sync kernels on every p5–p6
-		// tet.
+// offers lists what each strategy offers a target, in the order
+// Candidates gives them (the tuning key digests the list, so the order is
+// part of what is stored). The one-thread-a-column families and their
+// splits share one list (GPUCandidates, Candidates), ordered across them.
+var offers = []func(in *Instance, t family.Target) []Variant{
+	// One thread a column, its splits, and blocks on a GPU.
+	func(in *Instance, t family.Target) []Variant {
+		if t.GPU {
+			return GPUCandidates(in.Problem)
+		}
+		return Candidates(in.Problem)
+	},
+	// dmma on CUDA sm_80+, fp64.
+	func(in *Instance, t family.Target) []Variant {
+		if t.GPU {
+			return DMMACandidates(in.Problem, t.CUDAArch)
+		}
+		return nil
+	},
+	// wgmma, else tmma: on sm_90 fp32 takes Hopper's wgmma (twice
+	// mma.sync's TF32 rate), which beat the 3×TF32 mma.sync kernels on
+	// every p5–p6 tet.
+	func(in *Instance, t family.Target) []Variant {
+		if !t.GPU {
+			return nil
+		}
 		if wg := WGMMACandidates(in.Problem, t.CUDAArch); len(wg) > 0 {
-			vs = append(vs, wg...)
-		} else if offerTMMA(in.Problem) {
-			vs = append(vs, TMMACandidates(in.Problem, t.CUDAArch)...)
+			return wg
 		}
-		if t.CUDAArch >= 80 {
-			vs = append(vs, BlocksLargeCandidates(in.Problem)...)
-			vs = append(vs, BlocksAsyncCandidates(in.Problem)...)
+		if offerTMMA(in.Problem) {
+			return TMMACandidates(in.Problem, t.CUDAArch)
 		}
-	}
-	if !t.GPU { // the CPU form of dense (densehost.go), and C streamed
-		vs = append(vs, DenseHostCandidates(in.Problem)...)
-		vs = append(vs, slices.DeleteFunc(StreamCandidates(in.Problem), func(v Variant) bool { return in.checkStream(v) != nil })...)
+		return nil
+	},
+	// blocks with more shared memory or asynchronous copies, sm_80+.
+	func(in *Instance, t family.Target) []Variant {
+		if t.GPU && t.CUDAArch >= 80 {
+			return append(BlocksLargeCandidates(in.Problem), BlocksAsyncCandidates(in.Problem)...)
+		}
+		return nil
+	},
+	// dense, the CPU form.
+	func(in *Instance, t family.Target) []Variant {
+		if !t.GPU {
+			return DenseHostCandidates(in.Problem)
+		}
+		return nil
+	},
+	// C streamed on a CPU.
+	func(in *Instance, t family.Target) []Variant {
+		if t.GPU {
+			return nil
+		}
+		return slices.DeleteFunc(StreamCandidates(in.Problem), func(v Variant) bool { return in.checkStream(v) != nil })
+	},
+}
+
+func (in *Instance) candidateList(t family.Target) []family.Candidate {
+	var vs []Variant
+	for _, o := range offers {
+		vs = append(vs, o(in, t)...)
 	}
 	if !t.MinBlocks {
-		vs = slices.DeleteFunc(vs, func(v Variant) bool { return v.Occupancy > 0 })
+		vs = slices.DeleteFunc(vs, func(v Variant) bool { return v.launch().occupancy > 0 })
 	}
 	out := make([]family.Candidate, len(vs))
 	for i, v := range vs {
@@ -245,8 +286,8 @@ func (in *Instance) Check(c family.Candidate) error {
 
 // checkStream: a streaming block computes a whole block of columns (the
 // last one the panel's last Block), so the panel holds one at least.
-func (in *Instance) checkStream(v Variant) error {
-	if v.Stream && in.N < v.Block {
+func (in *Instance) checkStream(c Variant) error {
+	if v, ok := c.(StreamParams); ok && v.Stream && in.N < v.Block {
 		return fmt.Errorf("sparse: variant %s takes %d columns at a time, more than n = %d", v.Name(), v.Block, in.N)
 	}
 	return nil

@@ -41,13 +41,16 @@ const MaxSharedBytes = 48 << 10
 
 // Check reports why v cannot be generated for the problem, or nil.
 func (pb Problem) Check(v Variant) error {
+	if v == nil {
+		return fmt.Errorf("sparse: no variant")
+	}
 	if err := v.valid(); err != nil {
 		return err
 	}
 	if err := pb.CheckOperator(); err != nil {
 		return err
 	}
-	return pb.checkVariant(v)
+	return v.check(pb)
 }
 
 // CheckOperator reports why no kernel can be generated for the problem's
@@ -83,67 +86,11 @@ func (pb Problem) CheckOperator() error {
 	return nil
 }
 
-// checkVariant reports why v does not fit the problem's shape.
-func (pb Problem) checkVariant(v Variant) error {
-	switch v.Family {
-	case Dense:
-		return pb.checkDense(v)
-	case Blocks:
-		return pb.checkBlocks(v)
-	case DMMA, TMMA:
-		return pb.checkDMMA(v)
-	case WGMMA:
-		return pb.checkWGMMA(v)
-	}
-	if v.Stream && pb.Beta != 0 {
-		return fmt.Errorf("variant %s streams C, which β = %g reads", v.Name(), pb.Beta)
-	}
-	if v.Stream && v.Block%pb.streamWidth() != 0 {
-		return fmt.Errorf("variant %s: a streaming block is a multiple of %d columns (a cache line of C)", v.Name(), pb.streamWidth())
-	}
-	if v.Stream && pb.N > 0 && pb.N < v.Block {
-		return fmt.Errorf("variant %s: a streaming block takes %d columns, more than n = %d", v.Name(), v.Block, pb.N)
-	}
-	if s := v.sharedBytes(pb); v.Stream && s > kernel.StaticSharedLimit {
-		return fmt.Errorf("variant %s stages %d bytes of C (at most %d)", v.Name(), s, kernel.StaticSharedLimit)
-	}
-	if v.Width == 2 && (pb.LDB <= 0 || pb.LDC <= 0 || pb.LDB%2 != 0 || pb.LDC%2 != 0) {
-		return fmt.Errorf("variant %s needs ldb and ldc baked in and even (aligned vector access)", v.Name())
-	}
-	if regs := LiveValues(pb, v) * pb.DType.Bytes() / 4; regs > MaxLiveRegisters {
-		return fmt.Errorf("variant %s keeps ~%d registers of values live (limit %d)", v.Name(), regs, MaxLiveRegisters)
-	}
-	if s := v.sharedBytes(pb); s > MaxSharedBytes {
-		return fmt.Errorf("variant %s needs %d bytes of shared memory (limit %d)", v.Name(), s, MaxSharedBytes)
-	}
-	return nil
-}
-
 func (pb Problem) maxNNZ() int {
 	if pb.MaxNNZ > 0 {
 		return pb.MaxNNZ
 	}
 	return DefaultMaxNNZ
-}
-
-func (v Variant) sharedBytes(pb Problem) int {
-	w := pb.DType.Bytes()
-	switch v.Family {
-	case BStreamMSplit:
-		return 2 * v.Chunk * v.Block * w
-	case CStreamKSplit:
-		return 2 * v.Split * v.Chunk * v.Block * w
-	case Dense:
-		return v.denseShared(pb)
-	case DMMA, TMMA:
-		return v.dmmaShared(pb)
-	case WGMMA:
-		return v.wgmmaShared(pb)
-	}
-	if v.Stream {
-		return pb.Op.Rows * v.Block * w
-	}
-	return 0
 }
 
 // streamWidth is the elements of one streamed store of C: a cache line.
@@ -173,7 +120,7 @@ func (pb Problem) Key(v Variant) string {
 
 // EntryName is the default entry point name of v for the problem.
 func (pb Problem) EntryName(v Variant) string {
-	f := strings.ReplaceAll(string(v.Family), "-", "_")
+	f := strings.ReplaceAll(string(v.Family()), "-", "_")
 	return fmt.Sprintf("bespoke_%s_%s_%s", f, pb.DType, pb.Key(v))
 }
 
@@ -182,14 +129,14 @@ func (pb Problem) EntryName(v Variant) string {
 func Candidates(pb Problem) []Variant {
 	var out []Variant
 	for _, v := range []Variant{
-		{Family: CStream, Block: 128, Width: 1},
-		{Family: CStream, Block: 128, Width: 2},
-		{Family: BStream, Block: 128, Width: 1},
-		{Family: BStream, Block: 128, Width: 2},
-		{Family: BStreamMSplit, Block: 64, Width: 1, Split: 2, Chunk: 16},
-		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32},
-		{Family: CStreamKSplit, Block: 64, Width: 1, Split: 2, Chunk: 16},
-		{Family: CStreamKSplit, Block: 32, Width: 1, Split: 4, Chunk: 16},
+		StreamParams{Kind: CStream, Block: 128, Width: 1},
+		StreamParams{Kind: CStream, Block: 128, Width: 2},
+		StreamParams{Kind: BStream, Block: 128, Width: 1},
+		StreamParams{Kind: BStream, Block: 128, Width: 2},
+		MSplitParams{Kind: BStreamMSplit, Block: 64, Width: 1, Split: 2, Chunk: 16},
+		MSplitParams{Kind: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32},
+		KSplitParams{Block: 64, Split: 2, Chunk: 16},
+		KSplitParams{Block: 32, Split: 4, Chunk: 16},
 	} {
 		if pb.Check(v) == nil {
 			out = append(out, v)
@@ -210,7 +157,7 @@ func StreamCandidates(pb Problem) []Variant {
 	var out []Variant
 	for _, f := range []Family{CStream, BStream} {
 		for _, bx := range []int{128, 64, 32, 16} {
-			v := Variant{Family: f, Block: bx, Width: 1, Stream: true}
+			v := StreamParams{Kind: f, Block: bx, Width: 1, Stream: true}
 			if pb.Check(v) == nil {
 				out = append(out, v)
 				break
@@ -248,32 +195,32 @@ func StreamCandidates(pb Problem) []Variant {
 func GPUCandidates(pb Problem) []Variant {
 	out := Candidates(pb)
 	for _, v := range []Variant{
-		{Family: CStreamMSplit, Block: 64, Width: 1, Split: 2},
-		{Family: CStreamMSplit, Block: 64, Width: 1, Split: 4},
-		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 4},
-		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 8},
-		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 12},
-		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 16},
-		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 24},
-		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 32},
-		{Family: CStreamMSplit, Block: 32, Width: 2, Split: 24},
-		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 8, Grouped: true},
-		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 12, Grouped: true},
-		{Family: CStreamMSplit, Block: 32, Width: 1, Split: 24, Grouped: true},
-		{Family: CStreamMSplit, Block: 64, Width: 1, Split: 16, Grouped: true},
-		{Family: CStreamMSplit, Block: 32, Width: 2, Split: 16, Grouped: true},
-		{Family: CStreamMSplit, Block: 64, Width: 2, Split: 8, Grouped: true},
-		{Family: BStreamMSplit, Block: 64, Width: 1, Split: 2},
-		{Family: BStreamMSplit, Block: 64, Width: 1, Split: 4},
-		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4},
-		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 6},
-		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 8},
-		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 16},
-		{Family: CStream, Block: 128, Width: 1, Occupancy: 4},
-		{Family: CStream, Block: 128, Width: 2, Occupancy: 4},
-		{Family: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
+		MSplitParams{Kind: CStreamMSplit, Block: 64, Width: 1, Split: 2},
+		MSplitParams{Kind: CStreamMSplit, Block: 64, Width: 1, Split: 4},
+		MSplitParams{Kind: CStreamMSplit, Block: 32, Width: 1, Split: 4},
+		MSplitParams{Kind: CStreamMSplit, Block: 32, Width: 1, Split: 8},
+		MSplitParams{Kind: CStreamMSplit, Block: 32, Width: 1, Split: 12},
+		MSplitParams{Kind: CStreamMSplit, Block: 32, Width: 1, Split: 16},
+		MSplitParams{Kind: CStreamMSplit, Block: 32, Width: 1, Split: 24},
+		MSplitParams{Kind: CStreamMSplit, Block: 32, Width: 1, Split: 32},
+		MSplitParams{Kind: CStreamMSplit, Block: 32, Width: 2, Split: 24},
+		MSplitParams{Kind: CStreamMSplit, Block: 32, Width: 1, Split: 8, Grouped: true},
+		MSplitParams{Kind: CStreamMSplit, Block: 32, Width: 1, Split: 12, Grouped: true},
+		MSplitParams{Kind: CStreamMSplit, Block: 32, Width: 1, Split: 24, Grouped: true},
+		MSplitParams{Kind: CStreamMSplit, Block: 64, Width: 1, Split: 16, Grouped: true},
+		MSplitParams{Kind: CStreamMSplit, Block: 32, Width: 2, Split: 16, Grouped: true},
+		MSplitParams{Kind: CStreamMSplit, Block: 64, Width: 2, Split: 8, Grouped: true},
+		MSplitParams{Kind: BStreamMSplit, Block: 64, Width: 1, Split: 2},
+		MSplitParams{Kind: BStreamMSplit, Block: 64, Width: 1, Split: 4},
+		MSplitParams{Kind: BStreamMSplit, Block: 32, Width: 1, Split: 4},
+		MSplitParams{Kind: BStreamMSplit, Block: 32, Width: 1, Split: 6},
+		MSplitParams{Kind: BStreamMSplit, Block: 32, Width: 1, Split: 8},
+		MSplitParams{Kind: BStreamMSplit, Block: 32, Width: 1, Split: 16},
+		StreamParams{Kind: CStream, Block: 128, Width: 1, Occupancy: 4},
+		StreamParams{Kind: CStream, Block: 128, Width: 2, Occupancy: 4},
+		MSplitParams{Kind: BStreamMSplit, Block: 32, Width: 1, Split: 4, Chunk: 32, Occupancy: 6},
 	} {
-		if pb.Check(v) == nil && (!v.rowSplit() || v.Split <= pb.Op.Rows) && (!v.Grouped || regroups(pb, v.Split)) {
+		if pb.Check(v) == nil && fitsRows(pb, v) {
 			out = append(out, v)
 		}
 	}
@@ -282,13 +229,13 @@ func GPUCandidates(pb Problem) []Variant {
 	st := operator.Analyze(pb.Op)
 	if st.Density < denseMinDensity {
 		for _, y := range exactSplits(pb.Op.Rows) {
-			vs := []Variant{
-				{Family: CStreamMSplit, Block: 32, Width: 1, Split: y},
-				{Family: CStreamMSplit, Block: 64, Width: 1, Split: y},
-				{Family: CStreamMSplit, Block: 64, Width: 1, Split: y, Grouped: true},
+			vs := []MSplitParams{
+				{Kind: CStreamMSplit, Block: 32, Width: 1, Split: y},
+				{Kind: CStreamMSplit, Block: 64, Width: 1, Split: y},
+				{Kind: CStreamMSplit, Block: 64, Width: 1, Split: y, Grouped: true},
 			}
 			for _, v := range vs {
-				if slices.Contains(out, v) || pb.Check(v) != nil || (v.Grouped && !regroups(pb, y)) {
+				if slices.Contains(out, Variant(v)) || pb.Check(v) != nil || (v.Grouped && !regroups(pb, y)) {
 					continue // the fixed list has it, or it does not fit
 				}
 				out = append(out, v)
@@ -296,7 +243,7 @@ func GPUCandidates(pb Problem) []Variant {
 		}
 	}
 	if nnz := st.NNZ; nnz > smallOperatorNNZ && (pb.DType != kernel.F32 || nnz > 2*pb.Op.Rows) {
-		out = slices.DeleteFunc(out, Variant.wide)
+		out = slices.DeleteFunc(out, wide)
 	}
 	return append(out, BlocksCandidates(pb)...)
 }
@@ -331,8 +278,21 @@ const smallOperatorNNZ = 2500
 
 // wide says whether v gives a thread two columns, or cuts the rows in order
 // over more than 16 y threads.
-func (v Variant) wide() bool {
-	return v.Width > 1 || (v.Family == CStreamMSplit && !v.Grouped && v.Split > 16)
+func wide(v Variant) bool {
+	switch v := v.(type) {
+	case StreamParams:
+		return v.Width > 1
+	case MSplitParams:
+		return v.Width > 1 || (v.Kind == CStreamMSplit && !v.Grouped && v.Split > 16)
+	}
+	return false
+}
+
+// fitsRows says whether a row split has no more y threads than rows, and
+// whether grouping its rows pays (regroups).
+func fitsRows(pb Problem, v Variant) bool {
+	ms, ok := v.(MSplitParams)
+	return !ok || ((!ms.rowSplit() || ms.Split <= pb.Op.Rows) && (!ms.Grouped || regroups(pb, ms.Split)))
 }
 
 // regroups says whether grouping rows by support pays: at least 10 % fewer
@@ -396,30 +356,23 @@ const MaxLiveRegisters = 320
 
 // LiveValues estimates how many values of one thread v keeps live at once:
 // open accumulators for bstream and msplit (per y thread), B values held
-// for ksplit. cstream returns 0: it can reload instead.
+// for ksplit. cstream returns 0: it can reload instead, and so do the
+// families that bound their registers otherwise.
 func LiveValues(pb Problem, v Variant) int {
-	op := pb.Op
-	switch v.Family {
-	case BStream, BStreamMSplit:
-		rowNZ := rowSupports(pb)
-		if v.rowSplit() { // the busiest group's sums
-			most := 0
-			for _, rows := range contiguousRows(rowNZ, v.Split) {
-				most = max(most, openSums(rowNZ, rows, op.Cols))
-			}
-			return most
-		}
-		all := make([]int, op.Rows)
-		for i := range all {
-			all[i] = i
-		}
-		peak := openSums(rowNZ, all, op.Cols)
-		if v.Family == BStreamMSplit { // accumulators and the prefetched chunk
-			return (peak+v.Split-1)/v.Split + (v.Chunk+v.Split-1)/v.Split
-		}
-		return peak * v.Width
-	case CStreamKSplit:
-		return (operator.Analyze(op).UsedCols + v.Split - 1) / v.Split
+	if lv, ok := v.(interface{ liveValues(Problem) int }); ok {
+		return lv.liveValues(pb)
 	}
 	return 0
+}
+
+// variants turns a list of one family's parameters into variants.
+func variants[T Variant](ps []T) []Variant {
+	if ps == nil {
+		return nil
+	}
+	out := make([]Variant, len(ps))
+	for i, p := range ps {
+		out[i] = p
+	}
+	return out
 }

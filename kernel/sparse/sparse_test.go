@@ -62,6 +62,24 @@ func TestParseVariant(t *testing.T) {
 		{in: "bstream/x2000", bad: true},
 		{in: "bstream/x128-w3", bad: true},
 		{in: "gemm", bad: true},
+		{in: "", bad: true},
+		{in: "cstream/", bad: true},
+		{in: "cstream/x0128", want: "cstream/x128"},
+		// A split on a one-thread-a-column family, even of 0 y threads.
+		{in: "cstream/x64-y0", bad: true},
+		{in: "bstream/x64-y2", bad: true},
+		{in: "cstream-ksplit/x64-c16", bad: true}, // -c without -y
+		{in: "cstream-ksplit/x64-y2-c16-w1", want: "cstream-ksplit/x64-y2-c16"},
+		{in: "cstream-ksplit/x64-y2-c16-w2", bad: true},
+		{in: "dense/x8-r8-w4-c8-pf", bad: true},
+		{in: "dense/x8-r8-w4-pf", want: "dense/x8-r8-w4-pf"},
+		{in: "blocks/x16-y16-a1", bad: true},
+		{in: "blocks/x16-y16-t2-a2-l-b2", want: "blocks/x16-y16-t2-a2-l-b2"},
+		{in: "dmma/m16n8k4-r2-w4-x2-c28-t16-a3-p3", bad: true},
+		{in: "tmma/m16n8k8-r2-w4-x2-c32-t16-p3-s", want: "tmma/m16n8k8-r2-w4-x2-c32-t16-p3-s"},
+		{in: "dmma/m16n8-r2-w4-x2-c28", bad: true},
+		{in: "wgmma/x2-c8-t16-a4-y0", bad: true},
+		{in: "wgmma/x2-c8-t16-a4-y2-o-w-b1", want: "wgmma/x2-c8-t16-a4-y2-o-w-b1"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			v, err := ParseVariant(tc.in)
@@ -251,7 +269,7 @@ func TestGPUCandidates(t *testing.T) {
 			// divergence-like m132 (its rows come in line order already),
 			// a dense operator (every row reads all of B) or one too
 			// small to split unevenly.
-			grouped := slices.ContainsFunc(gpu, func(v Variant) bool { return v.Grouped })
+			grouped := slices.ContainsFunc(gpu, func(v Variant) bool { ms, ok := v.(MSplitParams); return ok && ms.Grouped })
 			if want := name == "p3/hex/m6" || name == "p5/hex/m460"; grouped != want {
 				t.Errorf("grouped variants offered: %v, want %v", grouped, want)
 			}
@@ -261,22 +279,26 @@ func TestGPUCandidates(t *testing.T) {
 			// Wide variants only on small operators: p5/hex and p4/tet have
 			// over 2,500 non-zeros.
 			small := name == "p1/quad/m0" || name == "p3/hex/m6"
-			if wide := slices.ContainsFunc(gpu, Variant.wide); wide != small {
+			if wide := slices.ContainsFunc(gpu, wide); wide != small {
 				t.Errorf("wide variants offered: %v, want %v", wide, small)
 			}
 			pb32 := pb
 			pb32.DType = kernel.F32
-			if wide := slices.ContainsFunc(GPUCandidates(pb32), Variant.wide); wide != small {
+			if wide := slices.ContainsFunc(GPUCandidates(pb32), wide); wide != small {
 				t.Errorf("fp32: wide variants offered: %v, want %v", wide, small)
 			}
 			// p4/tet/m460 (105 rows, nearly dense): no split into 5 groups
 			// of 21, which a sparse operator of 105 rows would get.
-			if name == "p4/tet/m460" && slices.ContainsFunc(gpu, func(v Variant) bool { return v.Family == CStreamMSplit && v.Split == 5 }) {
+			if name == "p4/tet/m460" && slices.ContainsFunc(gpu, func(v Variant) bool {
+				ms, ok := v.(MSplitParams)
+				return ok && ms.Kind == CStreamMSplit && ms.Split == 5
+			}) {
 				t.Error("exact row split offered to a nearly dense operator")
 			}
 			seenGPUOnly := false
 			for i, v := range gpu {
-				gpuOnly := v.Occupancy != 0 || v.rowSplit() || v.Family == Blocks
+				ms, split := v.(MSplitParams)
+				gpuOnly := v.launch().occupancy != 0 || (split && ms.rowSplit()) || v.Family() == Blocks
 				if seenGPUOnly && !gpuOnly || !gpuOnly && !slices.Contains(plain, v) {
 					t.Errorf("%s at %d: plain variant out of place", v, i)
 				}
@@ -295,7 +317,7 @@ func TestGPUCandidatesWideF32(t *testing.T) {
 	op := frOp(t, "hex", 8, "m6")
 	for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
 		pb := Problem{Op: op, DType: dt, Alpha: 1, Beta: 1, LDB: 1088, LDC: 1088}
-		if wide := slices.ContainsFunc(GPUCandidates(pb), Variant.wide); wide != (dt == kernel.F32) {
+		if wide := slices.ContainsFunc(GPUCandidates(pb), wide); wide != (dt == kernel.F32) {
 			t.Errorf("p8/hex/m6 %s: wide variants offered: %v", dt, wide)
 		}
 	}

@@ -45,11 +45,12 @@ func TestStreamCandidates(t *testing.T) {
 	if vs := StreamCandidates(zero); len(vs) != 2 {
 		t.Fatalf("β = 0: %v, want cstream and bstream", vs)
 	}
-	for _, v := range StreamCandidates(zero) {
+	for _, c := range StreamCandidates(zero) {
+		v := c.(StreamParams)
 		if s := v.sharedBytes(zero); s > kernel.StaticSharedLimit || v.Block%8 != 0 {
 			t.Errorf("%s stages %d bytes, block %d", v.Name(), s, v.Block)
 		}
-		if w, err := ParseVariant(v.Name()); err != nil || w != v {
+		if w, err := ParseVariant(v.Name()); err != nil || w != Variant(v) {
 			t.Errorf("%s parses as %+v, %v", v.Name(), w, err)
 		}
 	}
@@ -61,7 +62,7 @@ func TestStreamCandidates(t *testing.T) {
 	in := &Instance{Problem: zero, N: 1000, LDB: 1000, LDC: 1000}
 	has := func(in *Instance, gpu bool) bool {
 		for _, c := range in.Candidates(family.Target{GPU: gpu}) {
-			if c.(Variant).Stream {
+			if v, ok := c.(StreamParams); ok && v.Stream {
 				return true
 			}
 		}
@@ -74,7 +75,7 @@ func TestStreamCandidates(t *testing.T) {
 	if has(small, false) {
 		t.Error("offered for a panel narrower than a block")
 	}
-	v := Variant{Family: CStream, Block: 16, Width: 1, Stream: true}
+	v := StreamParams{Kind: CStream, Block: 16, Width: 1, Stream: true}
 	for _, c := range []struct {
 		in   *Instance
 		v    Variant
@@ -82,9 +83,9 @@ func TestStreamCandidates(t *testing.T) {
 	}{
 		{small, v, "more than n"},
 		{&Instance{Problem: one, N: 100, LDB: 100, LDC: 100}, v, "β"},
-		{in, Variant{Family: CStream, Block: 12, Width: 1, Stream: true}, "multiple of 8"},
-		{in, Variant{Family: CStream, Block: 128, Width: 1, Stream: true}, "stages"},
-		{in, Variant{Family: CStream, Block: 16, Width: 2, Stream: true}, "one column"},
+		{in, StreamParams{Kind: CStream, Block: 12, Width: 1, Stream: true}, "multiple of 8"},
+		{in, StreamParams{Kind: CStream, Block: 128, Width: 1, Stream: true}, "stages"},
+		{in, StreamParams{Kind: CStream, Block: 16, Width: 2, Stream: true}, "one column"},
 	} {
 		if err := c.in.Check(c.v); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s at n = %d: %v, want %q", c.v.Name(), c.in.N, err, c.want)

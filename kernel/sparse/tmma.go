@@ -69,7 +69,7 @@ func tmmaPad(cols int) int {
 
 // tmmaDefault is the variant a bare "tmma" names: m16n8k8, 32×32 sums a
 // warp, two warps along the columns, chunks of 8, α·A streamed.
-var tmmaDefault = Variant{Family: TMMA, MMA: "m16n8k8", Rows: 2, Width: 4, Split: 2, Chunk: 8}
+var tmmaDefault = MMAParams{Kind: TMMA, MMA: "m16n8k8", Rows: 2, Width: 4, Split: 2, Chunk: 8}
 
 // tmmaMinEntries is the smallest m·k for which the 3×TF32 candidates are
 // offered (with β = 0; see offerTMMA).
@@ -95,21 +95,21 @@ func TMMACandidates(pb Problem, arch int) []Variant {
 	if pb.DType != kernel.F32 || arch < 80 {
 		return nil
 	}
-	return mmaCandidates(pb, arch, TMMA, kernel.MMATF32Shapes, func(mt, nc int, resident bool) []Variant {
+	return variants(mmaCandidates(pb, arch, TMMA, kernel.MMATF32Shapes, func(mt, nc int, resident bool) []MMAParams {
 		w := min(4, 64/(mt*nc))
 		if !resident {
-			return []Variant{{Width: w}}
+			return []MMAParams{{Width: w}}
 		}
-		var vs []Variant
+		var vs []MMAParams
 		for _, nt := range []int{w, min(8, 64/(mt*nc))} {
 			if len(vs) > 0 && nt == w {
 				break
 			}
-			for _, f := range []Variant{{}, {SplitA: true}} {
+			for _, f := range []MMAParams{{}, {SplitA: true}} {
 				f.Width = nt
 				vs = append(vs, f)
 			}
 		}
 		return vs
-	})
+	}))
 }

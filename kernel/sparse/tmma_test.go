@@ -174,7 +174,7 @@ func TestTMMAParse(t *testing.T) {
 		if s := cols + tmmaPad(cols); s%32 != 8 && s%32 != 24 {
 			t.Errorf("stride of %d columns: %d", cols, s)
 		}
-		v := Variant{Family: TMMA, MMA: "m16n8k8", Rows: 1, Width: cols / 8, Split: 1, Chunk: 8, StageB: true}
+		v := MMAParams{Kind: TMMA, MMA: "m16n8k8", Rows: 1, Width: cols / 8, Split: 1, Chunk: 8, StageB: true}
 		if s := v.dmmaLayout(Problem{Op: op}).stride; s%16 != 4 || s < cols || s > cols+12 {
 			t.Errorf("stride of %d columns in pairs: %d", cols, s)
 		}
@@ -201,7 +201,7 @@ func TestTMMACandidates(t *testing.T) {
 		count := func(in *Instance, tg family.Target) (n int, shapes map[string]bool) {
 			shapes = map[string]bool{}
 			for _, c := range in.Candidates(tg) {
-				if v := c.(Variant); v.Family == TMMA {
+				if v, ok := c.(MMAParams); ok && v.Kind == TMMA {
 					n++
 					shapes[v.MMA] = true
 					if v.resident() && v.dmmaShared(pb) > dmmaSharedLimit(tg.CUDAArch) {
@@ -222,7 +222,7 @@ func TestTMMACandidates(t *testing.T) {
 		// On sm_90 wgmma takes their place (WGMMACandidates).
 		wg := 0
 		for _, c := range in.Candidates(family.Target{GPU: true, MinBlocks: true, CUDAArch: 90}) {
-			if c.(Variant).Family == WGMMA {
+			if c.(Variant).Family() == WGMMA {
 				wg++
 			}
 		}

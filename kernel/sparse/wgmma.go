@@ -2,7 +2,6 @@ package sparse
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -49,13 +48,41 @@ import (
 // multiprocessor the registers are capped for.
 const WGMMA Family = "wgmma"
 
+// WGMMAParams are the parameters of wgmma (see WGMMA):
+// "wgmma/xX-cC-tT-aS[-yY][-o][-w][-bB]".
+type WGMMAParams struct {
+	Split  int // warpgroups a block (-x)
+	Chunk  int // rows of B a chunk (-c)
+	Block  int // tiles a block (-t)
+	Stages int // buffers of B (-a)
+	// RowGroups (-y) splits the rows of C over that many blocks a tile
+	// of columns, each with its share of α·A; 0 or 1: one block.
+	RowGroups int
+	// Overlap (-o) lets a chunk's wgmma run on while the next chunk's
+	// fragments are read and split: each chunk's wait leaves its own
+	// group in flight.
+	Overlap bool
+	// Apart (-w) has each warpgroup copy its own columns of B and wait at
+	// a chunk only for its own threads (kernel.Barrier.Threads), not for
+	// the block's.
+	Apart bool
+	// Occupancy (-b) is the blocks per multiprocessor the CUDA compiler
+	// must allow (capping registers); 0 leaves it free.
+	Occupancy int
+}
+
+// Family is the strategy v belongs to.
+func (v WGMMAParams) Family() Family { return WGMMA }
+
+// String is v's name.
+func (v WGMMAParams) String() string { return v.Name() }
+
 // wgmmaDefault is the variant a bare "wgmma" names.
-var wgmmaDefault = Variant{Family: WGMMA, Split: 2, Chunk: 32, Block: dmmaTiles, Stages: 3}
+var wgmmaDefault = WGMMAParams{Split: 2, Chunk: 32, Block: dmmaTiles, Stages: 3}
 
-var wgmmaRE = regexp.MustCompile(`^wgmma(?:/x(\d+)-c(\d+)-t(\d+)-a(\d+)(?:-y(\d+))?(-o)?(-w)?(?:-b(\d+))?)?$`)
-
-func (v Variant) wgmmaName() string {
-	s := fmt.Sprintf("%s/x%d-c%d-t%d-a%d", v.Family, v.Split, v.Chunk, v.Block, v.Stages)
+// Name is e.g. "wgmma/x4-c8-t16-a4-o-w".
+func (v WGMMAParams) Name() string {
+	s := fmt.Sprintf("%s/x%d-c%d-t%d-a%d", WGMMA, v.Split, v.Chunk, v.Block, v.Stages)
 	if v.RowGroups > 0 {
 		s += fmt.Sprintf("-y%d", v.RowGroups)
 	}
@@ -71,35 +98,33 @@ func (v Variant) wgmmaName() string {
 	return s
 }
 
-// parseWGMMA reads "wgmma" (the defaults) or
-// "wgmma/xX-cC-tT-aS[-yY][-o][-w][-bB]".
-func parseWGMMA(s string) (Variant, error) {
-	m := wgmmaRE.FindStringSubmatch(s)
-	if m == nil {
-		return Variant{}, fmt.Errorf("unknown variant %q (want e.g. wgmma/x4-c8-t16-a4-o-w: warpgroups a block, rows of B a chunk, tiles a block, buffers of B, then -yY rows split over Y blocks, -o chunks overlapped, -w warpgroups apart, -bB blocks a multiprocessor)", s)
+// parseWGMMA reads "wgmma/xX-cC-tT-aS[-yY][-o][-w][-bB]".
+func parseWGMMA(def Variant, name string, opts []string) (Variant, error) {
+	v := def.(WGMMAParams)
+	has, err := readOptions(name, opts, "wgmma/x4-c8-t16-a4-o-w: warpgroups a block, rows of B a chunk, tiles a block, buffers of B, then -yY rows split over Y blocks, -o chunks overlapped, -w warpgroups apart, -bB blocks a multiprocessor",
+		need("x", &v.Split), need("c", &v.Chunk), need("t", &v.Block), need("a", &v.Stages),
+		num("y", &v.RowGroups), flag("o", &v.Overlap), flag("w", &v.Apart), num("b", &v.Occupancy))
+	if err != nil {
+		return nil, err
 	}
-	v := wgmmaDefault
-	if m[1] != "" {
-		v.RowGroups, v.Occupancy, v.Overlap, v.Apart = 0, 0, m[6] != "", m[7] != ""
-		for i, dst := range []*int{&v.Split, &v.Chunk, &v.Block, &v.Stages, &v.RowGroups, &v.Occupancy} {
-			x := m[i+1]
-			if i == 5 {
-				x = m[8]
-			}
-			if x == "" {
-				continue
-			}
-			n, err := strconv.Atoi(x)
-			if err != nil || n < 1 {
-				return Variant{}, fmt.Errorf("variant %q: each number must be ≥ 1", s)
-			}
-			*dst = n
+	for _, key := range []string{"x", "c", "t", "a", "y", "b"} {
+		if n := map[string]int{"x": v.Split, "c": v.Chunk, "t": v.Block, "a": v.Stages, "y": v.RowGroups, "b": v.Occupancy}[key]; has[key] && n < 1 {
+			return nil, fmt.Errorf("variant %q: each number must be ≥ 1", name)
 		}
 	}
-	return v, v.validWGMMA()
+	return v, nil
 }
 
-func (v Variant) validWGMMA() error {
+func (v WGMMAParams) launch() launchShape { return launchShape{v.Block, v.Split, 0, v.Occupancy} }
+
+func (v WGMMAParams) build(g *gen) error {
+	g.wgmmaKernel()
+	return nil
+}
+
+func (v WGMMAParams) sharedBytes(pb Problem) int { return v.wgmmaShared(pb) }
+
+func (v WGMMAParams) valid() error {
 	switch {
 	case v.Split < 1 || v.Split > 8:
 		return fmt.Errorf("variant %s: warpgroups a block (-x) must be 1..8", v.Name())
@@ -113,8 +138,6 @@ func (v Variant) validWGMMA() error {
 		return fmt.Errorf("variant %s: groups of rows (-y) must be 1..16", v.Name())
 	case v.Occupancy < 0 || v.Occupancy > 8:
 		return fmt.Errorf("variant %s: blocks a multiprocessor (-b) must be 1..8", v.Name())
-	case v.Width != 0 || v.Rows != 0 || v.MMA != "" || v.SplitA || v.StageB || v.StreamA || v.Grouped || v.Large || v.Tiles != 0:
-		return fmt.Errorf("variant %s: wgmma takes only -x, -c, -t, -a, -y and -b", v.Name())
 	}
 	return nil
 }
@@ -133,7 +156,7 @@ type wgmmaLayout struct {
 	bLen    int // elements of one buffer of B
 }
 
-func (v Variant) wgmmaLayout(pb Problem) wgmmaLayout {
+func (v WGMMAParams) wgmmaLayout(pb Problem) wgmmaLayout {
 	l := wgmmaLayout{groups: max(v.RowGroups, 1), steps: v.Chunk / 8, cols: 64 * v.Split}
 	l.np = ((pb.Op.Rows+l.groups-1)/l.groups + 7) / 8 * 8
 	l.chunks = (pb.Op.Cols + v.Chunk - 1) / max(v.Chunk, 1)
@@ -147,13 +170,13 @@ func (v Variant) wgmmaLayout(pb Problem) wgmmaLayout {
 
 // wgmmaShared is the shared memory of a wgmma kernel: α·A's parts and
 // Stages buffers of B.
-func (v Variant) wgmmaShared(pb Problem) int {
+func (v WGMMAParams) wgmmaShared(pb Problem) int {
 	l := v.wgmmaLayout(pb)
 	return (l.aLen + v.Stages*l.bLen) * 4
 }
 
-// checkWGMMA reports why v does not fit the problem.
-func (pb Problem) checkWGMMA(v Variant) error {
+// check reports why v does not fit the problem.
+func (v WGMMAParams) check(pb Problem) error {
 	if pb.DType != kernel.F32 {
 		return fmt.Errorf("variant %s: fp32 only (3×TF32 on wgmma; in fp64 use dmma/…)", v.Name())
 	}
@@ -177,7 +200,7 @@ func (pb Problem) checkWGMMA(v Variant) error {
 // wgmmaRegisters estimates the registers a thread of v holds: its sums,
 // the TF32 parts of a chunk's fragments (two chunks' with Overlap) and
 // the rest (dmmaRegsBase).
-func (v Variant) wgmmaRegisters(l wgmmaLayout) int {
+func (v WGMMAParams) wgmmaRegisters(l wgmmaLayout) int {
 	frags := 8 * l.steps
 	if v.Overlap {
 		frags *= 2
@@ -217,7 +240,7 @@ func WGMMACandidates(pb Problem, arch int) []Variant {
 		groups:
 			for g := 1; g <= 4; g++ {
 				for s := dmmaMaxStages; s >= 3; s-- {
-					v := Variant{Family: WGMMA, Split: x, Chunk: c, Block: dmmaTiles, Stages: s, Overlap: true, Apart: true}
+					v := WGMMAParams{Split: x, Chunk: c, Block: dmmaTiles, Stages: s, Overlap: true, Apart: true}
 					if g > 1 {
 						v.RowGroups = g
 					}
@@ -249,7 +272,7 @@ func tf32Trunc(x kernel.Expr) kernel.Expr {
 // wgmmaBuilder holds what the pieces of a wgmma kernel share.
 type wgmmaBuilder struct {
 	g *gen
-	v Variant
+	v WGMMAParams
 	l wgmmaLayout
 }
 
@@ -508,7 +531,7 @@ func (b *wgmmaBuilder) rowGuard(row kernel.Expr, ss []kernel.Stmt) []kernel.Stmt
 
 // wgmmaKernel builds the warpgroup tensor-core kernel (see WGMMA).
 func (g *gen) wgmmaKernel() {
-	k, v, pb := g.kern, g.v, g.pb
+	k, v, pb := g.kern, g.v.(WGMMAParams), g.pb
 	b := &wgmmaBuilder{g: g, v: v, l: v.wgmmaLayout(pb)}
 	l := b.l
 	T, S := l.threads, v.Stages
@@ -520,7 +543,7 @@ func (g *gen) wgmmaKernel() {
 	k.Launch.SharedBytes = v.wgmmaShared(pb)
 	k.Hints = kernel.Hints{MinArch: 90, MinBlocksPerUnit: v.Occupancy}
 	k.Params = append([]kernel.Param{denseParam}, k.Params...)
-	k.Doc = strings.Replace(k.Doc, fmt.Sprintf("one thread per %d column(s)", v.Width),
+	k.Doc = strings.Replace(k.Doc, fmt.Sprintf("one thread per %d column(s)", v.launch().width),
 		fmt.Sprintf("tiles of %d columns on Hopper's TF32 tensor cores as 3xTF32 (wgmma m64n%dk8, the product transposed), α·A staged whole in shared memory for %d tiles a block, B copied asynchronously into %d buffers", l.cols, l.np, v.Block, S), 1)
 	k.Shared = []kernel.Shared{{Name: "ash", Type: kernel.Real, Dims: []int{l.aLen}}, {Name: "bsh", Type: kernel.Real, Dims: []int{S * l.bLen}}}
 	body := []kernel.Stmt{

@@ -214,7 +214,7 @@ func TestWGMMACandidates(t *testing.T) {
 			if err := pb.Check(v); err != nil {
 				t.Errorf("%s: %v", tc.op, err)
 			}
-			if max(v.RowGroups, 1) < tc.groups {
+			if max(v.(WGMMAParams).RowGroups, 1) < tc.groups {
 				t.Errorf("%s: %s keeps the rows in fewer than %d blocks", tc.op, v.Name(), tc.groups)
 			}
 		}
