@@ -222,6 +222,8 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 				in: [2]string{"rq0", "rq1"}, out: [2]string{"rv0", "rv1"}, factor: factor,
 			}
 			body = append(body, c.stmts()...)
+		} else if vr.Kind == cubeFold2Kind {
+			body = append(body, cubeSlabs2(p, func(f int, kk kernel.Expr) kernel.Expr { return factor(f, kk, ly) }, "rq0", "rv0")...)
 		} else {
 			c := collocation{
 				n: q, lambda: p.Prec.Rounded(p.Lambda), live: v("live"), su: su, sv: sv, sw: sw,

@@ -192,13 +192,13 @@ type Variant struct {
 // Name is e.g. "slab/e2".
 func (v Variant) Name() string { return fmt.Sprintf("%s/e%d", v.Kind, v.PerBlock) }
 
-var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|pair|cube-fold|cube-pair)(?:/e(\d+))?$`)
+var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|pair|cube-fold|cube-pair|slab2|cube-fold2|pair-cap)(?:/e(\d+))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE or pair/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cpu/e1 for any)", s)
+		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE, slab2/eE, pair/eE or pair-cap/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cube-fold2/eE for bk3, cpu/e1 for any)", s)
 	}
 	v := Variant{Kind: m[1], PerBlock: 1, Literal: strings.HasSuffix(m[1], "-lit")}
 	if m[2] != "" {
@@ -214,7 +214,10 @@ func ParseVariant(s string) (Variant, error) {
 // ones (cpu.go).
 func (p *Problem) kinds() []string {
 	if p.Kernel == fem.BK5 {
-		return append([]string{"slab", "slab-lit", pairKind}, cpuKinds...)
+		return append([]string{"slab", "slab-lit", pairKind, slab2Kind, pairCapKind}, cpuKinds...)
+	}
+	if p.Kernel == fem.BK3 {
+		return append([]string{"cube", "cube-lit", cubeFoldKind, cubePairKind, cubeFold2Kind}, cpuKinds...)
 	}
 	return append([]string{"cube", "cube-lit", cubeFoldKind, cubePairKind}, cpuKinds...)
 }
@@ -235,7 +238,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 		return out
 	}
 	for _, kind := range in.kinds() {
-		if isCPU(kind) || !offered2(in.Kernel, kind, in.N) {
+		if isCPU(kind) || !offered2(in.Kernel, kind, in.N) || !offered3(in.Kernel, kind, in.N, t) {
 			continue
 		}
 		for _, e := range []int{1, 2, 4, 8, 16, 32} {
@@ -283,6 +286,9 @@ func (in *Instance) check(v Variant) error {
 	if err := in.check2(v); err != nil {
 		return err
 	}
+	if err := in.check3(v); err != nil {
+		return err
+	}
 	if b := in.sharedBytes(v); b > MaxShared {
 		return fmt.Errorf("tensor: %s: %d elements need %d bytes of shared memory (at most %d)", v.Name(), v.PerBlock, b, MaxShared)
 	}
@@ -291,6 +297,9 @@ func (in *Instance) check(v Variant) error {
 
 // sharedBytes is what a variant's block declares.
 func (in *Instance) sharedBytes(v Variant) int {
+	if w, ok := in.sharedWords3(v); ok {
+		return w * in.Prec.Bytes()
+	}
 	if w, ok := in.sharedWords2(v); ok {
 		return w * in.Prec.Bytes()
 	}
@@ -324,7 +333,11 @@ func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {
 		return buildCPU(in.Problem, v), nil
 	case v.Kind == pairKind:
 		return buildPair(in.Problem, v), nil
-	case v.Kind == cubeFoldKind || v.Kind == cubePairKind:
+	case v.Kind == pairCapKind:
+		return buildPairCap(in.Problem, v), nil
+	case v.Kind == slab2Kind:
+		return buildSlab2(in.Problem, v), nil
+	case v.Kind == cubeFoldKind || v.Kind == cubePairKind || v.Kind == cubeFold2Kind:
 		return buildCube2(in.Problem, v), nil
 	}
 	if in.Kernel == fem.BK5 {
