@@ -18,13 +18,14 @@ import (
 //     in the same interval, applies the transposed r and s derivatives of
 //     layer k−1 from sv[(k−1)%2], sw[(k−1)%2] (written before that
 //     barrier). The two chains are independent, so each thread has twice
-//     the work to overlap between barriers. D along t as literals.
+//     the work to overlap between barriers; a layer's factors are loaded
+//     a layer early. D along t as literals.
 //   - "cube-fold2" (BK3): cube-fold with that point stage on the Q Gauss
 //     points (its six slabs are the first six layers of the element's
 //     cube, so Q ≥ 6).
 //   - "pair-cap" (BK5): the pair layout with its registers capped
 //     (__launch_bounds__ asking for enough blocks per SM that a thread
-//     gets at most capRegs registers): at N ≥ 12 pair takes 232–244
+//     gets at most capRegs registers): at N = 12–14 pair takes 232–244
 //     registers and two or three blocks of 3–4 warps per SM, too few
 //     loads in flight for the memory roof.
 const (
@@ -60,9 +61,9 @@ func (in *Instance) sharedWords3(v Variant) (int, bool) {
 }
 
 // offered3 reports whether Candidates offers a layout of this file for op
-// at order n on target t: where the model says the on-chip limiter binds
-// (slab2 and cube-fold2 from N = 5, pair-cap from N = 11, where pair's
-// registers cost it occupancy); pair-cap only where the dialect honours
+// at order n on target t: where the model says an on-chip limiter binds
+// (slab2 and cube-fold2 from N = 5, pair-cap from N = 12, where pair
+// takes more than 168 registers); pair-cap only where the dialect honours
 // the register cap (elsewhere it is pair).
 func offered3(op fem.Kernel, kind string, n int, t family.Target) bool {
 	switch kind {
@@ -71,7 +72,7 @@ func offered3(op fem.Kernel, kind string, n int, t family.Target) bool {
 	case cubeFold2Kind:
 		return op == fem.BK3 && n >= 5
 	case pairCapKind:
-		return t.MinBlocks && n >= 11
+		return t.MinBlocks && n >= 12
 	}
 	return true
 }
@@ -122,8 +123,8 @@ func (c dbStage) layer(kk int) []kernel.Stmt {
 	dsh := func(a, b kernel.Expr) kernel.Expr { return kernel.At(c.dsh, a, b) }
 	in := func(m kernel.Expr) kernel.Expr { return kernel.At(c.in, m) }
 	var out []kernel.Stmt
-	for f, s := range []string{"grr", "grs", "grt", "gss", "gst", "gtt", "wj"} {
-		out = append(out, kernel.Decl{Type: kernel.Real, Name: s + sfx, Init: kernel.Select{Cond: c.live, Then: c.factor(f, k), Else: kernel.Lit{V: 0}}})
+	if kk+1 < n {
+		out = c.fetch(kk + 1)
 	}
 	out = append(out,
 		c.su[b].put(in(k), ly, lx),
@@ -148,10 +149,22 @@ func (c dbStage) layer(kk int) []kernel.Stmt {
 	return out
 }
 
-// stmts are all n layers and the last layer's transposed derivatives
-// after one more barrier.
-func (c dbStage) stmts() []kernel.Stmt {
+// fetch declares the seven factors of layer kk (0 on dead elements).
+func (c dbStage) fetch(kk int) []kernel.Stmt {
 	var out []kernel.Stmt
+	for f, s := range []string{"grr", "grs", "grt", "gss", "gst", "gtt", "wj"} {
+		out = append(out, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%s_%d", s, kk), Init: kernel.Select{Cond: c.live, Then: c.factor(f, lit(kk)), Else: kernel.Lit{V: 0}}})
+	}
+	return out
+}
+
+// stmts are all n layers and the last layer's transposed derivatives
+// after one more barrier. The factors of layer k are loaded in layer
+// k−1, before its barrier, so that their loads are in flight across two
+// barriers (one is too few to cover DRAM's latency with the few blocks
+// an SM holds at high N).
+func (c dbStage) stmts() []kernel.Stmt {
+	out := c.fetch(0)
 	for kk := range c.n {
 		out = append(out, c.layer(kk)...)
 	}

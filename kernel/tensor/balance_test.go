@@ -107,7 +107,7 @@ func TestBalanceCandidates(t *testing.T) {
 		{fem.BK5, 4, cuda, "slab2/e1", false},
 		{fem.BK5, 5, cuda, "slab2/e1", true},
 		{fem.BK5, 15, cuda, "slab2/e1", true},
-		{fem.BK5, 10, cuda, "pair-cap/e1", false},
+		{fem.BK5, 11, cuda, "pair-cap/e1", false},
 		{fem.BK5, 12, cuda, "pair-cap/e1", true},
 		{fem.BK5, 12, cl, "pair-cap/e1", false}, // no register cap there: it would be pair
 		{fem.BK3, 4, cuda, "cube-fold2/e1", false},
