@@ -154,8 +154,10 @@ func TestBalanceCandidates(t *testing.T) {
 	if err := in3.Check(tensor.Variant{Kind: "cube-fold2", PerBlock: 1}); err == nil {
 		t.Error("BK3 N=3 (Q = 5) took cube-fold2's six slabs")
 	}
-	if _, err := tensor.ParseVariant("slab2/e2"); err != nil {
-		t.Error(err)
+	for _, name := range []string{"slab2/e2", "cube-fold2/e1", "pair-cap/e4"} {
+		if v, err := tensor.ParseVariant(name); err != nil || v.Name() != name {
+			t.Errorf("%s parsed as %v, %v", name, v, err)
+		}
 	}
 }
 
