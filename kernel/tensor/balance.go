@@ -61,16 +61,17 @@ func (in *Instance) sharedWords3(v Variant) (int, bool) {
 }
 
 // offered3 reports whether Candidates offers a layout of this file for op
-// at order n on target t: where the model says an on-chip limiter binds
-// (slab2 and cube-fold2 from N = 5, pair-cap from N = 12, where pair
-// takes more than 168 registers); pair-cap only where the dialect honours
-// the register cap (elsewhere it is pair).
+// at order n on target t: slab2 from N = 2 and cube-fold2 wherever it
+// fits (N ≥ 4), as BK5 misses 90 % and BK3 85 % at low orders too
+// (docs/rationale.md#bk-balance), pair-cap from N = 12, where pair takes
+// more than 168 registers, and only where the dialect honours the
+// register cap (elsewhere it is pair).
 func offered3(op fem.Kernel, kind string, n int, t family.Target) bool {
 	switch kind {
 	case slab2Kind:
-		return n >= 5
+		return n >= 2
 	case cubeFold2Kind:
-		return op == fem.BK3 && n >= 5
+		return op == fem.BK3 && n >= 4
 	case pairCapKind:
 		return t.MinBlocks && n >= 12
 	}

@@ -104,13 +104,14 @@ func TestBalanceCandidates(t *testing.T) {
 		want   string
 		offer  bool
 	}{
-		{fem.BK5, 4, cuda, "slab2/e1", false},
-		{fem.BK5, 5, cuda, "slab2/e1", true},
+		{fem.BK5, 1, cuda, "slab2/e1", false},
+		{fem.BK5, 2, cuda, "slab2/e2", true},
 		{fem.BK5, 15, cuda, "slab2/e1", true},
 		{fem.BK5, 11, cuda, "pair-cap/e1", false},
 		{fem.BK5, 12, cuda, "pair-cap/e1", true},
 		{fem.BK5, 12, cl, "pair-cap/e1", false}, // no register cap there: it would be pair
-		{fem.BK3, 4, cuda, "cube-fold2/e1", false},
+		{fem.BK3, 3, cuda, "cube-fold2/e1", false},
+		{fem.BK3, 4, cuda, "cube-fold2/e1", true},
 		{fem.BK3, 9, cuda, "cube-fold2/e1", true},
 		{fem.BK1, 9, cuda, "cube-fold2/e1", false},
 	} {
