@@ -226,6 +226,12 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 				},
 			}
 			body = append(body, c.stmts()...)
+		} else if vr.Kind == cubeFold2Kind {
+			// Stored factors only (storedOnly): PencilFactors are loads.
+			body = append(body, cubeSlabs2(p, func(f int, kk kernel.Expr) kernel.Expr {
+				_, fs := g.PencilFactors(lx, ly, kk, "0", "")
+				return fs[f]
+			}, "rq0", "rv0")...)
 		} else {
 			c := collocation{
 				n: q, lambda: p.Prec.Rounded(p.Lambda), live: v("live"), su: su, sv: sv, sw: sw,

@@ -46,7 +46,7 @@ func half(n int) int { return (n + 1) / 2 }
 // threadsY is the block's extent along y: the points per direction, or
 // half of them for the pair layouts.
 func (in *Instance) threadsY(v Variant) int {
-	if v.Kind == pairKind || v.Kind == cubePairKind {
+	if v.Kind == pairKind || v.Kind == cubePairKind || v.Kind == pairCapKind {
 		return half(in.side())
 	}
 	return in.side()
@@ -63,7 +63,7 @@ func (in *Instance) sharedWords2(v Variant) (int, bool) {
 	switch v.Kind {
 	case pairKind:
 		return pairTables(n) + 3*e*n*(n|1), true
-	case cubeFoldKind, cubePairKind:
+	case cubeFoldKind, cubePairKind, cubeFold2Kind:
 		words := e * q * q * (q | 1)
 		if in.Kernel == fem.BK3 {
 			if v.Kind == cubePairKind {
@@ -329,7 +329,7 @@ func buildPair(p *Problem, vr Variant) *kernel.Kernel {
 // by a y it does not loop over when a block has one row and several
 // slabs).
 func (in *Instance) check2(v Variant) error {
-	if (v.Kind == pairKind || v.Kind == cubePairKind) && in.threadsY(v) < 2 {
+	if (v.Kind == pairKind || v.Kind == cubePairKind || v.Kind == pairCapKind) && in.threadsY(v) < 2 {
 		return fmt.Errorf("tensor: %s: N = %d has no pairs of rows", v.Name(), in.N)
 	}
 	return nil

@@ -233,13 +233,13 @@ func (v Variant) Name() string {
 	return fmt.Sprintf("%s/e%d", v.Kind, v.PerBlock)
 }
 
-var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|cpu-vec|pair|cube-fold|cube-pair)(?:/e(\d+))?(?:/(tri|aff))?$`)
+var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|cpu-vec|pair|cube-fold|cube-pair|slab2|cube-fold2|pair-cap)(?:/e(\d+))?(?:/(tri|aff))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE or pair/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cpu/e1, cpu-vec/e4 or cpu-vec/e8 for any; /tri or /aff after it computes the geometry)", s)
+		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE, slab2/eE, pair/eE or pair-cap/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cube-fold2/eE for bk3, cpu/e1, cpu-vec/e4 or cpu-vec/e8 for any; /tri or /aff after it computes the geometry)", s)
 	}
 	v := Variant{Kind: m[1], PerBlock: 1, Literal: strings.HasSuffix(m[1], "-lit")}
 	if m[3] != "" {
@@ -258,7 +258,10 @@ func ParseVariant(s string) (Variant, error) {
 // ones (cpu.go).
 func (p *Problem) kinds() []string {
 	if p.Kernel == fem.BK5 {
-		return append([]string{"slab", "slab-lit", pairKind}, cpuKinds...)
+		return append([]string{"slab", "slab-lit", pairKind, slab2Kind, pairCapKind}, cpuKinds...)
+	}
+	if p.Kernel == fem.BK3 {
+		return append([]string{"cube", "cube-lit", cubeFoldKind, cubePairKind, cubeFold2Kind}, cpuKinds...)
 	}
 	return append([]string{"cube", "cube-lit", cubeFoldKind, cubePairKind}, cpuKinds...)
 }
@@ -286,7 +289,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 		return out
 	}
 	for _, kind := range in.kinds() {
-		if isCPU(kind) || !offered2(in.Kernel, kind, in.N) {
+		if isCPU(kind) || !offered2(in.Kernel, kind, in.N) || !offered3(in.Kernel, kind, in.N, t) {
 			continue
 		}
 		for _, e := range []int{1, 2, 4, 8, 16, 32} {
@@ -303,10 +306,20 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	return out
 }
 
+// storedOnly are the layouts that read stored factors only: the
+// vectorised CPU layout stages them in lane order, and the balance
+// layouts (balance.go) load a layer's factors a layer early.
+func storedOnly(kind string) bool {
+	return kind == "cpu-vec" || kind == slab2Kind || kind == cubeFold2Kind || kind == pairCapKind
+}
+
 // withGeometries is v with stored factors, then with each source the
 // mesh allows.
 func (in *Instance) withGeometries(v Variant) []family.Candidate {
 	out := []family.Candidate{v}
+	if storedOnly(v.Kind) {
+		return out
+	}
 	for _, g := range in.geos {
 		w := v
 		w.Geo = g
@@ -338,8 +351,8 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("tensor: %s has no layout %q (it has %s)", in.Kernel, v.Kind, strings.Join(in.kinds(), ", "))
 	case v.Geo != Stored && !slices.Contains(in.geos, v.Geo):
 		return fmt.Errorf("tensor: %s: the mesh%s is not %s (curved, or not made of parallelepipeds): its geometric factors are stored", v.Name(), in.on(), v.Geo)
-	case v.Geo != Stored && v.Kind == "cpu-vec":
-		return fmt.Errorf("tensor: %s: the vectorised CPU layout reads stored factors only", v.Name())
+	case v.Geo != Stored && storedOnly(v.Kind):
+		return fmt.Errorf("tensor: %s: the %s layout reads stored factors only", v.Name(), v.Kind)
 	case isCPU(v.Kind) && !slices.Contains(cpuPerBlock(v.Kind), v.PerBlock):
 		return fmt.Errorf("tensor: %s: the %s layout runs %v elements per work-item", v.Name(), v.Kind, cpuPerBlock(v.Kind))
 	case isCPU(v.Kind):
@@ -350,6 +363,9 @@ func (in *Instance) check(v Variant) error {
 	if err := in.check2(v); err != nil {
 		return err
 	}
+	if err := in.check3(v); err != nil {
+		return err
+	}
 	if b := in.sharedBytes(v); b > MaxShared {
 		return fmt.Errorf("tensor: %s: %d elements need %d bytes of shared memory (at most %d)", v.Name(), v.PerBlock, b, MaxShared)
 	}
@@ -358,6 +374,9 @@ func (in *Instance) check(v Variant) error {
 
 // sharedBytes is what a variant's block declares.
 func (in *Instance) sharedBytes(v Variant) int {
+	if w, ok := in.sharedWords3(v); ok {
+		return w * in.Prec.Bytes()
+	}
 	if w, ok := in.sharedWords2(v); ok {
 		return w * in.Prec.Bytes()
 	}
@@ -393,7 +412,11 @@ func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {
 		return buildCPU(in.Problem, v), nil
 	case v.Kind == pairKind:
 		return buildPair(in.Problem, v), nil
-	case v.Kind == cubeFoldKind || v.Kind == cubePairKind:
+	case v.Kind == pairCapKind:
+		return buildPairCap(in.Problem, v), nil
+	case v.Kind == slab2Kind:
+		return buildSlab2(in.Problem, v), nil
+	case v.Kind == cubeFoldKind || v.Kind == cubePairKind || v.Kind == cubeFold2Kind:
 		return buildCube2(in.Problem, v), nil
 	}
 	if in.Kernel == fem.BK5 {
