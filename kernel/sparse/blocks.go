@@ -175,7 +175,12 @@ func planBlocks(g *gen) (*blockPlan, error) {
 		}
 	}
 	if best == nil {
-		return nil, fmt.Errorf("no block structure (%s)", strings.Join(errs, "; "))
+		// Blocks over a tile's bounds, cut into pieces (kron.go).
+		p, err := g.planPieces()
+		if err != nil {
+			return nil, fmt.Errorf("no block structure (%s; %v)", strings.Join(errs, "; "), err)
+		}
+		return p, nil
 	}
 	return best, nil
 }
@@ -542,7 +547,9 @@ func blocksShared(pb Problem, v Variant, p *blockPlan) int {
 func BlocksCandidates(pb Problem) []Variant {
 	g := newGen(pb, Variant{Family: Blocks, Block: 16, Split: 16, Width: 1})
 	p, err := g.plan()
-	if err != nil || p.tasks < blocksMinReuse*p.loops() {
+	// A plan's loops reuse their code, or a large operator's measured
+	// structure repeats a factor in another order (kron.go).
+	if err != nil || (p.tasks < blocksMinReuse*p.loops() && !repeatsLarge(pb.Op)) {
 		return nil
 	}
 	var out []Variant
