@@ -543,7 +543,8 @@ func blocksShared(pb Problem, v Variant, p *blockPlan) int {
 
 // BlocksCandidates lists the Blocks variants worth trying: offered where A
 // has a block plan with at least blocksMinReuse blocks per loop (on
-// average), for the shapes whose shared memory fits.
+// average), or whose factor repeats in another order (repeatsLarge), for
+// the shapes whose shared memory fits.
 func BlocksCandidates(pb Problem) []Variant {
 	g := newGen(pb, Variant{Family: Blocks, Block: 16, Split: 16, Width: 1})
 	p, err := g.plan()

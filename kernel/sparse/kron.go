@@ -295,7 +295,8 @@ func rank(a []float64, r, c int) int {
 // p5–p6 prisms' gradients at 24–31; the dense product at 2·m·k/(m+k) ≤ 256
 // flops a value (32 flop/byte in fp64) is at most twice the H200's fp64
 // tensor-core balance (67 TFLOP/s over 4.28 TB/s, about 16 flop/byte), so
-// a tensor-core kernel can reach half the roof or more.
+// a tensor-core kernel can reach half the roof or more. Derived, not yet
+// measured (docs/rationale.md#partial-kronecker).
 const (
 	mmaMinSparseWork = 16
 	mmaMaxDenseWork  = 256
