@@ -373,8 +373,9 @@ func kronCheckOps(t *testing.T, rng *rand.Rand) []*operator.Operator {
 // Every blocks candidate of the operators above matches the float64
 // reference in the interpreter (as written and lowered for the host), β =
 // 0 (C poisoned) and 1, both precisions, n, ldb and ldc baked and at run
-// time; so do the first dmma (fp64) and wgmma (fp32) candidates the prism
-// is now offered.
+// time; so do the prisms' blocks candidates for CUDA alone (more shared
+// memory, asynchronous copies), and the dmma (fp64; under -short the
+// first) and first wgmma (fp32) candidates the p5 gradient is now offered.
 func TestKronInterpret(t *testing.T) {
 	rng := testenv.Rand(t)
 	total := 0
@@ -391,8 +392,20 @@ func TestKronInterpret(t *testing.T) {
 			}
 		}
 	}
+	// The prisms' CUDA-only blocks candidates (-l, -a, -a2) and
+	// tensor-core ones.
 	prism := pyfrElementOp(t, "pri", 5, "m460")
-	for _, c := range append(dmmaCases(t, rng, prism, 1, 45, nil)[:1], wgmmaCases(t, rng, prism, 0, 45, nil)[:1]...) {
+	cuda := func(pb Problem) []Variant { return append(BlocksLargeCandidates(pb), BlocksAsyncCandidates(pb)...) }
+	for _, op := range []*operator.Operator{prism, pyfrElementOp(t, "pri", 5, "m132")} {
+		for _, c := range variantCases(t, rng, op, kernel.F64, 0, 45, cuda, nil) {
+			total += interpretBoth(t, c, nil)
+		}
+	}
+	mma := dmmaCases(t, rng, prism, 1, 45, nil)
+	if testing.Short() {
+		mma = mma[:1]
+	}
+	for _, c := range append(mma, wgmmaCases(t, rng, prism, 0, 45, nil)[:1]...) {
 		res, err := verify.Interpret(c)
 		if err != nil || !res.OK() {
 			t.Fatalf("%s %s: %+v, %v", c.Label, c.Kernel.Variant, res, err)
@@ -405,7 +418,8 @@ func TestKronInterpret(t *testing.T) {
 // The C backend compiles and runs the blocks candidates of the operators
 // above: for the prisms every one in fp64 with β = 0 (n, ldb and ldc
 // baked) and the first and last in fp32 with β = 1, for the random ones
-// the first and the last (baked, at run time) of each.
+// the first and the last (baked, at run time) of each; under -short the
+// first and the last everywhere.
 func TestKronHost(t *testing.T) {
 	dev, err := host.Open()
 	if err != nil {
@@ -421,7 +435,7 @@ func TestKronHost(t *testing.T) {
 				beta = 1
 			}
 			all := variantCases(t, rng, op, dt, beta, 45, BlocksCandidates, nil)
-			if i >= 2 && dt == kernel.F64 {
+			if i >= 2 && dt == kernel.F64 && !testing.Short() {
 				cs = append(cs, all[:len(all)/2]...) // the baked instance's
 			} else {
 				cs = append(cs, all[0], all[len(all)-1])
