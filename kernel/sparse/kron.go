@@ -15,10 +15,12 @@ import (
 // rows and columns.
 //
 // The operators of tensor-product-like elements are, up to an order of
-// their rows and columns, stacks and sums of Kronecker products with a
-// repeating factor: a prism's gradient stacks I_line ⊗ D_ξ and I_line ⊗
-// D_η (the triangle's derivatives, once a level of the line) on D_line ⊗
-// I_tri. Grouping the lines of A by their support (groupBySupport) finds
+// their rows and columns, stacks of Kronecker products with a repeating
+// factor, or sums of them whose terms read different rows of B (a
+// divergence): a prism's gradient stacks I_line ⊗ D_ξ and I_line ⊗ D_η
+// (the triangle's derivatives, once a level of the line) on D_line ⊗
+// I_tri. (A sum whose terms share rows and columns, I ⊗ T + S ⊗ I, mixes
+// both factors in every row and is not found.) Grouping the lines of A by their support (groupBySupport) finds
 // the copies of the repeating factor in any order of rows and columns:
 // each copy is a dense block, its lines × their support. Two things kept
 // the blocks family from the prisms:
@@ -291,7 +293,7 @@ func rank(a []float64, r, c int) int {
 
 // Bounds of mmaPays, in flops per value moved (a used row of B read and a
 // row of C written, per column). The unrolled SIMT kernels ran at 93 % of
-// the H200's roof on hexahedra at ≤ 10 flops a value and at 23–36 % on the
+// the H200's roof on hexahedra at about 10 flops a value or less and at 23–36 % on the
 // p5–p6 prisms' gradients at 24–31; the dense product at 2·m·k/(m+k) ≤ 256
 // flops a value (32 flop/byte in fp64) is at most twice the H200's fp64
 // tensor-core balance (67 TFLOP/s over 4.28 TB/s, about 16 flop/byte), so
