@@ -174,7 +174,12 @@ func planBlocks(g *gen) (*blockPlan, error) {
 		}
 	}
 	if best == nil {
-		return nil, fmt.Errorf("no block structure (%s)", strings.Join(errs, "; "))
+		// Blocks over a tile's bounds, cut into pieces (kron.go).
+		p, err := g.planPieces()
+		if err != nil {
+			return nil, fmt.Errorf("no block structure (%s; %v)", strings.Join(errs, "; "), err)
+		}
+		return p, nil
 	}
 	return best, nil
 }
@@ -492,11 +497,14 @@ func blocksShared(pb Problem, v BlocksParams, p *blockPlan) int {
 
 // BlocksCandidates lists the Blocks variants worth trying: offered where A
 // has a block plan with at least blocksMinReuse blocks per loop (on
-// average), for the shapes whose shared memory fits.
+// average), or whose factor repeats in another order (repeatsLarge), for
+// the shapes whose shared memory fits.
 func BlocksCandidates(pb Problem) []Variant {
 	g := newGen(pb, BlocksParams{Block: 16, Split: 16})
 	p, err := g.plan()
-	if err != nil || p.tasks < blocksMinReuse*p.loops() {
+	// A plan's loops reuse their code, or a large operator's measured
+	// structure repeats a factor in another order (kron.go).
+	if err != nil || (p.tasks < blocksMinReuse*p.loops() && !repeatsLarge(pb.Op)) {
 		return nil
 	}
 	var out []Variant

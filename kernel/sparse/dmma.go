@@ -556,7 +556,7 @@ const dmmaSmallEntries = 2048
 // Mt and the elements nc of a C fragment, resident or not.
 func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, forms func(mt, nc int, resident bool) []MMAParams) []MMAParams {
 	st := operator.Analyze(pb.Op)
-	if st.Density < denseMinDensity || pb.Op.Rows*pb.Op.Cols < dmmaMinEntries {
+	if !mmaPays(pb.Op, st) || pb.Op.Rows*pb.Op.Cols < dmmaMinEntries {
 		return nil
 	}
 	typ := MMAParams{Kind: fam}.mmaType()

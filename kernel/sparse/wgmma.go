@@ -231,7 +231,7 @@ func WGMMACandidates(pb Problem, arch int) []Variant {
 		return nil
 	}
 	st := operator.Analyze(pb.Op)
-	if st.Density < denseMinDensity || pb.Op.Rows*pb.Op.Cols < wgmmaMinEntries {
+	if !mmaPays(pb.Op, st) || pb.Op.Rows*pb.Op.Cols < wgmmaMinEntries {
 		return nil
 	}
 	var out []Variant
