@@ -174,7 +174,7 @@ func kept(t *testing.T, in *Instance) map[Family]bool {
 	out := map[Family]bool{}
 	for i, keep := range tune.Prune(ps, h200.Prune) {
 		if keep {
-			out[cands[i].(Variant).Family] = true
+			out[cands[i].(Variant).Family()] = true
 		}
 	}
 	return out
