@@ -105,22 +105,22 @@ type dbStage struct {
 // back adds the transposed r and s derivatives of layer kk, whose fluxes
 // are in buffer b, to out[kk].
 func (c dbStage) back(kk, b int) kernel.Stmt {
-	n, k := c.n, lit(kk)
+	n, k := c.n, kernel.Const(kk)
 	dsh := func(a, b kernel.Expr) kernel.Expr { return kernel.At(c.dsh, a, b) }
 	return kernel.If{Cond: c.live, Then: []kernel.Stmt{
-		kernel.Put(c.out, add(kernel.At(c.out, k),
-			add(sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(m, lx), c.sv[b].at(ly, m)) }),
-				sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(m, ly), c.sw[b].at(m, lx)) }))), k),
+		kernel.Put(c.out, kernel.Add(kernel.At(c.out, k),
+			kernel.Add(sum(n, func(m kernel.Expr) kernel.Expr { return kernel.Mul(dsh(m, lx), c.sv[b].at(ly, m)) }),
+				sum(n, func(m kernel.Expr) kernel.Expr { return kernel.Mul(dsh(m, ly), c.sw[b].at(m, lx)) }))), k),
 	}}
 }
 
 // layer is layer kk's staging, its barrier, its fluxes and the
 // transposed derivatives of layer kk−1.
 func (c dbStage) layer(kk int) []kernel.Stmt {
-	n, k, b := c.n, lit(kk), kk%2
+	n, k, b := c.n, kernel.Const(kk), kk%2
 	sfx := fmt.Sprintf("_%d", kk)
-	nv := func(s string) kernel.Expr { return v(s + sfx) }
-	dt := func(m kernel.Expr) kernel.Expr { return kernel.Lit{V: c.prec.Rounded(c.d[kk*n+int(m.(kernel.Int).V)])} }
+	nv := func(s string) kernel.Expr { return kernel.Ref(s + sfx) }
+	dt := func(m kernel.Expr) kernel.Expr { return kernel.Float(c.prec.Rounded(c.d[kk*n+int(m.(kernel.Int).V)])) }
 	dsh := func(a, b kernel.Expr) kernel.Expr { return kernel.At(c.dsh, a, b) }
 	in := func(m kernel.Expr) kernel.Expr { return kernel.At(c.in, m) }
 	var out []kernel.Stmt
@@ -129,19 +129,19 @@ func (c dbStage) layer(kk int) []kernel.Stmt {
 	}
 	out = append(out,
 		c.su[b].put(in(k), ly, lx),
-		kernel.Decl{Type: kernel.Real, Name: "ut" + sfx, Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dt(m), in(m)) })},
+		kernel.DeclReal("ut"+sfx, sum(n, func(m kernel.Expr) kernel.Expr { return kernel.Mul(dt(m), in(m)) })),
 		kernel.Barrier{},
 	)
 	fwd := []kernel.Stmt{
-		kernel.Decl{Type: kernel.Real, Name: "ur" + sfx, Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(lx, m), c.su[b].at(ly, m)) })},
-		kernel.Decl{Type: kernel.Real, Name: "us" + sfx, Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(ly, m), c.su[b].at(m, lx)) })},
-		c.sv[b].put(add(add(mul(nv("grr"), nv("ur")), mul(nv("grs"), nv("us"))), mul(nv("grt"), nv("ut"))), ly, lx),
-		c.sw[b].put(add(add(mul(nv("grs"), nv("ur")), mul(nv("gss"), nv("us"))), mul(nv("gst"), nv("ut"))), ly, lx),
-		kernel.Decl{Type: kernel.Real, Name: "gt" + sfx, Init: add(add(mul(nv("grt"), nv("ur")), mul(nv("gst"), nv("us"))), mul(nv("gtt"), nv("ut")))},
-		kernel.Put(c.out, add(kernel.At(c.out, k), mul(mul(kernel.Lit{V: c.lambda}, nv("wj")), in(k))), k),
+		kernel.DeclReal("ur"+sfx, sum(n, func(m kernel.Expr) kernel.Expr { return kernel.Mul(dsh(lx, m), c.su[b].at(ly, m)) })),
+		kernel.DeclReal("us"+sfx, sum(n, func(m kernel.Expr) kernel.Expr { return kernel.Mul(dsh(ly, m), c.su[b].at(m, lx)) })),
+		c.sv[b].put(kernel.Add(kernel.Add(kernel.Mul(nv("grr"), nv("ur")), kernel.Mul(nv("grs"), nv("us"))), kernel.Mul(nv("grt"), nv("ut"))), ly, lx),
+		c.sw[b].put(kernel.Add(kernel.Add(kernel.Mul(nv("grs"), nv("ur")), kernel.Mul(nv("gss"), nv("us"))), kernel.Mul(nv("gst"), nv("ut"))), ly, lx),
+		kernel.DeclReal("gt"+sfx, kernel.Add(kernel.Add(kernel.Mul(nv("grt"), nv("ur")), kernel.Mul(nv("gst"), nv("us"))), kernel.Mul(nv("gtt"), nv("ut")))),
+		kernel.Put(c.out, kernel.Add(kernel.At(c.out, k), kernel.Mul(kernel.Mul(kernel.Float(c.lambda), nv("wj")), in(k))), k),
 	}
 	for m := range n {
-		fwd = append(fwd, kernel.Put(c.out, add(kernel.At(c.out, lit(m)), mul(dt(lit(m)), nv("gt"))), lit(m)))
+		fwd = append(fwd, kernel.Put(c.out, kernel.Add(kernel.At(c.out, kernel.Const(m)), kernel.Mul(dt(kernel.Const(m)), nv("gt"))), kernel.Const(m)))
 	}
 	out = append(out, kernel.If{Cond: c.live, Then: fwd})
 	if kk > 0 {
@@ -154,7 +154,7 @@ func (c dbStage) layer(kk int) []kernel.Stmt {
 func (c dbStage) fetch(kk int) []kernel.Stmt {
 	var out []kernel.Stmt
 	for f, s := range []string{"grr", "grs", "grt", "gss", "gst", "gtt", "wj"} {
-		out = append(out, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%s_%d", s, kk), Init: kernel.Select{Cond: c.live, Then: c.factor(f, lit(kk)), Else: kernel.Lit{V: 0}}})
+		out = append(out, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%s_%d", s, kk), Init: kernel.Select{Cond: c.live, Then: c.factor(f, kernel.Const(kk)), Else: kernel.Float(0)}})
 	}
 	return out
 }
@@ -187,31 +187,33 @@ func buildSlab2(p *Problem, vr Variant) *kernel.Kernel {
 		{Name: "sv", Type: kernel.Real, Dims: []int{2, e, n, n | 1}},
 		{Name: "sw", Type: kernel.Real, Dims: []int{2, e, n, n | 1}},
 	}
-	node := func(kk kernel.Expr) kernel.Expr { return add(mul(add(mul(kk, lit(n)), ly), lit(n)), lx) }
+	node := func(kk kernel.Expr) kernel.Expr {
+		return kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(kk, kernel.Const(n)), ly), kernel.Const(n)), lx)
+	}
 	buf := func(name string) [2]view {
-		return [2]view{{name, []kernel.Expr{lit(0), lz}}, {name, []kernel.Expr{lit(1), lz}}}
+		return [2]view{{name, []kernel.Expr{kernel.Const(0), lz}}, {name, []kernel.Expr{kernel.Const(1), lz}}}
 	}
 	c := dbStage{
-		n: n, lambda: p.Prec.Rounded(p.Lambda), prec: p.Prec, d: p.d, live: v("live"),
+		n: n, lambda: p.Prec.Rounded(p.Lambda), prec: p.Prec, d: p.d, live: kernel.Ref("live"),
 		su: buf("su"), sv: buf("sv"), sw: buf("sw"), dsh: "dsh", in: "ru", out: "rv",
 		factor: func(f int, kk kernel.Expr) kernel.Expr {
-			return kernel.At("geo", add(v("gbase"), add(lit(f*n3), node(kk))))
+			return kernel.At("geo", kernel.Add(kernel.Ref("gbase"), kernel.Add(kernel.Const(f*n3), node(kk))))
 		},
 	}
 	body := append(prologue(p, vr, staged{"d", "dsh", n}),
 		kernel.Decl{Type: kernel.Real, Name: "ru", Dims: []int{n}},
 		kernel.Decl{Type: kernel.Real, Name: "rv", Dims: []int{n}},
 		zero("ru", n), zero("rv", n),
-		kernel.If{Cond: v("live"), Then: []kernel.Stmt{
-			kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
-				kernel.Put("ru", kernel.At("u", add(v("base"), node(v("l")))), v("l"))}},
+		kernel.If{Cond: kernel.Ref("live"), Then: []kernel.Stmt{
+			kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
+				kernel.Put("ru", kernel.At("u", kernel.Add(kernel.Ref("base"), node(kernel.Ref("l")))), kernel.Ref("l"))}},
 		}},
 		kernel.Barrier{}, // D staged
 	)
 	body = append(body, c.stmts()...)
-	k.Body = append(body, kernel.If{Cond: v("live"), Then: []kernel.Stmt{
-		kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
-			kernel.Put("v", kernel.At("rv", v("l")), add(v("base"), node(v("l"))))}},
+	k.Body = append(body, kernel.If{Cond: kernel.Ref("live"), Then: []kernel.Stmt{
+		kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
+			kernel.Put("v", kernel.At("rv", kernel.Ref("l")), kernel.Add(kernel.Ref("base"), node(kernel.Ref("l"))))}},
 	}})
 	return k
 }
@@ -227,9 +229,9 @@ func buildPairCap(p *Problem, vr Variant) *kernel.Kernel {
 // cubeSlabs2 is cube-fold2's point stage on the Q points of element
 // slab z of the cube s: its six slabs are the cube's layers 0–5.
 func cubeSlabs2(p *Problem, factor func(f int, kk kernel.Expr) kernel.Expr, in, out string) []kernel.Stmt {
-	sl := func(j int) view { return view{"s", []kernel.Expr{lz, lit(j)}} }
+	sl := func(j int) view { return view{"s", []kernel.Expr{lz, kernel.Const(j)}} }
 	c := dbStage{
-		n: p.basis.Q(), lambda: p.Prec.Rounded(p.Lambda), prec: p.Prec, d: p.d, live: v("live"),
+		n: p.basis.Q(), lambda: p.Prec.Rounded(p.Lambda), prec: p.Prec, d: p.d, live: kernel.Ref("live"),
 		su: [2]view{sl(0), sl(1)}, sv: [2]view{sl(2), sl(3)}, sw: [2]view{sl(4), sl(5)},
 		dsh: "dsh", in: in, out: out, factor: factor,
 	}

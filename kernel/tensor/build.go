@@ -7,24 +7,16 @@ import (
 	"github.com/bespoke-hpc/bespoke/kernel"
 )
 
-// Shorthand (kernel's builders).
-var (
-	lx, ly, lz, gx = kernel.LocalX, kernel.LocalY, kernel.LocalZ, kernel.GroupX
-	v, lit, bin    = kernel.Ref, kernel.Const, kernel.Op
-)
+// The thread and block coordinates, shorter.
+var lx, ly, lz, gx = kernel.LocalX, kernel.LocalY, kernel.LocalZ, kernel.GroupX
 
-func add(l, r kernel.Expr) kernel.Expr { return bin("+", l, r) }
-func mul(l, r kernel.Expr) kernel.Expr { return bin("*", l, r) }
-func lt(l, r kernel.Expr) kernel.Expr  { return bin("<", l, r) }
-func and(l, r kernel.Expr) kernel.Expr { return bin("&&", l, r) }
-
-// sum is Σ_m term(m) for m < n, unrolled.
+// sum is Σ_m term(m) for m < n, unrolled: m is the integer literal m.
 func sum(n int, term func(m kernel.Expr) kernel.Expr) kernel.Expr {
-	s := term(lit(0))
-	for m := 1; m < n; m++ {
-		s = add(s, term(lit(m)))
+	ts := make([]kernel.Expr, n)
+	for m := range ts {
+		ts[m] = term(kernel.Const(m))
 	}
-	return s
+	return kernel.Sum(ts...)
 }
 
 // view is a 2-D slab of a shared array: the array's leading indices
@@ -66,40 +58,40 @@ type collocation struct {
 func (c collocation) layer(kk kernel.Expr, dt func(m kernel.Expr) kernel.Expr, sfx string) []kernel.Stmt {
 	n := c.n
 	name := func(s string) string { return s + sfx }
-	nv := func(s string) kernel.Expr { return v(name(s)) }
+	nv := func(s string) kernel.Expr { return kernel.Ref(name(s)) }
 	dsh := func(a, b kernel.Expr) kernel.Expr { return kernel.At(c.d, a, b) }
 	// The layer's seven factors are loaded, and the t-derivative formed
 	// from the pencil, before the barrier, so that the loads are in
 	// flight while the block waits (dead elements load nothing).
 	geo, fx := c.factors(kk, sfx)
 	prefetch := func(s string, f int) kernel.Stmt {
-		return kernel.Decl{Type: kernel.Real, Name: name(s), Init: kernel.Select{Cond: c.live, Then: fx[f], Else: kernel.Lit{V: 0}}}
+		return kernel.DeclReal(name(s), kernel.Select{Cond: c.live, Then: fx[f], Else: kernel.Float(0)})
 	}
 	in := func(m kernel.Expr) kernel.Expr { return kernel.At(c.in, m) }
 	scatter := []kernel.Stmt{}
 	for m := range n {
-		scatter = append(scatter, kernel.Put(c.out, add(kernel.At(c.out, lit(m)), mul(dt(lit(m)), nv("gt"))), lit(m)))
+		scatter = append(scatter, kernel.Put(c.out, kernel.Add(kernel.At(c.out, kernel.Const(m)), kernel.Mul(dt(kernel.Const(m)), nv("gt"))), kernel.Const(m)))
 	}
 	return append(geo,
 		prefetch("grr", 0), prefetch("grs", 1), prefetch("grt", 2), prefetch("gss", 3),
 		prefetch("gst", 4), prefetch("gtt", 5), prefetch("wj", 6),
 		c.su.put(in(kk), ly, lx),
-		kernel.Decl{Type: kernel.Real, Name: name("ut"), Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dt(m), in(m)) })},
+		kernel.DeclReal(name("ut"), sum(n, func(m kernel.Expr) kernel.Expr { return kernel.Mul(dt(m), in(m)) })),
 		kernel.Barrier{},
 		kernel.If{Cond: c.live, Then: append([]kernel.Stmt{
-			kernel.Decl{Type: kernel.Real, Name: name("ur"), Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(lx, m), c.su.at(ly, m)) })},
-			kernel.Decl{Type: kernel.Real, Name: name("us"), Init: sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(ly, m), c.su.at(m, lx)) })},
-			c.sv.put(add(add(mul(nv("grr"), nv("ur")), mul(nv("grs"), nv("us"))), mul(nv("grt"), nv("ut"))), ly, lx),
-			c.sw.put(add(add(mul(nv("grs"), nv("ur")), mul(nv("gss"), nv("us"))), mul(nv("gst"), nv("ut"))), ly, lx),
-			kernel.Decl{Type: kernel.Real, Name: name("gt"), Init: add(add(mul(nv("grt"), nv("ur")), mul(nv("gst"), nv("us"))), mul(nv("gtt"), nv("ut")))},
+			kernel.DeclReal(name("ur"), sum(n, func(m kernel.Expr) kernel.Expr { return kernel.Mul(dsh(lx, m), c.su.at(ly, m)) })),
+			kernel.DeclReal(name("us"), sum(n, func(m kernel.Expr) kernel.Expr { return kernel.Mul(dsh(ly, m), c.su.at(m, lx)) })),
+			c.sv.put(kernel.Add(kernel.Add(kernel.Mul(nv("grr"), nv("ur")), kernel.Mul(nv("grs"), nv("us"))), kernel.Mul(nv("grt"), nv("ut"))), ly, lx),
+			c.sw.put(kernel.Add(kernel.Add(kernel.Mul(nv("grs"), nv("ur")), kernel.Mul(nv("gss"), nv("us"))), kernel.Mul(nv("gst"), nv("ut"))), ly, lx),
+			kernel.DeclReal(name("gt"), kernel.Add(kernel.Add(kernel.Mul(nv("grt"), nv("ur")), kernel.Mul(nv("gst"), nv("us"))), kernel.Mul(nv("gtt"), nv("ut")))),
 			// λ·w|J|·u at the point.
-			kernel.Put(c.out, add(kernel.At(c.out, kk), mul(mul(kernel.Lit{V: c.lambda}, nv("wj")), in(kk))), kk),
+			kernel.Put(c.out, kernel.Add(kernel.At(c.out, kk), kernel.Mul(kernel.Mul(kernel.Float(c.lambda), nv("wj")), in(kk))), kk),
 		}, scatter...)},
 		kernel.Barrier{},
 		kernel.If{Cond: c.live, Then: []kernel.Stmt{
-			kernel.Put(c.out, add(kernel.At(c.out, kk),
-				add(sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(m, lx), c.sv.at(ly, m)) }),
-					sum(n, func(m kernel.Expr) kernel.Expr { return mul(dsh(m, ly), c.sw.at(m, lx)) }))), kk),
+			kernel.Put(c.out, kernel.Add(kernel.At(c.out, kk),
+				kernel.Add(sum(n, func(m kernel.Expr) kernel.Expr { return kernel.Mul(dsh(m, lx), c.sv.at(ly, m)) }),
+					sum(n, func(m kernel.Expr) kernel.Expr { return kernel.Mul(dsh(m, ly), c.sw.at(m, lx)) }))), kk),
 		}},
 	)
 }
@@ -111,26 +103,26 @@ func (c collocation) layer(kk kernel.Expr, dt func(m kernel.Expr) kernel.Expr, s
 func (c collocation) stmts(literal bool, d []float64, prec kernel.DType) []kernel.Stmt {
 	n := c.n
 	if !literal {
-		return []kernel.Stmt{kernel.For{Var: "k", From: lit(0), To: lit(n), Unroll: true,
-			Body: c.layer(v("k"), func(m kernel.Expr) kernel.Expr { return kernel.At(c.d, v("k"), m) }, "")}}
+		return []kernel.Stmt{kernel.For{Var: "k", From: kernel.Const(0), To: kernel.Const(n), Unroll: true,
+			Body: c.layer(kernel.Ref("k"), func(m kernel.Expr) kernel.Expr { return kernel.At(c.d, kernel.Ref("k"), m) }, "")}}
 	}
 	var out []kernel.Stmt
 	for kk := range n {
 		row := d[kk*n : (kk+1)*n]
 		dt := func(m kernel.Expr) kernel.Expr {
 			if i, ok := m.(kernel.Int); ok {
-				return kernel.Lit{V: prec.Rounded(row[i.V])}
+				return kernel.Float(prec.Rounded(row[i.V]))
 			}
-			return kernel.At(c.d, lit(kk), m)
+			return kernel.At(c.d, kernel.Const(kk), m)
 		}
-		out = append(out, c.layer(lit(kk), dt, fmt.Sprintf("_%d", kk))...)
+		out = append(out, c.layer(kernel.Const(kk), dt, fmt.Sprintf("_%d", kk))...)
 	}
 	return out
 }
 
 // zero sets register array a of length n to 0.
 func zero(a string, n int) kernel.Stmt {
-	return kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{kernel.Put(a, kernel.Lit{V: 0}, v("l"))}}
+	return kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{kernel.Put(a, kernel.Float(0), kernel.Ref("l"))}}
 }
 
 // header is the parameters, the kernel's name and its fixed fields.
@@ -165,14 +157,14 @@ func header(p *Problem, vr Variant, block [3]int, doc string) *kernel.Kernel {
 func prologue(p *Problem, vr Variant, stage ...staged) []kernel.Stmt {
 	n, q := p.N+1, p.basis.Q()
 	out := []kernel.Stmt{
-		kernel.Decl{Type: kernel.Index, Name: "el", Init: add(mul(gx, lit(vr.PerBlock)), lz)},
-		kernel.Decl{Type: kernel.Index, Name: "live", Init: lt(v("el"), v(Elements))},
-		kernel.Decl{Type: kernel.Index, Name: "base", Init: mul(v("el"), lit(n*n*n))},
-		kernel.Decl{Type: kernel.Index, Name: "gbase", Init: mul(v("el"), lit(p.basis.Factors()*q*q*q))},
+		kernel.DeclIndex("el", kernel.Add(kernel.Mul(gx, kernel.Const(vr.PerBlock)), lz)),
+		kernel.DeclIndex("live", kernel.Lt(kernel.Ref("el"), kernel.Ref(Elements))),
+		kernel.DeclIndex("base", kernel.Mul(kernel.Ref("el"), kernel.Const(n*n*n))),
+		kernel.DeclIndex("gbase", kernel.Mul(kernel.Ref("el"), kernel.Const(p.basis.Factors()*q*q*q))),
 	}
 	for _, s := range stage {
-		out = append(out, kernel.If{Cond: and(bin("==", lz, lit(0)), lt(lx, lit(s.cols))), Then: []kernel.Stmt{
-			kernel.Put(s.dst, kernel.At(s.src, add(mul(ly, lit(s.cols)), lx)), ly, lx)}})
+		out = append(out, kernel.If{Cond: kernel.And(kernel.Eq(lz, kernel.Const(0)), kernel.Lt(lx, kernel.Const(s.cols))), Then: []kernel.Stmt{
+			kernel.Put(s.dst, kernel.At(s.src, kernel.Add(kernel.Mul(ly, kernel.Const(s.cols)), lx)), ly, lx)}})
 	}
 	return out
 }
@@ -199,10 +191,12 @@ func buildBK5(p *Problem, vr Variant) *kernel.Kernel {
 		{Name: "sv", Type: kernel.Real, Dims: []int{e, n, n | 1}},
 		{Name: "sw", Type: kernel.Real, Dims: []int{e, n, n | 1}},
 	}
-	node := func(kk kernel.Expr) kernel.Expr { return add(mul(add(mul(kk, lit(n)), ly), lit(n)), lx) }
+	node := func(kk kernel.Expr) kernel.Expr {
+		return kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(kk, kernel.Const(n)), ly), kernel.Const(n)), lx)
+	}
 	g := p.geometryOf(vr)
 	c := collocation{
-		n: n, lambda: p.Prec.Rounded(p.Lambda), live: v("live"),
+		n: n, lambda: p.Prec.Rounded(p.Lambda), live: kernel.Ref("live"),
 		su: view{"su", []kernel.Expr{lz}}, sv: view{"sv", []kernel.Expr{lz}}, sw: view{"sw", []kernel.Expr{lz}},
 		d: "dsh", in: "ru", out: "rv",
 		factors: func(kk kernel.Expr, sfx string) ([]kernel.Stmt, []kernel.Expr) {
@@ -215,17 +209,17 @@ func buildBK5(p *Problem, vr Variant) *kernel.Kernel {
 		kernel.Decl{Type: kernel.Real, Name: "ru", Dims: []int{n}},
 		kernel.Decl{Type: kernel.Real, Name: "rv", Dims: []int{n}},
 		zero("ru", n), zero("rv", n),
-		kernel.If{Cond: v("live"), Then: []kernel.Stmt{
-			kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
-				kernel.Put("ru", kernel.At("u", add(v("base"), node(v("l")))), v("l"))}},
+		kernel.If{Cond: kernel.Ref("live"), Then: []kernel.Stmt{
+			kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
+				kernel.Put("ru", kernel.At("u", kernel.Add(kernel.Ref("base"), node(kernel.Ref("l")))), kernel.Ref("l"))}},
 		}},
 		kernel.Barrier{}, // D staged
 	)
 	body = append(body, c.stmts(vr.Literal, p.d, p.Prec)...)
 	body = append(body,
-		kernel.If{Cond: v("live"), Then: []kernel.Stmt{
-			kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
-				kernel.Put("v", kernel.At("rv", v("l")), add(v("base"), node(v("l"))))}},
+		kernel.If{Cond: kernel.Ref("live"), Then: []kernel.Stmt{
+			kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
+				kernel.Put("v", kernel.At("rv", kernel.Ref("l")), kernel.Add(kernel.Ref("base"), node(kernel.Ref("l"))))}},
 		}},
 	)
 	k.Body = body

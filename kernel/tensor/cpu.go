@@ -56,14 +56,14 @@ func (a arr) at(i kernel.Expr) kernel.Expr {
 	if a.base == nil {
 		return kernel.At(a.name, i)
 	}
-	return kernel.At(a.name, add(a.base, i))
+	return kernel.At(a.name, kernel.Add(a.base, i))
 }
 
 func (a arr) put(x, i kernel.Expr) kernel.Stmt {
 	if a.base == nil {
 		return kernel.Put(a.name, x, i)
 	}
-	return kernel.Put(a.name, x, add(a.base, i))
+	return kernel.Put(a.name, x, kernel.Add(a.base, i))
 }
 
 // matrix is a 1-D operator outs × ins: m(o, i), written as literals,
@@ -91,7 +91,7 @@ func (m matrix) table() []kernel.Stmt {
 	out := []kernel.Stmt{kernel.Decl{Type: kernel.Real, Name: m.name, Dims: []int{m.ins, m.outs}}}
 	for i := range m.ins {
 		for o := range m.outs {
-			out = append(out, kernel.Put(m.name, kernel.Lit{V: m.at(o, i)}, lit(i), lit(o)))
+			out = append(out, kernel.Put(m.name, kernel.Float(m.at(o, i)), kernel.Const(i), kernel.Const(o)))
 		}
 	}
 	return out
@@ -106,15 +106,15 @@ func (m matrix) dot(o int, x func(i int) kernel.Expr, init kernel.Expr) kernel.E
 		if c == 0 {
 			continue
 		}
-		t := mul(kernel.Lit{V: c}, x(i))
+		t := kernel.Mul(kernel.Float(c), x(i))
 		if s == nil {
 			s = t
 		} else {
-			s = add(s, t)
+			s = kernel.Add(s, t)
 		}
 	}
 	if s == nil {
-		return kernel.Lit{V: 0}
+		return kernel.Float(0)
 	}
 	return s
 }
@@ -139,43 +139,43 @@ func contract(dst, src arr, acc *arr, m matrix, axis int, shape [3]int) []kernel
 		plane := ny * nx
 		var body []kernel.Stmt
 		for o := range m.outs {
-			i := add(lit(o*plane), v("r"))
-			body = append(body, dst.put(m.dot(o, func(k int) kernel.Expr { return src.at(add(lit(k*plane), v("r"))) }, init(i)), i))
+			i := kernel.Add(kernel.Const(o*plane), kernel.Ref("r"))
+			body = append(body, dst.put(m.dot(o, func(k int) kernel.Expr { return src.at(kernel.Add(kernel.Const(k*plane), kernel.Ref("r"))) }, init(i)), i))
 		}
-		return []kernel.Stmt{kernel.For{Var: "r", From: lit(0), To: lit(plane), Body: body, Vectorize: true}}
+		return []kernel.Stmt{kernel.For{Var: "r", From: kernel.Const(0), To: kernel.Const(plane), Body: body, Vectorize: true}}
 	case 1:
 		var body []kernel.Stmt
 		for o := range m.outs {
-			i := add(mul(add(mul(v("c"), lit(m.outs)), lit(o)), lit(nx)), v("a"))
+			i := kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(kernel.Ref("c"), kernel.Const(m.outs)), kernel.Const(o)), kernel.Const(nx)), kernel.Ref("a"))
 			body = append(body, dst.put(m.dot(o, func(k int) kernel.Expr {
-				return src.at(add(mul(add(mul(v("c"), lit(m.ins)), lit(k)), lit(nx)), v("a")))
+				return src.at(kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(kernel.Ref("c"), kernel.Const(m.ins)), kernel.Const(k)), kernel.Const(nx)), kernel.Ref("a")))
 			}, init(i)), i))
 		}
-		return []kernel.Stmt{kernel.For{Var: "c", From: lit(0), To: lit(nz), Body: []kernel.Stmt{
-			kernel.For{Var: "a", From: lit(0), To: lit(nx), Body: body, Vectorize: true}}}}
+		return []kernel.Stmt{kernel.For{Var: "c", From: kernel.Const(0), To: kernel.Const(nz), Body: []kernel.Stmt{
+			kernel.For{Var: "a", From: kernel.Const(0), To: kernel.Const(nx), Body: body, Vectorize: true}}}}
 	default:
 		// A row of outputs as a loop over o: Σ_k src[row][k]·m[k][o], the
 		// inputs broadcast, the table's rows read as vectors. (Written out
 		// as literals, gcc vectorised over rows with interleaving
 		// permutes, a fifth slower at N = 7.)
-		o := add(mul(v("row"), lit(m.outs)), v("o"))
+		o := kernel.Add(kernel.Mul(kernel.Ref("row"), kernel.Const(m.outs)), kernel.Ref("o"))
 		s := init(o)
 		for k := range m.ins {
-			t := mul(src.at(add(mul(v("row"), lit(m.ins)), lit(k))), kernel.At(m.name, lit(k), v("o")))
+			t := kernel.Mul(src.at(kernel.Add(kernel.Mul(kernel.Ref("row"), kernel.Const(m.ins)), kernel.Const(k))), kernel.At(m.name, kernel.Const(k), kernel.Ref("o")))
 			if s == nil {
 				s = t
 			} else {
-				s = add(s, t)
+				s = kernel.Add(s, t)
 			}
 		}
-		return []kernel.Stmt{kernel.For{Var: "row", From: lit(0), To: lit(nz * ny), Body: []kernel.Stmt{
-			kernel.For{Var: "o", From: lit(0), To: lit(m.outs), Vectorize: true, Body: []kernel.Stmt{dst.put(s, o)}}}}}
+		return []kernel.Stmt{kernel.For{Var: "row", From: kernel.Const(0), To: kernel.Const(nz * ny), Body: []kernel.Stmt{
+			kernel.For{Var: "o", From: kernel.Const(0), To: kernel.Const(m.outs), Vectorize: true, Body: []kernel.Stmt{dst.put(s, o)}}}}}
 	}
 }
 
 // cpuFactor is factor f at point p of this element.
 func cpuFactor(q3, f int, p kernel.Expr) kernel.Expr {
-	return kernel.At("geo", add(v("gbase"), add(lit(f*q3), p)))
+	return kernel.At("geo", kernel.Add(kernel.Ref("gbase"), kernel.Add(kernel.Const(f*q3), p)))
 }
 
 // cpuFactors are the statements and the factors at point p (x-fastest
@@ -191,7 +191,7 @@ func cpuFactors(g PointGeometry, q int) func(p kernel.Expr) ([]kernel.Stmt, []ke
 			}
 			return nil, out
 		}
-		at := func(row int) kernel.Expr { return kernel.At("gq", add(lit(row*q3), p)) }
+		at := func(row int) kernel.Expr { return kernel.At("gq", kernel.Add(kernel.Const(row*q3), p)) }
 		return g.FactorsAt(at(0), at(1), at(2), at(3), "")
 	}
 }
@@ -210,22 +210,22 @@ func collocate(q int, d matrix, lambda float64, x, gr, gs, gt, out arr, dst *arr
 		contract(gr, x, nil, d, 0, sh)...),
 		contract(gs, x, nil, d, 1, sh)...),
 		contract(gt, x, nil, d, 2, sh)...)
-	p := v("p")
-	g := func(f int) kernel.Expr { return v(fmt.Sprintf("g%d", f)) }
+	p := kernel.Ref("p")
+	g := func(f int) kernel.Expr { return kernel.Ref(fmt.Sprintf("g%d", f)) }
 	body, fx := factors(p)
 	for f := range 7 {
 		body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("g%d", f), Init: fx[f]})
 	}
 	body = append(body,
-		kernel.Decl{Type: kernel.Real, Name: "ur", Init: gr.at(p)},
-		kernel.Decl{Type: kernel.Real, Name: "us", Init: gs.at(p)},
-		kernel.Decl{Type: kernel.Real, Name: "ut", Init: gt.at(p)},
-		gr.put(add(add(mul(g(0), v("ur")), mul(g(1), v("us"))), mul(g(2), v("ut"))), p),
-		gs.put(add(add(mul(g(1), v("ur")), mul(g(3), v("us"))), mul(g(4), v("ut"))), p),
-		gt.put(add(add(mul(g(2), v("ur")), mul(g(4), v("us"))), mul(g(5), v("ut"))), p),
-		out.put(mul(mul(kernel.Lit{V: lambda}, g(6)), x.at(p)), p),
+		kernel.DeclReal("ur", gr.at(p)),
+		kernel.DeclReal("us", gs.at(p)),
+		kernel.DeclReal("ut", gt.at(p)),
+		gr.put(kernel.Add(kernel.Add(kernel.Mul(g(0), kernel.Ref("ur")), kernel.Mul(g(1), kernel.Ref("us"))), kernel.Mul(g(2), kernel.Ref("ut"))), p),
+		gs.put(kernel.Add(kernel.Add(kernel.Mul(g(1), kernel.Ref("ur")), kernel.Mul(g(3), kernel.Ref("us"))), kernel.Mul(g(4), kernel.Ref("ut"))), p),
+		gt.put(kernel.Add(kernel.Add(kernel.Mul(g(2), kernel.Ref("ur")), kernel.Mul(g(4), kernel.Ref("us"))), kernel.Mul(g(5), kernel.Ref("ut"))), p),
+		out.put(kernel.Mul(kernel.Mul(kernel.Float(lambda), g(6)), x.at(p)), p),
 	)
-	ss = append(ss, kernel.For{Var: "p", From: lit(0), To: lit(q3), Body: body, Vectorize: true})
+	ss = append(ss, kernel.For{Var: "p", From: kernel.Const(0), To: kernel.Const(q3), Body: body, Vectorize: true})
 	ss = append(ss, contract(out, gr, &out, dt, 0, sh)...)
 	ss = append(ss, contract(out, gs, &out, dt, 1, sh)...)
 	last := out
@@ -272,13 +272,13 @@ func buildCPU(p *Problem, vr Variant) *kernel.Kernel {
 	priv := func(name string, size int) kernel.Stmt {
 		return kernel.Decl{Type: kernel.Real, Name: name, Dims: []int{size}}
 	}
-	u := arr{"u", v("base")}
-	out := arr{"v", v("base")}
+	u := arr{"u", kernel.Ref("base")}
+	out := arr{"v", kernel.Ref("base")}
 	body := []kernel.Stmt{
-		kernel.Decl{Type: kernel.Index, Name: "base", Init: mul(gx, lit(n3))},
-		kernel.Decl{Type: kernel.Index, Name: "gbase", Init: mul(gx, lit(p.basis.Factors()*q3))},
+		kernel.DeclIndex("base", kernel.Mul(gx, kernel.Const(n3))),
+		kernel.DeclIndex("gbase", kernel.Mul(gx, kernel.Const(p.basis.Factors()*q3))),
 	}
-	g := p.pointGeometry(vr.Geo, gx, lit(1), "gm_")
+	g := p.pointGeometry(vr.Geo, gx, kernel.Const(1), "gm_")
 	body = append(body, g.Setup()...)
 	factors := cpuFactors(g, q)
 	if p.Kernel == fem.BK5 {
@@ -298,9 +298,9 @@ func buildCPU(p *Problem, vr Variant) *kernel.Kernel {
 	body = append(body, contract(w1, w0, nil, b, 1, [3]int{n, n, q})...)
 	body = append(body, contract(w0, w1, nil, b, 2, [3]int{n, q, q})...)
 	if p.Kernel == fem.BK1 {
-		geo, fx := factors(v("p"))
-		body = append(body, kernel.For{Var: "p", From: lit(0), To: lit(q3), Vectorize: true, Body: append(geo,
-			w0.put(mul(w0.at(v("p")), fx[0]), v("p")))})
+		geo, fx := factors(kernel.Ref("p"))
+		body = append(body, kernel.For{Var: "p", From: kernel.Const(0), To: kernel.Const(q3), Vectorize: true, Body: append(geo,
+			w0.put(kernel.Mul(w0.at(kernel.Ref("p")), fx[0]), kernel.Ref("p")))})
 	} else {
 		body = append(body, priv("w2", q3), priv("w3", q3))
 		body = append(body, collocate(q, rowsOf("md", p.d, q, q, p.Prec), lambda, w0, w1, arr{name: "w2"}, arr{name: "w3"}, w0, nil, factors)...)

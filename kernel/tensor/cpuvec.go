@@ -40,9 +40,9 @@ type lanes struct {
 
 func (a lanes) index(i kernel.Expr) kernel.Expr {
 	if a.glob != "" {
-		return add(kernel.At(a.glob, v("l")), i)
+		return kernel.Add(kernel.At(a.glob, kernel.Ref("l")), i)
 	}
-	return add(mul(i, lit(a.l)), v("l"))
+	return kernel.Add(kernel.Mul(i, kernel.Const(a.l)), kernel.Ref("l"))
 }
 
 func (a lanes) at(i kernel.Expr) kernel.Expr { return kernel.At(a.name, a.index(i)) }
@@ -51,7 +51,7 @@ func (a lanes) put(x, i kernel.Expr) kernel.Stmt { return kernel.Put(a.name, x, 
 
 // laneLoop is the loop over the lanes that gcc vectorises.
 func laneLoop(l int, body []kernel.Stmt) kernel.Stmt {
-	return kernel.For{Var: "l", From: lit(0), To: lit(l), Vectorize: true, Body: body}
+	return kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(l), Vectorize: true, Body: body}
 }
 
 // mirror is the sign s with m(outs−1−o, ins−1−i) = s·m(o, i) for all
@@ -94,21 +94,21 @@ func axisLoops(axis int, shape [3]int, l int, body func(idx func(k, extent int) 
 	outer, inner := [3]int{nz * ny, nz, 1}[axis], [3]int{1, nx, ny * nx}[axis]
 	// Pencil (c, a): entry k at (c·K + k)·inner + a.
 	idx := func(k, extent int) kernel.Expr {
-		var e kernel.Expr = lit(k)
+		var e kernel.Expr = kernel.Const(k)
 		if outer > 1 {
-			e = add(mul(v("c"), lit(extent)), e)
+			e = kernel.Add(kernel.Mul(kernel.Ref("c"), kernel.Const(extent)), e)
 		}
 		if inner > 1 {
-			e = add(mul(e, lit(inner)), v("a"))
+			e = kernel.Add(kernel.Mul(e, kernel.Const(inner)), kernel.Ref("a"))
 		}
 		return e
 	}
 	s := laneLoop(l, body(idx))
 	if inner > 1 {
-		s = kernel.For{Var: "a", From: lit(0), To: lit(inner), Body: []kernel.Stmt{s}}
+		s = kernel.For{Var: "a", From: kernel.Const(0), To: kernel.Const(inner), Body: []kernel.Stmt{s}}
 	}
 	if outer > 1 {
-		s = kernel.For{Var: "c", From: lit(0), To: lit(outer), Body: []kernel.Stmt{s}}
+		s = kernel.For{Var: "c", From: kernel.Const(0), To: kernel.Const(outer), Body: []kernel.Stmt{s}}
 	}
 	return s
 }
@@ -122,14 +122,14 @@ func axisLoops(axis int, shape [3]int, l int, body func(idx func(k, extent int) 
 func contractVec(dst, src lanes, acc *lanes, m matrix, axis int, shape [3]int, prec kernel.DType) kernel.Stmt {
 	return axisLoops(axis, shape, src.l, func(idx func(k, extent int) kernel.Expr) []kernel.Stmt {
 		var body []kernel.Stmt
-		x := func(k int) kernel.Expr { return v(fmt.Sprintf("x%d", k)) }
+		x := func(k int) kernel.Expr { return kernel.Ref(fmt.Sprintf("x%d", k)) }
 		for k := range m.ins {
 			body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("x%d", k), Init: src.at(idx(k, m.ins))})
 		}
 		out := func(o int, val kernel.Expr) kernel.Stmt {
 			i := idx(o, m.outs)
 			if acc != nil {
-				val = add(acc.at(i), val)
+				val = kernel.Add(acc.at(i), val)
 			}
 			return dst.put(val, i)
 		}
@@ -144,8 +144,8 @@ func contractVec(dst, src lanes, acc *lanes, m matrix, axis int, shape [3]int, p
 		for i := range hi {
 			j := m.ins - 1 - i
 			body = append(body,
-				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("xe%d", i), Init: add(x(i), x(j))},
-				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("xo%d", i), Init: bin("-", x(i), x(j))})
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("xe%d", i), Init: kernel.Add(x(i), x(j))},
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("xo%d", i), Init: kernel.Sub(x(i), x(j))})
 		}
 		// Row o: Σ_i a_i·(x_i + x_j) + b_i·(x_i − x_j) (+ the middle
 		// input), a and b the halves of the sum and difference of
@@ -158,21 +158,21 @@ func contractVec(dst, src lanes, acc *lanes, m matrix, axis int, shape [3]int, p
 				if c = prec.Rounded(c); math.Abs(c) <= noise {
 					return s
 				}
-				t := mul(kernel.Lit{V: c}, x)
+				t := kernel.Mul(kernel.Float(c), x)
 				if s == nil {
 					return t
 				}
-				return add(s, t)
+				return kernel.Add(s, t)
 			}
 			for i := range hi {
 				j := m.ins - 1 - i
-				even = term(even, (m.at(o, i)+m.at(o, j))/2, v(fmt.Sprintf("xe%d", i)))
-				odd = term(odd, (m.at(o, i)-m.at(o, j))/2, v(fmt.Sprintf("xo%d", i)))
+				even = term(even, (m.at(o, i)+m.at(o, j))/2, kernel.Ref(fmt.Sprintf("xe%d", i)))
+				odd = term(odd, (m.at(o, i)-m.at(o, j))/2, kernel.Ref(fmt.Sprintf("xo%d", i)))
 			}
 			if m.ins%2 == 1 {
 				even = term(even, m.at(o, hi), x(hi))
 			}
-			zero := kernel.Expr(kernel.Lit{V: 0})
+			zero := kernel.Expr(kernel.Float(0))
 			if even == nil {
 				even = zero
 			}
@@ -180,18 +180,18 @@ func contractVec(dst, src lanes, acc *lanes, m matrix, axis int, shape [3]int, p
 				odd = zero
 			}
 			if r := m.outs - 1 - o; r == o {
-				body = append(body, out(o, add(even, odd)))
+				body = append(body, out(o, kernel.Add(even, odd)))
 				continue
 			}
 			ne, no := fmt.Sprintf("ye%d", o), fmt.Sprintf("yo%d", o)
 			body = append(body,
-				kernel.Decl{Type: kernel.Real, Name: ne, Init: even},
-				kernel.Decl{Type: kernel.Real, Name: no, Init: odd},
-				out(o, add(v(ne), v(no))))
+				kernel.DeclReal(ne, even),
+				kernel.DeclReal(no, odd),
+				out(o, kernel.Add(kernel.Ref(ne), kernel.Ref(no))))
 			if s > 0 {
-				body = append(body, out(m.outs-1-o, bin("-", v(ne), v(no))))
+				body = append(body, out(m.outs-1-o, kernel.Sub(kernel.Ref(ne), kernel.Ref(no))))
 			} else {
-				body = append(body, out(m.outs-1-o, bin("-", v(no), v(ne))))
+				body = append(body, out(m.outs-1-o, kernel.Sub(kernel.Ref(no), kernel.Ref(ne))))
 			}
 		}
 		return body
@@ -224,32 +224,32 @@ func (g vecGeometry) stage(z kernel.Expr) kernel.Stmt {
 	var body []kernel.Stmt
 	for l := range g.l {
 		body = append(body, kernel.Decl{Type: kernel.Index, Name: fmt.Sprintf("gb%d", l),
-			Init: add(kernel.At("gb", lit(l)), add(mul(v("f"), lit(q2*g.q)), mul(z, lit(q2))))})
+			Init: kernel.Add(kernel.At("gb", kernel.Const(l)), kernel.Add(kernel.Mul(kernel.Ref("f"), kernel.Const(q2*g.q)), kernel.Mul(z, kernel.Const(q2))))})
 	}
 	var row []kernel.Stmt
 	for l := range g.l {
-		row = append(row, kernel.Put("gp", kernel.At("geo", add(v(fmt.Sprintf("gb%d", l)), v("j"))),
-			add(mul(add(mul(v("f"), lit(q2)), v("j")), lit(g.l)), lit(l))))
+		row = append(row, kernel.Put("gp", kernel.At("geo", kernel.Add(kernel.Ref(fmt.Sprintf("gb%d", l)), kernel.Ref("j"))),
+			kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(kernel.Ref("f"), kernel.Const(q2)), kernel.Ref("j")), kernel.Const(g.l)), kernel.Const(l))))
 	}
-	body = append(body, kernel.For{Var: "j", From: lit(0), To: lit(q2), Body: row})
-	return kernel.For{Var: "f", From: lit(0), To: lit(g.factors), Body: body}
+	body = append(body, kernel.For{Var: "j", From: kernel.Const(0), To: kernel.Const(q2), Body: row})
+	return kernel.For{Var: "f", From: kernel.Const(0), To: kernel.Const(g.factors), Body: body}
 }
 
 // factor is factor f at point j of the staged plane, in the lane loop.
 func (g vecGeometry) factor(f int, j kernel.Expr) kernel.Expr {
-	return kernel.At("gp", add(mul(add(lit(f*g.q*g.q), j), lit(g.l)), v("l")))
+	return kernel.At("gp", kernel.Add(kernel.Mul(kernel.Add(kernel.Const(f*g.q*g.q), j), kernel.Const(g.l)), kernel.Ref("l")))
 }
 
 // points runs body(p, j) at every point p = z·q² + j in the lane loop,
 // the plane's factors staged first.
 func (g vecGeometry) points(body func(p, j kernel.Expr) []kernel.Stmt) kernel.Stmt {
 	q2 := g.q * g.q
-	p := add(mul(v("z"), lit(q2)), v("j"))
-	return kernel.For{Var: "z", From: lit(0), To: lit(g.q), Body: []kernel.Stmt{
-		g.stage(v("z")),
-		kernel.For{Var: "j", From: lit(0), To: lit(q2), Body: []kernel.Stmt{
-			kernel.Decl{Type: kernel.Index, Name: "p", Init: p},
-			laneLoop(g.l, body(v("p"), v("j")))}}}}
+	p := kernel.Add(kernel.Mul(kernel.Ref("z"), kernel.Const(q2)), kernel.Ref("j"))
+	return kernel.For{Var: "z", From: kernel.Const(0), To: kernel.Const(g.q), Body: []kernel.Stmt{
+		g.stage(kernel.Ref("z")),
+		kernel.For{Var: "j", From: kernel.Const(0), To: kernel.Const(q2), Body: []kernel.Stmt{
+			kernel.DeclIndex("p", p),
+			laneLoop(g.l, body(kernel.Ref("p"), kernel.Ref("j")))}}}}
 }
 
 // collocateVec is collocate across lanes: from x (q points per
@@ -264,20 +264,20 @@ func collocateVec(q, l int, d matrix, lambda float64, geo vecGeometry, x, gr, gs
 		contractVec(gs, x, nil, d, 1, sh, prec),
 		contractVec(gt, x, nil, d, 2, sh, prec),
 	}
-	g := func(f int) kernel.Expr { return v(fmt.Sprintf("g%d", f)) }
+	g := func(f int) kernel.Expr { return kernel.Ref(fmt.Sprintf("g%d", f)) }
 	ss = append(ss, geo.points(func(p, j kernel.Expr) []kernel.Stmt {
 		var body []kernel.Stmt
 		for f := range 7 {
 			body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("g%d", f), Init: geo.factor(f, j)})
 		}
 		return append(body,
-			kernel.Decl{Type: kernel.Real, Name: "ur", Init: gr.at(p)},
-			kernel.Decl{Type: kernel.Real, Name: "us", Init: gs.at(p)},
-			kernel.Decl{Type: kernel.Real, Name: "ut", Init: gt.at(p)},
-			gr.put(add(add(mul(g(0), v("ur")), mul(g(1), v("us"))), mul(g(2), v("ut"))), p),
-			gs.put(add(add(mul(g(1), v("ur")), mul(g(3), v("us"))), mul(g(4), v("ut"))), p),
-			gt.put(add(add(mul(g(2), v("ur")), mul(g(4), v("us"))), mul(g(5), v("ut"))), p),
-			out.put(mul(mul(kernel.Lit{V: lambda}, g(6)), x.at(p)), p),
+			kernel.DeclReal("ur", gr.at(p)),
+			kernel.DeclReal("us", gs.at(p)),
+			kernel.DeclReal("ut", gt.at(p)),
+			gr.put(kernel.Add(kernel.Add(kernel.Mul(g(0), kernel.Ref("ur")), kernel.Mul(g(1), kernel.Ref("us"))), kernel.Mul(g(2), kernel.Ref("ut"))), p),
+			gs.put(kernel.Add(kernel.Add(kernel.Mul(g(1), kernel.Ref("ur")), kernel.Mul(g(3), kernel.Ref("us"))), kernel.Mul(g(4), kernel.Ref("ut"))), p),
+			gt.put(kernel.Add(kernel.Add(kernel.Mul(g(2), kernel.Ref("ur")), kernel.Mul(g(4), kernel.Ref("us"))), kernel.Mul(g(5), kernel.Ref("ut"))), p),
+			out.put(kernel.Mul(kernel.Mul(kernel.Float(lambda), g(6)), x.at(p)), p),
 		)
 	}))
 	return append(ss,
@@ -295,9 +295,9 @@ func writeOut(src, dst lanes, n int) []kernel.Stmt {
 	if src.name == dst.name {
 		return nil
 	}
-	return []kernel.Stmt{kernel.For{Var: "lo", From: lit(0), To: lit(src.l), Body: []kernel.Stmt{
-		kernel.For{Var: "i", From: lit(0), To: lit(n), Body: []kernel.Stmt{
-			kernel.Put(dst.name, kernel.At(src.name, add(mul(v("i"), lit(src.l)), v("lo"))), add(kernel.At(dst.glob, v("lo")), v("i")))}}}}}
+	return []kernel.Stmt{kernel.For{Var: "lo", From: kernel.Const(0), To: kernel.Const(src.l), Body: []kernel.Stmt{
+		kernel.For{Var: "i", From: kernel.Const(0), To: kernel.Const(n), Body: []kernel.Stmt{
+			kernel.Put(dst.name, kernel.At(src.name, kernel.Add(kernel.Mul(kernel.Ref("i"), kernel.Const(src.l)), kernel.Ref("lo"))), kernel.Add(kernel.At(dst.glob, kernel.Ref("lo")), kernel.Ref("i")))}}}}}
 }
 
 // buildCPUVec is the layout vectorised across elements (see cpuVecKind):
@@ -314,18 +314,18 @@ func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
 		return kernel.Decl{Type: kernel.Real, Name: name, Dims: []int{size * l}}
 	}
 	geo := vecGeometry{q: q, l: l, factors: p.basis.Factors()}
-	last := bin("-", v(Elements), lit(1))
+	last := kernel.Sub(kernel.Ref(Elements), kernel.Const(1))
 	// Lane l's element: the batch's l-th, or the last element where the
 	// batch runs past it.
-	el := kernel.Select{Cond: lt(add(mul(gx, lit(l)), v("l")), v(Elements)), Then: add(mul(gx, lit(l)), v("l")), Else: last}
+	el := kernel.Select{Cond: kernel.Lt(kernel.Add(kernel.Mul(gx, kernel.Const(l)), kernel.Ref("l")), kernel.Ref(Elements)), Then: kernel.Add(kernel.Mul(gx, kernel.Const(l)), kernel.Ref("l")), Else: last}
 	body := []kernel.Stmt{
 		geo.decl(),
 		kernel.Decl{Type: kernel.Index, Name: "ub", Dims: []int{l}},
 		kernel.Decl{Type: kernel.Index, Name: "gb", Dims: []int{l}},
 		laneLoop(l, []kernel.Stmt{
-			kernel.Decl{Type: kernel.Index, Name: "el", Init: el},
-			kernel.Put("ub", mul(v("el"), lit(n3)), v("l")),
-			kernel.Put("gb", mul(v("el"), lit(p.basis.Factors()*q3)), v("l")),
+			kernel.DeclIndex("el", el),
+			kernel.Put("ub", kernel.Mul(kernel.Ref("el"), kernel.Const(n3)), kernel.Ref("l")),
+			kernel.Put("gb", kernel.Mul(kernel.Ref("el"), kernel.Const(p.basis.Factors()*q3)), kernel.Ref("l")),
 		}),
 	}
 	u := lanes{name: "u", glob: "ub", l: l}
@@ -343,8 +343,8 @@ func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
 		d := rowsOf("md", p.d, n, n, p.Prec)
 		body = append(body, priv("tu", n3), priv("tr", n3), priv("ts", n3), priv("tt", n3), priv("tv", n3))
 		// u is read four times: gathered once into a private block.
-		body = append(body, kernel.For{Var: "p", From: lit(0), To: lit(n3), Body: []kernel.Stmt{
-			laneLoop(l, []kernel.Stmt{w("tu").put(u.at(v("p")), v("p"))})}})
+		body = append(body, kernel.For{Var: "p", From: kernel.Const(0), To: kernel.Const(n3), Body: []kernel.Stmt{
+			laneLoop(l, []kernel.Stmt{w("tu").put(u.at(kernel.Ref("p")), kernel.Ref("p"))})}})
 		body = append(body, collocateVec(n, l, d, lambda, geo, w("tu"), w("tr"), w("ts"), w("tt"), w("tv"), final(w("tv")), p.Prec)...)
 		k.Body = append(body, writeOut(final(w("tv")), out, n3)...)
 		return k
@@ -360,7 +360,7 @@ func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
 		contractVec(w0, w1, nil, b, 2, [3]int{n, q, q}, p.Prec))
 	if p.Kernel == fem.BK1 {
 		body = append(body, geo.points(func(p, j kernel.Expr) []kernel.Stmt {
-			return []kernel.Stmt{w0.put(mul(w0.at(p), geo.factor(0, j)), p)}
+			return []kernel.Stmt{w0.put(kernel.Mul(w0.at(p), geo.factor(0, j)), p)}
 		}))
 	} else {
 		body = append(body, priv("w2", q3), priv("w3", q3))

@@ -55,9 +55,9 @@ func buildCube(p *Problem, vr Variant) *kernel.Kernel {
 	// bm is B[α][a], with α a point and a a node.
 	bm := func(alpha, a int) kernel.Expr {
 		if vr.Literal {
-			return kernel.Lit{V: p.Prec.Rounded(p.b[alpha*n+a])}
+			return kernel.Float(p.Prec.Rounded(p.b[alpha*n+a]))
 		}
-		return kernel.At("si", lit(alpha), lit(a))
+		return kernel.At("si", kernel.Const(alpha), kernel.Const(a))
 	}
 	bt := func(a, alpha int) kernel.Expr { return bm(alpha, a) }
 	g := p.geometryOf(vr)
@@ -66,48 +66,48 @@ func buildCube(p *Problem, vr Variant) *kernel.Kernel {
 	contract := func(in int, get func(i int) kernel.Expr, outs int, m func(o, i int) kernel.Expr, put func(o int, x kernel.Expr) kernel.Stmt) []kernel.Stmt {
 		var out []kernel.Stmt
 		for i := range in {
-			out = append(out, kernel.Put("r", get(i), lit(i)))
+			out = append(out, kernel.Put("r", get(i), kernel.Const(i)))
 		}
 		for o := range outs {
-			out = append(out, put(o, sum(in, func(i kernel.Expr) kernel.Expr { return mul(m(o, int(i.(kernel.Int).V)), kernel.At("r", i)) })))
+			out = append(out, put(o, sum(in, func(i kernel.Expr) kernel.Expr { return kernel.Mul(m(o, int(i.(kernel.Int).V)), kernel.At("r", i)) })))
 		}
 		return out
 	}
-	nodes := and(lt(lx, lit(n)), lt(ly, lit(n)))
-	rows := lt(ly, lit(n))
+	nodes := kernel.And(kernel.Lt(lx, kernel.Const(n)), kernel.Lt(ly, kernel.Const(n)))
+	rows := kernel.Lt(ly, kernel.Const(n))
 	body := append(append(prologue(p, vr, stage...), g.Setup()...), g.Pencil(lx, ly, "")...)
 	body = append(body,
 		kernel.Decl{Type: kernel.Real, Name: "r", Dims: []int{q}},
 		kernel.Decl{Type: kernel.Real, Name: "rq", Dims: []int{q}},
-		kernel.If{Cond: and(v("live"), nodes), Then: []kernel.Stmt{
-			kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
-				sput(kernel.At("u", add(v("base"), add(mul(add(mul(v("l"), lit(n)), ly), lit(n)), lx))), v("l"), ly, lx)}},
+		kernel.If{Cond: kernel.And(kernel.Ref("live"), nodes), Then: []kernel.Stmt{
+			kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
+				sput(kernel.At("u", kernel.Add(kernel.Ref("base"), kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(kernel.Ref("l"), kernel.Const(n)), ly), kernel.Const(n)), lx))), kernel.Ref("l"), ly, lx)}},
 		}},
 		kernel.Barrier{},
 		// 1: along x, thread (b, c) = (lx, ly).
-		kernel.If{Cond: nodes, Then: contract(n, func(i int) kernel.Expr { return s(ly, lx, lit(i)) }, q, bm,
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, lx, lit(o)) })},
+		kernel.If{Cond: nodes, Then: contract(n, func(i int) kernel.Expr { return s(ly, lx, kernel.Const(i)) }, q, bm,
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, lx, kernel.Const(o)) })},
 		kernel.Barrier{},
 		// 2: along y, thread (α, c) = (lx, ly).
-		kernel.If{Cond: rows, Then: contract(n, func(i int) kernel.Expr { return s(ly, lit(i), lx) }, q, bm,
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, lit(o), lx) })},
+		kernel.If{Cond: rows, Then: contract(n, func(i int) kernel.Expr { return s(ly, kernel.Const(i), lx) }, q, bm,
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, kernel.Const(o), lx) })},
 		kernel.Barrier{},
 	)
 	// 3: along z, thread (α, β) = (lx, ly): rq holds the values at the
 	// points of its pencil.
-	body = append(body, contract(n, func(i int) kernel.Expr { return s(lit(i), ly, lx) }, q, bm,
-		func(o int, x kernel.Expr) kernel.Stmt { return kernel.Put("rq", x, lit(o)) })...)
+	body = append(body, contract(n, func(i int) kernel.Expr { return s(kernel.Const(i), ly, lx) }, q, bm,
+		func(o int, x kernel.Expr) kernel.Stmt { return kernel.Put("rq", x, kernel.Const(o)) })...)
 	result := "rq"
 	if p.Kernel == fem.BK1 {
 		for a := range q {
-			geo, fx := g.PencilFactors(lx, ly, lit(a), "", fmt.Sprintf("_%d", a))
-			wj := kernel.Select{Cond: v("live"), Then: fx[0], Else: kernel.Lit{V: 0}}
-			body = append(append(body, geo...), kernel.Put("rq", mul(kernel.At("rq", lit(a)), wj), lit(a)))
+			geo, fx := g.PencilFactors(lx, ly, kernel.Const(a), "", fmt.Sprintf("_%d", a))
+			wj := kernel.Select{Cond: kernel.Ref("live"), Then: fx[0], Else: kernel.Float(0)}
+			body = append(append(body, geo...), kernel.Put("rq", kernel.Mul(kernel.At("rq", kernel.Const(a)), wj), kernel.Const(a)))
 		}
 	} else {
 		c := collocation{
-			n: q, lambda: p.Prec.Rounded(p.Lambda), live: v("live"),
-			su: view{"s", []kernel.Expr{lz, lit(0)}}, sv: view{"s", []kernel.Expr{lz, lit(1)}}, sw: view{"s", []kernel.Expr{lz, lit(2)}},
+			n: q, lambda: p.Prec.Rounded(p.Lambda), live: kernel.Ref("live"),
+			su: view{"s", []kernel.Expr{lz, kernel.Const(0)}}, sv: view{"s", []kernel.Expr{lz, kernel.Const(1)}}, sw: view{"s", []kernel.Expr{lz, kernel.Const(2)}},
 			d: "dsh", in: "rq", out: "rv",
 			factors: func(kk kernel.Expr, sfx string) ([]kernel.Stmt, []kernel.Expr) {
 				return g.PencilFactors(lx, ly, kk, "", sfx)
@@ -125,20 +125,20 @@ func buildCube(p *Problem, vr Variant) *kernel.Kernel {
 	// Back along z into s, then y and x.
 	for c := range n {
 		body = append(body, sput(sum(q, func(g kernel.Expr) kernel.Expr {
-			return mul(bt(c, int(g.(kernel.Int).V)), kernel.At(result, g))
-		}), lit(c), ly, lx))
+			return kernel.Mul(bt(c, int(g.(kernel.Int).V)), kernel.At(result, g))
+		}), kernel.Const(c), ly, lx))
 	}
 	body = append(body,
 		kernel.Barrier{},
-		kernel.If{Cond: rows, Then: contract(q, func(i int) kernel.Expr { return s(ly, lit(i), lx) }, n, bt,
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, lit(o), lx) })},
+		kernel.If{Cond: rows, Then: contract(q, func(i int) kernel.Expr { return s(ly, kernel.Const(i), lx) }, n, bt,
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, kernel.Const(o), lx) })},
 		kernel.Barrier{},
-		kernel.If{Cond: nodes, Then: contract(q, func(i int) kernel.Expr { return s(ly, lx, lit(i)) }, n, bt,
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, lx, lit(o)) })},
+		kernel.If{Cond: nodes, Then: contract(q, func(i int) kernel.Expr { return s(ly, lx, kernel.Const(i)) }, n, bt,
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, lx, kernel.Const(o)) })},
 		kernel.Barrier{},
-		kernel.If{Cond: and(v("live"), nodes), Then: []kernel.Stmt{
-			kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
-				kernel.Put("v", s(v("l"), ly, lx), add(v("base"), add(mul(add(mul(v("l"), lit(n)), ly), lit(n)), lx)))}},
+		kernel.If{Cond: kernel.And(kernel.Ref("live"), nodes), Then: []kernel.Stmt{
+			kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
+				kernel.Put("v", s(kernel.Ref("l"), ly, lx), kernel.Add(kernel.Ref("base"), kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(kernel.Ref("l"), kernel.Const(n)), ly), kernel.Const(n)), lx)))}},
 		}},
 	)
 	k.Body = body

@@ -26,8 +26,8 @@ func foldSums(m func(o, i int) float64, outs, ins int, prec kernel.DType, x func
 			continue
 		}
 		ss = append(ss,
-			kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%se%d", pre, i), Init: add(x(i), x(j))},
-			kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sd%d", pre, i), Init: bin("-", x(i), x(j))},
+			kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%se%d", pre, i), Init: kernel.Add(x(i), x(j))},
+			kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sd%d", pre, i), Init: kernel.Sub(x(i), x(j))},
 		)
 	}
 	pair := func(o int) [2]kernel.Expr {
@@ -37,28 +37,28 @@ func foldSums(m func(o, i int) float64, outs, ins int, prec kernel.DType, x func
 			if c == 0 {
 				return s
 			}
-			term := mul(kernel.Lit{V: c}, t)
+			term := kernel.Mul(kernel.Float(c), t)
 			if s == nil {
 				return term
 			}
-			return add(s, term)
+			return kernel.Add(s, term)
 		}
 		for i := range hi {
 			j := ins - 1 - i
 			if i == j {
-				e = acc(e, m(o, i), v(fmt.Sprintf("%se%d", pre, i)))
+				e = acc(e, m(o, i), kernel.Ref(fmt.Sprintf("%se%d", pre, i)))
 				continue
 			}
-			e = acc(e, (m(o, i)+m(o, j))/2, v(fmt.Sprintf("%se%d", pre, i)))
-			d = acc(d, (m(o, i)-m(o, j))/2, v(fmt.Sprintf("%sd%d", pre, i)))
+			e = acc(e, (m(o, i)+m(o, j))/2, kernel.Ref(fmt.Sprintf("%se%d", pre, i)))
+			d = acc(d, (m(o, i)-m(o, j))/2, kernel.Ref(fmt.Sprintf("%sd%d", pre, i)))
 		}
 		if e == nil {
-			e = kernel.Lit{V: 0}
+			e = kernel.Float(0)
 		}
 		if d == nil {
-			d = kernel.Lit{V: 0}
+			d = kernel.Float(0)
 		}
-		return [2]kernel.Expr{add(e, d), bin("-", e, d)}
+		return [2]kernel.Expr{kernel.Add(e, d), kernel.Sub(e, d)}
 	}
 	return ss, pair
 }
@@ -71,7 +71,7 @@ func foldContract(m func(o, i int) float64, outs, ins int, prec kernel.DType, ge
 	for i := range ins {
 		out = append(out, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sx%d", pre, i), Init: get(i)})
 	}
-	ss, pair := foldSums(m, outs, ins, prec, func(i int) kernel.Expr { return v(fmt.Sprintf("%sx%d", pre, i)) }, pre)
+	ss, pair := foldSums(m, outs, ins, prec, func(i int) kernel.Expr { return kernel.Ref(fmt.Sprintf("%sx%d", pre, i)) }, pre)
 	out = append(out, ss...)
 	for o := range (outs + 1) / 2 {
 		p := pair(o)
@@ -127,7 +127,7 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 		add1 := func(y kernel.Expr, lim int, sure bool) {
 			var g kernel.Expr
 			if !sure {
-				g = lt(y, lit(lim))
+				g = kernel.Lt(y, kernel.Const(lim))
 			}
 			out = append(out, struct {
 				y     kernel.Expr
@@ -136,26 +136,26 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 		}
 		add1(ly, limit, ty <= limit)
 		if pair && h < limit {
-			add1(add(ly, lit(h)), limit, 2*h <= limit)
+			add1(kernel.Add(ly, kernel.Const(h)), limit, 2*h <= limit)
 		}
 		return out
 	}
 	guarded := func(cond kernel.Expr, g kernel.Expr, ss []kernel.Stmt) kernel.Stmt {
 		switch {
 		case cond == nil && g == nil:
-			return kernel.If{Cond: lit(1), Then: ss}
+			return kernel.If{Cond: kernel.Const(1), Then: ss}
 		case cond == nil:
 			return kernel.If{Cond: g, Then: ss}
 		case g == nil:
 			return kernel.If{Cond: cond, Then: ss}
 		}
-		return kernel.If{Cond: and(cond, g), Then: ss}
+		return kernel.If{Cond: kernel.And(cond, g), Then: ss}
 	}
 	// mirror are the rows β of the pencils along z: ly, and Q−1−ly for
 	// cube-pair (the same row for the middle thread of an odd Q).
 	mirror := []kernel.Expr{ly}
 	if pair {
-		mirror = append(mirror, bin("-", lit(q-1), ly))
+		mirror = append(mirror, kernel.Sub(kernel.Const(q-1), ly))
 	}
 	body := prologue(p, vr, stage...)
 	if p.Kernel == fem.BK3 && pair {
@@ -168,12 +168,12 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 	for a := range mirror {
 		body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("rq%d", a), Dims: []int{q}})
 	}
-	nodesX := lt(lx, lit(n))
+	nodesX := kernel.Lt(lx, kernel.Const(n))
 	var st []kernel.Stmt
 	for _, sl := range slots(n) {
-		st = append(st, guarded(and(v("live"), nodesX), sl.guard, []kernel.Stmt{
-			kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
-				sput(kernel.At("u", add(v("base"), add(mul(add(mul(v("l"), lit(n)), sl.y), lit(n)), lx))), v("l"), sl.y, lx)}},
+		st = append(st, guarded(kernel.And(kernel.Ref("live"), nodesX), sl.guard, []kernel.Stmt{
+			kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
+				sput(kernel.At("u", kernel.Add(kernel.Ref("base"), kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(kernel.Ref("l"), kernel.Const(n)), sl.y), kernel.Const(n)), lx))), kernel.Ref("l"), sl.y, lx)}},
 		}))
 	}
 	body = append(append(body, st...), kernel.Barrier{})
@@ -181,33 +181,33 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 	for a, sl := range slots(n) {
 		y := sl.y
 		body = append(body, guarded(nodesX, sl.guard, foldContract(bm, q, n, p.Prec,
-			func(i int) kernel.Expr { return s(y, lx, lit(i)) },
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, y, lx, lit(o)) }, fmt.Sprintf("p%d", a))))
+			func(i int) kernel.Expr { return s(y, lx, kernel.Const(i)) },
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, y, lx, kernel.Const(o)) }, fmt.Sprintf("p%d", a))))
 	}
 	body = append(body, kernel.Barrier{})
 	// 2: along y, thread (α, c) = (lx, y).
 	for a, sl := range slots(n) {
 		y := sl.y
 		body = append(body, guarded(nil, sl.guard, foldContract(bm, q, n, p.Prec,
-			func(i int) kernel.Expr { return s(y, lit(i), lx) },
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, y, lit(o), lx) }, fmt.Sprintf("p%d", a))))
+			func(i int) kernel.Expr { return s(y, kernel.Const(i), lx) },
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, y, kernel.Const(o), lx) }, fmt.Sprintf("p%d", a))))
 	}
 	body = append(body, kernel.Barrier{})
 	// 3: along z, thread (α, β): rq holds the values at the points of
 	// its pencil(s).
 	for a, b := range mirror {
 		body = append(body, guarded(nil, nil, foldContract(bm, q, n, p.Prec,
-			func(i int) kernel.Expr { return s(lit(i), b, lx) },
-			func(o int, x kernel.Expr) kernel.Stmt { return kernel.Put(fmt.Sprintf("rq%d", a), x, lit(o)) }, fmt.Sprintf("p%d", a))))
+			func(i int) kernel.Expr { return s(kernel.Const(i), b, lx) },
+			func(o int, x kernel.Expr) kernel.Stmt { return kernel.Put(fmt.Sprintf("rq%d", a), x, kernel.Const(o)) }, fmt.Sprintf("p%d", a))))
 	}
 	result := "rq"
 	if p.Kernel == fem.BK1 {
 		for a, b := range mirror {
 			for pt := range q {
-				geo, fx := g.PencilFactors(lx, b, lit(pt), fmt.Sprint(a), fmt.Sprintf("_%d", pt))
-				wj := kernel.Select{Cond: v("live"), Then: fx[0], Else: kernel.Lit{V: 0}}
+				geo, fx := g.PencilFactors(lx, b, kernel.Const(pt), fmt.Sprint(a), fmt.Sprintf("_%d", pt))
+				wj := kernel.Select{Cond: kernel.Ref("live"), Then: fx[0], Else: kernel.Float(0)}
 				rq := fmt.Sprintf("rq%d", a)
-				body = append(append(body, geo...), kernel.Put(rq, mul(kernel.At(rq, lit(pt)), wj), lit(pt)))
+				body = append(append(body, geo...), kernel.Put(rq, kernel.Mul(kernel.At(rq, kernel.Const(pt)), wj), kernel.Const(pt)))
 			}
 		}
 	} else {
@@ -215,10 +215,10 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 			body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("rv%d", a), Dims: []int{q}}, zero(fmt.Sprintf("rv%d", a), q))
 		}
 		body = append(body, kernel.Barrier{}) // every pencil read before s holds slabs
-		su, sv, sw := view{"s", []kernel.Expr{lz, lit(0)}}, view{"s", []kernel.Expr{lz, lit(1)}}, view{"s", []kernel.Expr{lz, lit(2)}}
+		su, sv, sw := view{"s", []kernel.Expr{lz, kernel.Const(0)}}, view{"s", []kernel.Expr{lz, kernel.Const(1)}}, view{"s", []kernel.Expr{lz, kernel.Const(2)}}
 		if pair {
 			c := pairStage{
-				n: q, lambda: p.Prec.Rounded(p.Lambda), prec: p.Prec, d: p.d, live: v("live"),
+				n: q, lambda: p.Prec.Rounded(p.Lambda), prec: p.Prec, d: p.d, live: kernel.Ref("live"),
 				su: su, sv: sv, sw: sw, dsh: "dsh", fold: "fold",
 				in: [2]string{"rq0", "rq1"}, out: [2]string{"rv0", "rv1"},
 				factors: func(kk kernel.Expr, a int, sfx string) ([]kernel.Stmt, []kernel.Expr) {
@@ -234,7 +234,7 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 			}, "rq0", "rv0")...)
 		} else {
 			c := collocation{
-				n: q, lambda: p.Prec.Rounded(p.Lambda), live: v("live"), su: su, sv: sv, sw: sw,
+				n: q, lambda: p.Prec.Rounded(p.Lambda), live: kernel.Ref("live"), su: su, sv: sv, sw: sw,
 				d: "dsh", in: "rq0", out: "rv0",
 				factors: func(kk kernel.Expr, sfx string) ([]kernel.Stmt, []kernel.Expr) {
 					return g.PencilFactors(lx, ly, kk, "0", sfx)
@@ -249,30 +249,30 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 	for a, b := range mirror {
 		r := fmt.Sprintf("%s%d", result, a)
 		body = append(body, guarded(nil, nil, foldContract(bt, n, q, p.Prec,
-			func(g int) kernel.Expr { return kernel.At(r, lit(g)) },
-			func(c int, x kernel.Expr) kernel.Stmt { return sput(x, lit(c), b, lx) }, fmt.Sprintf("p%d", a))))
+			func(g int) kernel.Expr { return kernel.At(r, kernel.Const(g)) },
+			func(c int, x kernel.Expr) kernel.Stmt { return sput(x, kernel.Const(c), b, lx) }, fmt.Sprintf("p%d", a))))
 	}
 	body = append(body, kernel.Barrier{})
 	for a, sl := range slots(n) {
 		y := sl.y
 		body = append(body, guarded(nil, sl.guard, foldContract(bt, n, q, p.Prec,
-			func(i int) kernel.Expr { return s(y, lit(i), lx) },
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, y, lit(o), lx) }, fmt.Sprintf("p%d", a))))
+			func(i int) kernel.Expr { return s(y, kernel.Const(i), lx) },
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, y, kernel.Const(o), lx) }, fmt.Sprintf("p%d", a))))
 	}
 	body = append(body, kernel.Barrier{})
 	for a, sl := range slots(n) {
 		y := sl.y
 		body = append(body, guarded(nodesX, sl.guard, foldContract(bt, n, q, p.Prec,
-			func(i int) kernel.Expr { return s(y, lx, lit(i)) },
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, y, lx, lit(o)) }, fmt.Sprintf("p%d", a))))
+			func(i int) kernel.Expr { return s(y, lx, kernel.Const(i)) },
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, y, lx, kernel.Const(o)) }, fmt.Sprintf("p%d", a))))
 	}
 	body = append(body, kernel.Barrier{})
 	st = nil
 	for _, sl := range slots(n) {
 		y := sl.y
-		st = append(st, guarded(and(v("live"), nodesX), sl.guard, []kernel.Stmt{
-			kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
-				kernel.Put("v", s(v("l"), y, lx), add(v("base"), add(mul(add(mul(v("l"), lit(n)), y), lit(n)), lx)))}},
+		st = append(st, guarded(kernel.And(kernel.Ref("live"), nodesX), sl.guard, []kernel.Stmt{
+			kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
+				kernel.Put("v", s(kernel.Ref("l"), y, lx), kernel.Add(kernel.Ref("base"), kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(kernel.Ref("l"), kernel.Const(n)), y), kernel.Const(n)), lx)))}},
 		}))
 	}
 	k.Body = append(body, st...)

@@ -127,7 +127,7 @@ func geoFactors(J func(x, d int) kernel.Expr, w kernel.Expr, stiff bool, pre str
 			ss = append(ss, kernel.Decl{Type: kernel.Real, Name: nm("j%d%d", x, d), Init: J(x, d)})
 		}
 	}
-	j := func(x, d int) kernel.Expr { return v(nm("j%d%d", x, d)) }
+	j := func(x, d int) kernel.Expr { return kernel.Ref(nm("j%d%d", x, d)) }
 	// adj[r][x] = J[x1][r1]·J[x2][r2] − J[x1][r2]·J[x2][r1]: row r of
 	// det·J⁻¹, the gradient of reference coordinate r.
 	rows := 3
@@ -138,26 +138,26 @@ func geoFactors(J func(x, d int) kernel.Expr, w kernel.Expr, stiff bool, pre str
 		for x := range 3 {
 			r1, r2, x1, x2 := (r+1)%3, (r+2)%3, (x+1)%3, (x+2)%3
 			ss = append(ss, kernel.Decl{Type: kernel.Real, Name: nm("a%d%d", r, x),
-				Init: bin("-", mul(j(x1, r1), j(x2, r2)), mul(j(x1, r2), j(x2, r1)))})
+				Init: kernel.Sub(kernel.Mul(j(x1, r1), j(x2, r2)), kernel.Mul(j(x1, r2), j(x2, r1)))})
 		}
 	}
-	a := func(r, x int) kernel.Expr { return v(nm("a%d%d", r, x)) }
+	a := func(r, x int) kernel.Expr { return kernel.Ref(nm("a%d%d", r, x)) }
 	ss = append(ss, kernel.Decl{Type: kernel.Real, Name: nm("det"),
-		Init: add(add(mul(j(0, 0), a(0, 0)), mul(j(1, 0), a(0, 1))), mul(j(2, 0), a(0, 2)))})
-	ss = append(ss, kernel.Decl{Type: kernel.Real, Name: nm("wdet"), Init: mul(w, v(nm("det")))})
+		Init: kernel.Add(kernel.Add(kernel.Mul(j(0, 0), a(0, 0)), kernel.Mul(j(1, 0), a(0, 1))), kernel.Mul(j(2, 0), a(0, 2)))})
+	ss = append(ss, kernel.DeclReal(nm("wdet"), kernel.Mul(w, kernel.Ref(nm("det")))))
 	if !stiff {
-		return ss, []kernel.Expr{v(nm("wdet"))}
+		return ss, []kernel.Expr{kernel.Ref(nm("wdet"))}
 	}
-	ss = append(ss, kernel.Decl{Type: kernel.Real, Name: nm("wod"), Init: bin("/", w, v(nm("det")))})
+	ss = append(ss, kernel.DeclReal(nm("wod"), kernel.Div(w, kernel.Ref(nm("det")))))
 	var out []kernel.Expr
 	for _, rs := range [][2]int{{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}} {
 		r, s := rs[0], rs[1]
 		name := nm("g%d%d", r, s)
 		ss = append(ss, kernel.Decl{Type: kernel.Real, Name: name,
-			Init: mul(v(nm("wod")), add(add(mul(a(r, 0), a(s, 0)), mul(a(r, 1), a(s, 1))), mul(a(r, 2), a(s, 2))))})
-		out = append(out, v(name))
+			Init: kernel.Mul(kernel.Ref(nm("wod")), kernel.Add(kernel.Add(kernel.Mul(a(r, 0), a(s, 0)), kernel.Mul(a(r, 1), a(s, 1))), kernel.Mul(a(r, 2), a(s, 2))))})
+		out = append(out, kernel.Ref(name))
 	}
-	return ss, append(out, v(nm("wdet")))
+	return ss, append(out, kernel.Ref(nm("wdet")))
 }
 
 // trilinearCoeffs declares the 24 monomial coefficients of an element's
@@ -180,26 +180,26 @@ func trilinearCoeffs(corner func(v, x int) kernel.Expr, pre string) []kernel.Stm
 						neg = !neg
 					}
 				}
-				t := v(fmt.Sprintf("%sv%d%d", pre, x, c))
+				t := kernel.Ref(fmt.Sprintf("%sv%d%d", pre, x, c))
 				switch {
 				case s == nil && neg:
-					s = bin("-", kernel.Lit{V: 0}, t)
+					s = kernel.Sub(kernel.Float(0), t)
 				case s == nil:
 					s = t
 				case neg:
-					s = bin("-", s, t)
+					s = kernel.Sub(s, t)
 				default:
-					s = add(s, t)
+					s = kernel.Add(s, t)
 				}
 			}
-			ss = append(ss, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sc%d%d", pre, x, m), Init: mul(kernel.Lit{V: 0.125}, s)})
+			ss = append(ss, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sc%d%d", pre, x, m), Init: kernel.Mul(kernel.Float(0.125), s)})
 		}
 	}
 	return ss
 }
 
 // coeff is coefficient m of coordinate x (trilinearCoeffs' names).
-func coeff(pre string, x, m int) kernel.Expr { return v(fmt.Sprintf("%sc%d%d", pre, x, m)) }
+func coeff(pre string, x, m int) kernel.Expr { return kernel.Ref(fmt.Sprintf("%sc%d%d", pre, x, m)) }
 
 // trilinearJ is the Jacobian of the map of coefficients pre at (r, s, t):
 // ∂x/∂r = c1 + c3 s + c5 t + c7 st, ∂x/∂s = c2 + c3 r + c6 t + c7 rt,
@@ -209,11 +209,11 @@ func trilinearJ(pre string, r, s, t kernel.Expr) func(x, d int) kernel.Expr {
 		c := func(m int) kernel.Expr { return coeff(pre, x, m) }
 		switch d {
 		case 0:
-			return add(add(c(1), mul(c(3), s)), mul(add(c(5), mul(c(7), s)), t))
+			return kernel.Add(kernel.Add(c(1), kernel.Mul(c(3), s)), kernel.Mul(kernel.Add(c(5), kernel.Mul(c(7), s)), t))
 		case 1:
-			return add(add(c(2), mul(c(3), r)), mul(add(c(6), mul(c(7), r)), t))
+			return kernel.Add(kernel.Add(c(2), kernel.Mul(c(3), r)), kernel.Mul(kernel.Add(c(6), kernel.Mul(c(7), r)), t))
 		}
-		return add(add(c(4), mul(c(5), r)), mul(add(c(6), mul(c(7), r)), s))
+		return kernel.Add(kernel.Add(c(4), kernel.Mul(c(5), r)), kernel.Mul(kernel.Add(c(6), kernel.Mul(c(7), r)), s))
 	}
 }
 
@@ -269,7 +269,7 @@ func (g PointGeometry) Params() []kernel.Param {
 // is a constant).
 func (g PointGeometry) point(i kernel.Expr) kernel.Expr {
 	if c, ok := i.(kernel.Int); ok {
-		return kernel.Lit{V: g.p.Prec.Rounded(g.p.basis.Points[c.V])}
+		return kernel.Float(g.p.Prec.Rounded(g.p.basis.Points[c.V]))
 	}
 	return kernel.At("gp", i)
 }
@@ -277,7 +277,7 @@ func (g PointGeometry) point(i kernel.Expr) kernel.Expr {
 // weight is the 1-D quadrature weight of point index i.
 func (g PointGeometry) weight(i kernel.Expr) kernel.Expr {
 	if c, ok := i.(kernel.Int); ok {
-		return kernel.Lit{V: g.p.Prec.Rounded(g.p.basis.PointWeights[c.V])}
+		return kernel.Float(g.p.Prec.Rounded(g.p.basis.PointWeights[c.V]))
 	}
 	return kernel.At("gw", i)
 }
@@ -289,7 +289,7 @@ func (g PointGeometry) Setup() []kernel.Stmt {
 	case Trilinear:
 		return trilinearCoeffs(func(c, x int) kernel.Expr {
 			ref := float64(2*(c>>x&1) - 1) // the reference cube's corner
-			return kernel.Select{Cond: g.Live, Then: kernel.At("xv", add(mul(g.El, lit(24)), lit(3*c+x))), Else: kernel.Lit{V: ref}}
+			return kernel.Select{Cond: g.Live, Then: kernel.At("xv", kernel.Add(kernel.Mul(g.El, kernel.Const(24)), kernel.Const(3*c+x))), Else: kernel.Float(ref)}
 		}, g.pre)
 	case Affine:
 		F := g.p.basis.Factors()
@@ -300,7 +300,7 @@ func (g PointGeometry) Setup() []kernel.Stmt {
 				dead = 1 // det
 			}
 			ss = append(ss, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sk%d", g.pre, f),
-				Init: kernel.Select{Cond: g.Live, Then: kernel.At("ga", add(mul(g.El, lit(F)), lit(f))), Else: kernel.Lit{V: dead}}})
+				Init: kernel.Select{Cond: g.Live, Then: kernel.At("ga", kernel.Add(kernel.Mul(g.El, kernel.Const(F)), kernel.Const(f))), Else: kernel.Float(dead)}})
 		}
 		return ss
 	}
@@ -316,24 +316,24 @@ func (g PointGeometry) Pencil(i, j kernel.Expr, tag string) []kernel.Stmt {
 	case Trilinear:
 		r, s := g.point(i), g.point(j)
 		ss := []kernel.Stmt{
-			kernel.Decl{Type: kernel.Real, Name: pre + "r", Init: r},
-			kernel.Decl{Type: kernel.Real, Name: pre + "s", Init: s},
-			kernel.Decl{Type: kernel.Real, Name: pre + "w", Init: mul(g.weight(i), g.weight(j))},
+			kernel.DeclReal(pre+"r", r),
+			kernel.DeclReal(pre+"s", s),
+			kernel.DeclReal(pre+"w", kernel.Mul(g.weight(i), g.weight(j))),
 		}
-		r, s = v(pre+"r"), v(pre+"s")
+		r, s = kernel.Ref(pre+"r"), kernel.Ref(pre+"s")
 		for x := range 3 {
 			c := func(m int) kernel.Expr { return coeff(g.pre, x, m) }
 			ss = append(ss,
-				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sjr0%d", pre, x), Init: add(c(1), mul(c(3), s))},
-				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sjr1%d", pre, x), Init: add(c(5), mul(c(7), s))},
-				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sjs0%d", pre, x), Init: add(c(2), mul(c(3), r))},
-				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sjs1%d", pre, x), Init: add(c(6), mul(c(7), r))},
-				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sjt%d", pre, x), Init: add(add(add(c(4), mul(c(5), r)), mul(c(6), s)), mul(mul(c(7), r), s))},
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sjr0%d", pre, x), Init: kernel.Add(c(1), kernel.Mul(c(3), s))},
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sjr1%d", pre, x), Init: kernel.Add(c(5), kernel.Mul(c(7), s))},
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sjs0%d", pre, x), Init: kernel.Add(c(2), kernel.Mul(c(3), r))},
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sjs1%d", pre, x), Init: kernel.Add(c(6), kernel.Mul(c(7), r))},
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("%sjt%d", pre, x), Init: kernel.Add(kernel.Add(kernel.Add(c(4), kernel.Mul(c(5), r)), kernel.Mul(c(6), s)), kernel.Mul(kernel.Mul(c(7), r), s))},
 			)
 		}
 		return ss
 	case Affine:
-		return []kernel.Stmt{kernel.Decl{Type: kernel.Real, Name: pre + "w", Init: mul(g.weight(i), g.weight(j))}}
+		return []kernel.Stmt{kernel.DeclReal(pre+"w", kernel.Mul(g.weight(i), g.weight(j)))}
 	}
 	return nil
 }
@@ -351,26 +351,26 @@ func (g PointGeometry) PencilFactors(i, j, k kernel.Expr, tag, sfx string) ([]ke
 		J := func(x, d int) kernel.Expr {
 			switch d {
 			case 0:
-				return add(v(fmt.Sprintf("%sjr0%d", pre, x)), mul(v(fmt.Sprintf("%sjr1%d", pre, x)), t))
+				return kernel.Add(kernel.Ref(fmt.Sprintf("%sjr0%d", pre, x)), kernel.Mul(kernel.Ref(fmt.Sprintf("%sjr1%d", pre, x)), t))
 			case 1:
-				return add(v(fmt.Sprintf("%sjs0%d", pre, x)), mul(v(fmt.Sprintf("%sjs1%d", pre, x)), t))
+				return kernel.Add(kernel.Ref(fmt.Sprintf("%sjs0%d", pre, x)), kernel.Mul(kernel.Ref(fmt.Sprintf("%sjs1%d", pre, x)), t))
 			}
-			return v(fmt.Sprintf("%sjt%d", pre, x))
+			return kernel.Ref(fmt.Sprintf("%sjt%d", pre, x))
 		}
-		return geoFactors(J, mul(v(pre+"w"), g.weight(k)), F > 1, pre+"p"+sfx)
+		return geoFactors(J, kernel.Mul(kernel.Ref(pre+"w"), g.weight(k)), F > 1, pre+"p"+sfx)
 	case Affine:
-		w := kernel.Decl{Type: kernel.Real, Name: pre + "wk" + sfx, Init: mul(v(pre+"w"), g.weight(k))}
+		w := kernel.DeclReal(pre+"wk"+sfx, kernel.Mul(kernel.Ref(pre+"w"), g.weight(k)))
 		var out []kernel.Expr
 		for f := range F {
-			out = append(out, mul(v(fmt.Sprintf("%sk%d", g.pre, f)), v(pre+"wk"+sfx)))
+			out = append(out, kernel.Mul(kernel.Ref(fmt.Sprintf("%sk%d", g.pre, f)), kernel.Ref(pre+"wk"+sfx)))
 		}
 		return []kernel.Stmt{w}, out
 	}
 	q3 := q * q * q
-	node := add(mul(add(mul(k, lit(q)), j), lit(q)), i)
+	node := kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(k, kernel.Const(q)), j), kernel.Const(q)), i)
 	var out []kernel.Expr
 	for f := range F {
-		out = append(out, kernel.At("geo", add(v("gbase"), add(lit(f*q3), node))))
+		out = append(out, kernel.At("geo", kernel.Add(kernel.Ref("gbase"), kernel.Add(kernel.Const(f*q3), node))))
 	}
 	return nil, out
 }
@@ -384,7 +384,7 @@ func (g PointGeometry) FactorsAt(r, s, t, w kernel.Expr, sfx string) ([]kernel.S
 	if g.src == Affine {
 		var out []kernel.Expr
 		for f := range g.p.basis.Factors() {
-			out = append(out, mul(v(fmt.Sprintf("%sk%d", g.pre, f)), w))
+			out = append(out, kernel.Mul(kernel.Ref(fmt.Sprintf("%sk%d", g.pre, f)), w))
 		}
 		return nil, out
 	}
@@ -412,7 +412,7 @@ var pointTableParam = kernel.Param{Name: "gq", Kind: kernel.BufferParam, Type: k
 // geometryOf is the geometry of variant vr's kernels: element el, live,
 // names prefixed gm_.
 func (p *Problem) geometryOf(vr Variant) PointGeometry {
-	return p.pointGeometry(vr.Geo, v("el"), v("live"), "gm_")
+	return p.pointGeometry(vr.Geo, kernel.Ref("el"), kernel.Ref("live"), "gm_")
 }
 
 // geoTag ends the kernel names of a computed source.

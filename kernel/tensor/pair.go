@@ -119,7 +119,7 @@ type pairStage struct {
 
 // rows are the two rows of this thread: ly and n−1−ly.
 func (c pairStage) rows() [2]kernel.Expr {
-	return [2]kernel.Expr{ly, bin("-", lit(c.n-1), ly)}
+	return [2]kernel.Expr{ly, kernel.Sub(kernel.Const(c.n-1), ly)}
 }
 
 // folded is the pair (O+E, O−E) of the folded contraction of column x
@@ -127,58 +127,58 @@ func (c pairStage) rows() [2]kernel.Expr {
 // (odd) at row ly; names get sfx.
 func (c pairStage) folded(s view, x kernel.Expr, ft [2]int, sfx string) ([]kernel.Stmt, [2]kernel.Expr) {
 	n, h := c.n, half(c.n)
-	tab := func(t int, m int) kernel.Expr { return kernel.At(c.fold, lit(t), ly, lit(m)) }
+	tab := func(t int, m int) kernel.Expr { return kernel.At(c.fold, kernel.Const(t), ly, kernel.Const(m)) }
 	var ss []kernel.Stmt
 	var e, o kernel.Expr
 	for m := range h {
 		mm := n - 1 - m
 		if m == mm { // the middle point of an odd n: even part only
-			ss = append(ss, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("e%d%s", m, sfx), Init: s.at(lit(m), x)})
+			ss = append(ss, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("e%d%s", m, sfx), Init: s.at(kernel.Const(m), x)})
 		} else {
 			ss = append(ss,
-				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("a%d%s", m, sfx), Init: s.at(lit(m), x)},
-				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("b%d%s", m, sfx), Init: s.at(lit(mm), x)},
-				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("e%d%s", m, sfx), Init: add(v(fmt.Sprintf("a%d%s", m, sfx)), v(fmt.Sprintf("b%d%s", m, sfx)))},
-				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("o%d%s", m, sfx), Init: bin("-", v(fmt.Sprintf("a%d%s", m, sfx)), v(fmt.Sprintf("b%d%s", m, sfx)))},
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("a%d%s", m, sfx), Init: s.at(kernel.Const(m), x)},
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("b%d%s", m, sfx), Init: s.at(kernel.Const(mm), x)},
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("e%d%s", m, sfx), Init: kernel.Add(kernel.Ref(fmt.Sprintf("a%d%s", m, sfx)), kernel.Ref(fmt.Sprintf("b%d%s", m, sfx)))},
+				kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("o%d%s", m, sfx), Init: kernel.Sub(kernel.Ref(fmt.Sprintf("a%d%s", m, sfx)), kernel.Ref(fmt.Sprintf("b%d%s", m, sfx)))},
 			)
-			to := mul(tab(ft[1], m), v(fmt.Sprintf("o%d%s", m, sfx)))
+			to := kernel.Mul(tab(ft[1], m), kernel.Ref(fmt.Sprintf("o%d%s", m, sfx)))
 			if o == nil {
 				o = to
 			} else {
-				o = add(o, to)
+				o = kernel.Add(o, to)
 			}
 		}
-		te := mul(tab(ft[0], m), v(fmt.Sprintf("e%d%s", m, sfx)))
+		te := kernel.Mul(tab(ft[0], m), kernel.Ref(fmt.Sprintf("e%d%s", m, sfx)))
 		if e == nil {
 			e = te
 		} else {
-			e = add(e, te)
+			e = kernel.Add(e, te)
 		}
 	}
 	if o == nil { // n = 1
-		o = kernel.Lit{V: 0}
+		o = kernel.Float(0)
 	}
 	E, O := "E"+sfx, "O"+sfx
-	ss = append(ss, kernel.Decl{Type: kernel.Real, Name: E, Init: e}, kernel.Decl{Type: kernel.Real, Name: O, Init: o})
-	return ss, [2]kernel.Expr{add(v(O), v(E)), bin("-", v(O), v(E))}
+	ss = append(ss, kernel.DeclReal(E, e), kernel.DeclReal(O, o))
+	return ss, [2]kernel.Expr{kernel.Add(kernel.Ref(O), kernel.Ref(E)), kernel.Sub(kernel.Ref(O), kernel.Ref(E))}
 }
 
 // layer is the work of layer kk (a constant).
 func (c pairStage) layer(kk int) []kernel.Stmt {
 	n := c.n
-	k := lit(kk)
+	k := kernel.Const(kk)
 	sfx := fmt.Sprintf("_%d", kk)
 	rows := c.rows()
 	nm := func(s string, a int) string { return fmt.Sprintf("%s%d%s", s, a, sfx) }
-	nv := func(s string, a int) kernel.Expr { return v(nm(s, a)) }
-	dt := func(m int) kernel.Expr { return kernel.Lit{V: c.prec.Rounded(c.d[kk*n+m])} }
+	nv := func(s string, a int) kernel.Expr { return kernel.Ref(nm(s, a)) }
+	dt := func(m int) kernel.Expr { return kernel.Float(c.prec.Rounded(c.d[kk*n+m])) }
 	in := func(a int, m kernel.Expr) kernel.Expr { return kernel.At(c.in[a], m) }
 	var pre []kernel.Stmt
 	for a := range 2 {
 		geo, fx := c.factors(k, a, sfx)
 		pre = append(pre, geo...)
 		for f, s := range []string{"grr", "grs", "grt", "gss", "gst", "gtt", "wj"} {
-			pre = append(pre, kernel.Decl{Type: kernel.Real, Name: nm(s, a), Init: kernel.Select{Cond: c.live, Then: fx[f], Else: kernel.Lit{V: 0}}})
+			pre = append(pre, kernel.Decl{Type: kernel.Real, Name: nm(s, a), Init: kernel.Select{Cond: c.live, Then: fx[f], Else: kernel.Float(0)}})
 		}
 	}
 	for a := range 2 {
@@ -187,11 +187,11 @@ func (c pairStage) layer(kk int) []kernel.Stmt {
 	for a := range 2 {
 		var ut kernel.Expr
 		for m := range n {
-			t := mul(dt(m), in(a, lit(m)))
+			t := kernel.Mul(dt(m), in(a, kernel.Const(m)))
 			if ut == nil {
 				ut = t
 			} else {
-				ut = add(ut, t)
+				ut = kernel.Add(ut, t)
 			}
 		}
 		pre = append(pre, kernel.Decl{Type: kernel.Real, Name: nm("ut", a), Init: ut})
@@ -200,11 +200,11 @@ func (c pairStage) layer(kk int) []kernel.Stmt {
 	// The r-derivative of both rows: D[lx][m] read once.
 	var fwd []kernel.Stmt
 	for m := range n {
-		fwd = append(fwd, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("dr%d%s", m, sfx), Init: kernel.At(c.dsh, lx, lit(m))})
+		fwd = append(fwd, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("dr%d%s", m, sfx), Init: kernel.At(c.dsh, lx, kernel.Const(m))})
 	}
 	for a := range 2 {
 		fwd = append(fwd, kernel.Decl{Type: kernel.Real, Name: nm("ur", a), Init: sum(n, func(m kernel.Expr) kernel.Expr {
-			return mul(v(fmt.Sprintf("dr%d%s", m.(kernel.Int).V, sfx)), c.su.at(rows[a], m))
+			return kernel.Mul(kernel.Ref(fmt.Sprintf("dr%d%s", m.(kernel.Int).V, sfx)), c.su.at(rows[a], m))
 		})})
 	}
 	fs, us := c.folded(c.su, lx, [2]int{0, 1}, "s"+sfx)
@@ -216,28 +216,28 @@ func (c pairStage) layer(kk int) []kernel.Stmt {
 		g := func(s string) kernel.Expr { return nv(s, a) }
 		ur, uS, ut := nv("ur", a), nv("us", a), nv("ut", a)
 		fwd = append(fwd,
-			c.sv.put(add(add(mul(g("grr"), ur), mul(g("grs"), uS)), mul(g("grt"), ut)), rows[a], lx),
-			c.sw.put(add(add(mul(g("grs"), ur), mul(g("gss"), uS)), mul(g("gst"), ut)), rows[a], lx),
-			kernel.Decl{Type: kernel.Real, Name: nm("gt", a), Init: add(add(mul(g("grt"), ur), mul(g("gst"), uS)), mul(g("gtt"), ut))},
-			kernel.Put(c.out[a], add(kernel.At(c.out[a], k), mul(mul(kernel.Lit{V: c.lambda}, g("wj")), in(a, k))), k),
+			c.sv.put(kernel.Add(kernel.Add(kernel.Mul(g("grr"), ur), kernel.Mul(g("grs"), uS)), kernel.Mul(g("grt"), ut)), rows[a], lx),
+			c.sw.put(kernel.Add(kernel.Add(kernel.Mul(g("grs"), ur), kernel.Mul(g("gss"), uS)), kernel.Mul(g("gst"), ut)), rows[a], lx),
+			kernel.Decl{Type: kernel.Real, Name: nm("gt", a), Init: kernel.Add(kernel.Add(kernel.Mul(g("grt"), ur), kernel.Mul(g("gst"), uS)), kernel.Mul(g("gtt"), ut))},
+			kernel.Put(c.out[a], kernel.Add(kernel.At(c.out[a], k), kernel.Mul(kernel.Mul(kernel.Float(c.lambda), g("wj")), in(a, k))), k),
 		)
 		for m := range n {
-			fwd = append(fwd, kernel.Put(c.out[a], add(kernel.At(c.out[a], lit(m)), mul(dt(m), nv("gt", a))), lit(m)))
+			fwd = append(fwd, kernel.Put(c.out[a], kernel.Add(kernel.At(c.out[a], kernel.Const(m)), kernel.Mul(dt(m), nv("gt", a))), kernel.Const(m)))
 		}
 	}
 	// The transposed derivatives: D[m][lx] read once for both rows; the
 	// s-part folded with Tₑ, Tₒ.
 	var bwd []kernel.Stmt
 	for m := range n {
-		bwd = append(bwd, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("dc%d%s", m, sfx), Init: kernel.At(c.dsh, lit(m), lx)})
+		bwd = append(bwd, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("dc%d%s", m, sfx), Init: kernel.At(c.dsh, kernel.Const(m), lx)})
 	}
 	bs, vs := c.folded(c.sw, lx, [2]int{2, 3}, "w"+sfx)
 	bwd = append(bwd, bs...)
 	for a := range 2 {
 		vr := sum(n, func(m kernel.Expr) kernel.Expr {
-			return mul(v(fmt.Sprintf("dc%d%s", m.(kernel.Int).V, sfx)), c.sv.at(rows[a], m))
+			return kernel.Mul(kernel.Ref(fmt.Sprintf("dc%d%s", m.(kernel.Int).V, sfx)), c.sv.at(rows[a], m))
 		})
-		bwd = append(bwd, kernel.Put(c.out[a], add(kernel.At(c.out[a], k), add(vr, vs[a])), k))
+		bwd = append(bwd, kernel.Put(c.out[a], kernel.Add(kernel.At(c.out[a], k), kernel.Add(vr, vs[a])), k))
 	}
 	return append(append(pre,
 		kernel.If{Cond: c.live, Then: fwd},
@@ -261,20 +261,22 @@ func (c pairStage) stmts() []kernel.Stmt {
 // Dₒ = 0 exactly).
 func stagePair(n, tx, ty int, dsh, fold string) []kernel.Stmt {
 	h := half(n)
-	t := add(mul(ly, lit(tx)), lx)
-	dat := func(r, c kernel.Expr) kernel.Expr { return kernel.At("d", add(mul(r, lit(n)), c)) }
-	mir := func(m kernel.Expr) kernel.Expr { return bin("-", lit(n-1), m) }
-	r, m := bin("/", v("ix"), lit(h)), bin("%", v("ix"), lit(h))
-	hf := kernel.Lit{V: 0.5}
-	return []kernel.Stmt{kernel.If{Cond: bin("==", lz, lit(0)), Then: []kernel.Stmt{
-		kernel.For{Var: "ix", From: t, To: lit(n * n), Step: int64(tx * ty), Body: []kernel.Stmt{
-			kernel.Put(dsh, kernel.At("d", v("ix")), bin("/", v("ix"), lit(n)), bin("%", v("ix"), lit(n))),
+	t := kernel.Add(kernel.Mul(ly, kernel.Const(tx)), lx)
+	dat := func(r, c kernel.Expr) kernel.Expr {
+		return kernel.At("d", kernel.Add(kernel.Mul(r, kernel.Const(n)), c))
+	}
+	mir := func(m kernel.Expr) kernel.Expr { return kernel.Sub(kernel.Const(n-1), m) }
+	r, m := kernel.Div(kernel.Ref("ix"), kernel.Const(h)), kernel.Rem(kernel.Ref("ix"), kernel.Const(h))
+	hf := kernel.Float(0.5)
+	return []kernel.Stmt{kernel.If{Cond: kernel.Eq(lz, kernel.Const(0)), Then: []kernel.Stmt{
+		kernel.For{Var: "ix", From: t, To: kernel.Const(n * n), Step: int64(tx * ty), Body: []kernel.Stmt{
+			kernel.Put(dsh, kernel.At("d", kernel.Ref("ix")), kernel.Div(kernel.Ref("ix"), kernel.Const(n)), kernel.Rem(kernel.Ref("ix"), kernel.Const(n))),
 		}},
-		kernel.For{Var: "ix", From: t, To: lit(h * h), Step: int64(tx * ty), Body: []kernel.Stmt{
-			kernel.Put(fold, mul(add(dat(r, m), dat(r, mir(m))), hf), lit(0), r, m),
-			kernel.Put(fold, mul(bin("-", dat(r, m), dat(r, mir(m))), hf), lit(1), r, m),
-			kernel.Put(fold, mul(add(dat(m, r), dat(mir(m), r)), hf), lit(2), r, m),
-			kernel.Put(fold, mul(bin("-", dat(m, r), dat(mir(m), r)), hf), lit(3), r, m),
+		kernel.For{Var: "ix", From: t, To: kernel.Const(h * h), Step: int64(tx * ty), Body: []kernel.Stmt{
+			kernel.Put(fold, kernel.Mul(kernel.Add(dat(r, m), dat(r, mir(m))), hf), kernel.Const(0), r, m),
+			kernel.Put(fold, kernel.Mul(kernel.Sub(dat(r, m), dat(r, mir(m))), hf), kernel.Const(1), r, m),
+			kernel.Put(fold, kernel.Mul(kernel.Add(dat(m, r), dat(mir(m), r)), hf), kernel.Const(2), r, m),
+			kernel.Put(fold, kernel.Mul(kernel.Sub(dat(m, r), dat(mir(m), r)), hf), kernel.Const(3), r, m),
 		}},
 	}}}
 }
@@ -294,10 +296,12 @@ func buildPair(p *Problem, vr Variant) *kernel.Kernel {
 		{Name: "sv", Type: kernel.Real, Dims: []int{e, n, n | 1}},
 		{Name: "sw", Type: kernel.Real, Dims: []int{e, n, n | 1}},
 	}
-	node := func(kk, row kernel.Expr) kernel.Expr { return add(mul(add(mul(kk, lit(n)), row), lit(n)), lx) }
+	node := func(kk, row kernel.Expr) kernel.Expr {
+		return kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(kk, kernel.Const(n)), row), kernel.Const(n)), lx)
+	}
 	g := p.geometryOf(vr)
 	c := pairStage{
-		n: n, lambda: p.Prec.Rounded(p.Lambda), prec: p.Prec, d: p.d, live: v("live"),
+		n: n, lambda: p.Prec.Rounded(p.Lambda), prec: p.Prec, d: p.d, live: kernel.Ref("live"),
 		su: view{"su", []kernel.Expr{lz}}, sv: view{"sv", []kernel.Expr{lz}}, sw: view{"sw", []kernel.Expr{lz}},
 		dsh: "dsh", fold: "fold", in: [2]string{"ru0", "ru1"}, out: [2]string{"rv0", "rv1"},
 	}
@@ -313,14 +317,14 @@ func buildPair(p *Problem, vr Variant) *kernel.Kernel {
 	for a := range 2 {
 		body = append(body, kernel.Decl{Type: kernel.Real, Name: c.in[a], Dims: []int{n}}, kernel.Decl{Type: kernel.Real, Name: c.out[a], Dims: []int{n}},
 			zero(c.in[a], n), zero(c.out[a], n))
-		load = append(load, kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
-			kernel.Put(c.in[a], kernel.At("u", add(v("base"), node(v("l"), rows[a]))), v("l"))}})
-		store = append(store, kernel.For{Var: "l", From: lit(0), To: lit(n), Unroll: true, Body: []kernel.Stmt{
-			kernel.Put("v", kernel.At(c.out[a], v("l")), add(v("base"), node(v("l"), rows[a])))}})
+		load = append(load, kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
+			kernel.Put(c.in[a], kernel.At("u", kernel.Add(kernel.Ref("base"), node(kernel.Ref("l"), rows[a]))), kernel.Ref("l"))}})
+		store = append(store, kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
+			kernel.Put("v", kernel.At(c.out[a], kernel.Ref("l")), kernel.Add(kernel.Ref("base"), node(kernel.Ref("l"), rows[a])))}})
 	}
-	body = append(body, kernel.If{Cond: v("live"), Then: load}, kernel.Barrier{})
+	body = append(body, kernel.If{Cond: kernel.Ref("live"), Then: load}, kernel.Barrier{})
 	body = append(body, c.stmts()...)
-	k.Body = append(body, kernel.If{Cond: v("live"), Then: store})
+	k.Body = append(body, kernel.If{Cond: kernel.Ref("live"), Then: store})
 	return k
 }
 
