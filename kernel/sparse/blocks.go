@@ -650,41 +650,37 @@ func (g *gen) blocksKernel() error {
 		fmt.Sprintf("blocks of %d columns (%d tiles a block), B staged in shared memory, A applied as %d classes of dense blocks in %d loops", bw, tiles, len(p.classes), p.loops()), 1)
 	k.Meta["blocks"] = fmt.Sprintf("%d by %s, %d classes, %d loops, %d phases, pipelined %v", p.tasks, p.by, len(p.classes), p.loops(), len(p.phases), pipelined)
 
-	ref := kernel.Ref
-	idx := func(name string, init kernel.Expr) kernel.Stmt {
-		return kernel.Decl{Type: kernel.Index, Name: name, Init: init}
-	}
 	n, ldb, ldc := g.nExpr(), g.ldbExpr(), g.ldcExpr()
-	var tile kernel.Expr = lit(0)
+	var tile kernel.Expr = kernel.Const(0)
 	if tiles > 1 {
-		tile = ref("tile")
+		tile = kernel.Ref("tile")
 	}
 	colBase := func(t kernel.Expr) kernel.Expr { // first column of tile t
-		return bin("*", bin("+", bin("*", groupX, lit(tiles)), t), lit(bw))
+		return kernel.Mul(kernel.Add(kernel.Mul(kernel.GroupX, kernel.Const(tiles)), t), kernel.Const(bw))
 	}
 	body := []kernel.Stmt{
-		idx("tx", localX),
-		idx("ty", localY),
-		idx("tid", bin("+", bin("*", ref("ty"), lit(bw)), ref("tx"))),
+		kernel.DeclIndex("tx", kernel.LocalX),
+		kernel.DeclIndex("ty", kernel.LocalY),
+		kernel.DeclIndex("tid", kernel.Add(kernel.Mul(kernel.Ref("ty"), kernel.Const(bw)), kernel.Ref("tx"))),
 	}
 	// stage fills bsh[dst+q][col] = B[lo+q][j0+col] for q < hi-lo (zero
 	// past n), by asynchronous copies with -a and -a2 (then committed, not
 	// waited for).
 	stage := func(lo, hi, dst int) []kernel.Stmt {
-		e := ref("e")
-		col := bin("+", ref("j0"), ref("col"))
-		src := bin("+", bin("*", plus(lo, ref("q")), ldb), col)
-		put := kernel.Stmt(kernel.If{Cond: bin("<", col, n),
-			Then: []kernel.Stmt{kernel.Put("bsh", kernel.At("b", src), plus(dst, ref("q")), ref("col"))},
-			Else: []kernel.Stmt{kernel.Put("bsh", kernel.Lit{V: 0}, plus(dst, ref("q")), ref("col"))}})
+		e := kernel.Ref("e")
+		col := kernel.Add(kernel.Ref("j0"), kernel.Ref("col"))
+		src := kernel.Add(kernel.Mul(plus(lo, kernel.Ref("q")), ldb), col)
+		put := kernel.Stmt(kernel.If{Cond: kernel.Lt(col, n),
+			Then: []kernel.Stmt{kernel.Put("bsh", kernel.At("b", src), plus(dst, kernel.Ref("q")), kernel.Ref("col"))},
+			Else: []kernel.Stmt{kernel.Put("bsh", kernel.Float(0), plus(dst, kernel.Ref("q")), kernel.Ref("col"))}})
 		if async {
-			put = kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{plus(dst, ref("q")), ref("col")}, Src: "b", SrcIndex: src, Cond: bin("<", col, n)}
+			put = kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{plus(dst, kernel.Ref("q")), kernel.Ref("col")}, Src: "b", SrcIndex: src, Cond: kernel.Lt(col, n)}
 		}
 		out := []kernel.Stmt{
 			kernel.Comment{Text: fmt.Sprintf("rows %d..%d of B into shared memory", lo, hi-1)},
-			kernel.For{Var: "e", From: ref("tid"), To: lit((hi - lo) * bw), Step: int64(threads), Body: []kernel.Stmt{
-				idx("q", bin("/", e, lit(bw))),
-				idx("col", bin("%", e, lit(bw))),
+			kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const((hi - lo) * bw), Step: int64(threads), Body: []kernel.Stmt{
+				kernel.DeclIndex("q", kernel.Div(e, kernel.Const(bw))),
+				kernel.DeclIndex("col", kernel.Rem(e, kernel.Const(bw))),
 				put,
 			}},
 		}
@@ -694,7 +690,7 @@ func (g *gen) blocksKernel() error {
 		return out
 	}
 	// Element i of a thread's share of a staging: e = tid + i·threads.
-	elem := func(i int) kernel.Expr { return plus(i*threads, ref("tid")) }
+	elem := func(i int) kernel.Expr { return plus(i*threads, kernel.Ref("tid")) }
 	pf := func(i int) string { return fmt.Sprintf("pf%d", i) }
 	// load puts a staging's rows (from column j0e) into the registers pf.
 	load := func(st blocksStep, j0e kernel.Expr) []kernel.Stmt {
@@ -702,14 +698,14 @@ func (g *gen) blocksKernel() error {
 		size := (st.hi - st.lo) * bw
 		for i := 0; i < prefetch && i*threads < size; i++ {
 			e := elem(i)
-			col := bin("+", j0e, bin("%", e, lit(bw)))
-			cond := bin("<", col, n)
+			col := kernel.Add(j0e, kernel.Rem(e, kernel.Const(bw)))
+			cond := kernel.Lt(col, n)
 			if (i+1)*threads > size {
-				cond = bin("&&", bin("<", e, lit(size)), cond)
+				cond = kernel.And(kernel.Lt(e, kernel.Const(size)), cond)
 			}
-			out = append(out, kernel.Assign{Name: pf(i), Value: kernel.Lit{V: 0}},
+			out = append(out, kernel.Assign{Name: pf(i), Value: kernel.Float(0)},
 				kernel.If{Cond: cond, Then: []kernel.Stmt{
-					kernel.Assign{Name: pf(i), Value: kernel.At("b", bin("+", bin("*", plus(st.lo, bin("/", e, lit(bw))), ldb), col))},
+					kernel.Assign{Name: pf(i), Value: kernel.At("b", kernel.Add(kernel.Mul(plus(st.lo, kernel.Div(e, kernel.Const(bw))), ldb), col))},
 				}})
 		}
 		return out
@@ -720,9 +716,9 @@ func (g *gen) blocksKernel() error {
 		size := (st.hi - st.lo) * bw
 		for i := 0; i < prefetch && i*threads < size; i++ {
 			e := elem(i)
-			var s kernel.Stmt = kernel.Put("bsh", ref(pf(i)), bin("/", e, lit(bw)), bin("%", e, lit(bw)))
+			var s kernel.Stmt = kernel.Put("bsh", kernel.Ref(pf(i)), kernel.Div(e, kernel.Const(bw)), kernel.Rem(e, kernel.Const(bw)))
 			if (i+1)*threads > size {
-				s = kernel.If{Cond: bin("<", e, lit(size)), Then: []kernel.Stmt{s}}
+				s = kernel.If{Cond: kernel.Lt(e, kernel.Const(size)), Then: []kernel.Stmt{s}}
 			}
 			out = append(out, s)
 		}
@@ -730,14 +726,14 @@ func (g *gen) blocksKernel() error {
 	}
 	// store writes row i's value (a row expression) to C with β.
 	store := func(row kernel.Expr, val kernel.Expr) kernel.Stmt {
-		off := bin("+", bin("*", row, ldc), ref("j"))
+		off := kernel.Add(kernel.Mul(row, ldc), kernel.Ref("j"))
 		switch beta := pb.Beta; {
 		case beta == 1:
-			val = bin("+", val, kernel.At("c", off))
+			val = kernel.Add(val, kernel.At("c", off))
 		case beta != 0:
-			val = bin("+", val, bin("*", kernel.Lit{V: beta}, kernel.At("c", off)))
+			val = kernel.Add(val, kernel.Mul(kernel.Float(beta), kernel.At("c", off)))
 		}
-		return kernel.If{Cond: bin("<", ref("j"), n), Then: []kernel.Stmt{kernel.Put("c", val, off)}}
+		return kernel.If{Cond: kernel.Lt(kernel.Ref("j"), n), Then: []kernel.Stmt{kernel.Put("c", val, off)}}
 	}
 	// The first phase sets the accumulator and the last adds it into C
 	// when they write every row; otherwise it starts at zero and goes to
@@ -751,13 +747,13 @@ func (g *gen) blocksKernel() error {
 	}
 	if pipelined {
 		for i := 0; i < prefetch; i++ {
-			body = append(body, kernel.Decl{Type: kernel.Real, Name: pf(i), Init: kernel.Lit{V: 0}})
+			body = append(body, kernel.DeclReal(pf(i), kernel.Float(0)))
 		}
-		body = append(body, load(steps[0], colBase(lit(0)))...)
+		body = append(body, load(steps[0], colBase(kernel.Const(0)))...)
 	}
 	tb := []kernel.Stmt{
-		idx("j0", colBase(tile)),
-		idx("j", bin("+", ref("j0"), ref("tx"))),
+		kernel.DeclIndex("j0", colBase(tile)),
+		kernel.DeclIndex("j", kernel.Add(kernel.Ref("j0"), kernel.Ref("tx"))),
 	}
 	if double { // the first phase's rows into buffer 0
 		tb = append(tb, stage(steps[0].lo, steps[0].hi, 0)...)
@@ -767,16 +763,16 @@ func (g *gen) blocksKernel() error {
 			tb = append(tb, kernel.Barrier{}) // the previous tile's last reads of csh
 		}
 		tb = append(tb, kernel.Comment{Text: "zero the accumulator"},
-			kernel.For{Var: "e", From: ref("tid"), To: lit(m * bw), Step: int64(threads), Body: []kernel.Stmt{
-				kernel.Put("csh", kernel.Lit{V: 0}, bin("/", ref("e"), lit(bw)), bin("%", ref("e"), lit(bw))),
+			kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const(m * bw), Step: int64(threads), Body: []kernel.Stmt{
+				kernel.Put("csh", kernel.Float(0), kernel.Div(kernel.Ref("e"), kernel.Const(bw)), kernel.Rem(kernel.Ref("e"), kernel.Const(bw))),
 			}})
 	} else if !p.accumulate && len(p.zeroRows) > 0 && pb.Beta != 1 {
 		var zs []kernel.Stmt
 		for _, i := range p.zeroRows {
-			zs = append(zs, store(lit(i), kernel.Lit{V: 0}))
+			zs = append(zs, store(kernel.Const(i), kernel.Float(0)))
 		}
 		tb = append(tb, kernel.Comment{Text: "rows of A with no non-zero"},
-			kernel.If{Cond: bin("==", ref("ty"), lit(0)), Then: zs})
+			kernel.If{Cond: kernel.Eq(kernel.Ref("ty"), kernel.Const(0)), Then: zs})
 	}
 	lo := p.lo
 	si := 0 // the tile's next staging
@@ -806,9 +802,9 @@ func (g *gen) blocksKernel() error {
 				tb = append(tb, put(st)...)
 				tb = append(tb, kernel.Barrier{})
 				if si+1 < len(steps) {
-					tb = append(tb, load(steps[si+1], ref("j0"))...)
+					tb = append(tb, load(steps[si+1], kernel.Ref("j0"))...)
 				} else if tiles > 1 {
-					tb = append(tb, kernel.If{Cond: bin("<", plus(1, tile), lit(tiles)), Then: load(steps[0], colBase(plus(1, tile)))})
+					tb = append(tb, kernel.If{Cond: kernel.Lt(plus(1, tile), kernel.Const(tiles)), Then: load(steps[0], colBase(plus(1, tile)))})
 				}
 			default:
 				if pi > 0 || tiles > 1 {
@@ -842,12 +838,12 @@ func (g *gen) blocksKernel() error {
 	}
 	if p.accumulate && last != blockFinish {
 		tb = append(tb, kernel.Barrier{}, kernel.Comment{Text: "the accumulator to C"},
-			kernel.For{Var: "i", From: ref("ty"), To: lit(m), Step: int64(v.Split), Body: []kernel.Stmt{
-				store(ref("i"), kernel.At("csh", ref("i"), ref("tx"))),
+			kernel.For{Var: "i", From: kernel.Ref("ty"), To: kernel.Const(m), Step: int64(v.Split), Body: []kernel.Stmt{
+				store(kernel.Ref("i"), kernel.At("csh", kernel.Ref("i"), kernel.Ref("tx"))),
 			}})
 	}
 	if tiles > 1 {
-		body = append(body, kernel.For{Var: "tile", From: lit(0), To: lit(tiles), Body: tb})
+		body = append(body, kernel.For{Var: "tile", From: kernel.Const(0), To: kernel.Const(tiles), Body: tb})
 	} else {
 		body = append(body, tb...)
 	}
@@ -861,31 +857,27 @@ func (g *gen) blocksKernel() error {
 func (g *gen) blocksLoop(p *blockPlan, l blockLoop, tag string, rot, lo int, mode blockMode, store func(row, val kernel.Expr) kernel.Stmt) []kernel.Stmt {
 	v := g.v.(BlocksParams)
 	c := p.classes[l.class]
-	ref := kernel.Ref
-	idx := func(name string, init kernel.Expr) kernel.Stmt {
-		return kernel.Decl{Type: kernel.Index, Name: name, Init: init}
-	}
-	t := ref("t")
+	t := kernel.Ref("t")
 	first := func(f affine) kernel.Expr {
-		e := lit(f.base)
+		var e kernel.Expr = kernel.Const(f.base)
 		if f.a != 0 && l.q < l.count {
-			e = bin("+", e, bin("*", lit(f.a), bin("/", t, lit(l.q))))
+			e = kernel.Add(e, kernel.Mul(kernel.Const(f.a), kernel.Div(t, kernel.Const(l.q))))
 		}
 		if f.b != 0 {
 			tr := kernel.Expr(t)
 			if l.q < l.count {
-				tr = bin("%", t, lit(l.q))
+				tr = kernel.Rem(t, kernel.Const(l.q))
 			}
-			e = bin("+", e, bin("*", lit(f.b), tr))
+			e = kernel.Add(e, kernel.Mul(kernel.Const(f.b), tr))
 		}
 		return e
 	}
 	col0 := first(affine{base: l.col.base - lo, a: l.col.a, b: l.col.b})
-	inner := []kernel.Stmt{idx("r0", first(l.row)), idx("c0", col0)}
+	inner := []kernel.Stmt{kernel.DeclIndex("r0", first(l.row)), kernel.DeclIndex("c0", col0)}
 	vals := make([]string, len(c.colOff))
 	for j, off := range c.colOff {
 		vals[j] = fmt.Sprintf("v%d", j)
-		inner = append(inner, kernel.Decl{Type: kernel.Real, Name: vals[j], Init: kernel.At("bsh", plus(off, ref("c0")), ref("tx"))})
+		inner = append(inner, kernel.DeclReal(vals[j], kernel.At("bsh", plus(off, kernel.Ref("c0")), kernel.Ref("tx"))))
 	}
 	for i, off := range c.rowOff {
 		var sum kernel.Expr
@@ -894,35 +886,35 @@ func (g *gen) blocksLoop(p *blockPlan, l blockLoop, tag string, rot, lo int, mod
 			if a == 0 {
 				continue
 			}
-			term := bin("*", kernel.Lit{V: a}, ref(vals[j]))
+			term := kernel.Mul(kernel.Float(a), kernel.Ref(vals[j]))
 			if sum == nil {
 				sum = term
 			} else {
-				sum = bin("+", sum, term)
+				sum = kernel.Add(sum, term)
 			}
 		}
 		if sum == nil {
-			sum = kernel.Lit{V: 0}
+			sum = kernel.Float(0)
 		}
-		row := plus(off, ref("r0"))
+		row := plus(off, kernel.Ref("r0"))
 		switch mode {
 		case blockStore:
 			inner = append(inner, store(row, sum))
 		case blockSet:
-			inner = append(inner, kernel.Put("csh", sum, row, ref("tx")))
+			inner = append(inner, kernel.Put("csh", sum, row, kernel.Ref("tx")))
 		case blockAdd:
-			inner = append(inner, kernel.Put("csh", bin("+", kernel.At("csh", row, ref("tx")), sum), row, ref("tx")))
+			inner = append(inner, kernel.Put("csh", kernel.Add(kernel.At("csh", row, kernel.Ref("tx")), sum), row, kernel.Ref("tx")))
 		case blockFinish:
-			inner = append(inner, store(row, bin("+", kernel.At("csh", row, ref("tx")), sum)))
+			inner = append(inner, store(row, kernel.Add(kernel.At("csh", row, kernel.Ref("tx")), sum)))
 		}
 	}
-	var from kernel.Expr = ref("ty")
+	var from kernel.Expr = kernel.Ref("ty")
 	if rot != 0 {
-		from = bin("%", bin("+", ref("ty"), lit(v.Split-rot)), lit(v.Split))
+		from = kernel.Rem(kernel.Add(kernel.Ref("ty"), kernel.Const(v.Split-rot)), kernel.Const(v.Split))
 	}
 	return []kernel.Stmt{
 		kernel.Comment{Text: fmt.Sprintf("loop %s: %d blocks of %d×%d", tag, l.count, len(c.rowOff), len(c.colOff))},
-		kernel.For{Var: "t", From: from, To: lit(l.count), Step: int64(v.Split), Body: inner},
+		kernel.For{Var: "t", From: from, To: kernel.Const(l.count), Step: int64(v.Split), Body: inner},
 	}
 }
 

@@ -110,9 +110,9 @@ func (g *gen) ldcExpr() kernel.Expr { return intOrVar(g.pb.LDC, "ldc") }
 
 func intOrVar(v int, name string) kernel.Expr {
 	if v > 0 {
-		return kernel.Int{V: int64(v)}
+		return kernel.Const(v)
 	}
-	return kernel.Var{Name: name}
+	return kernel.Ref(name)
 }
 
 // at returns α·A[i][r].

@@ -39,9 +39,9 @@ func elem(row int, ld, j kernel.Expr) kernel.Expr {
 		return j
 	}
 	if l, ok := ld.(kernel.Int); ok {
-		return kernel.Bin{Op: "+", L: kernel.Int{V: int64(row) * l.V}, R: j}
+		return kernel.Add(kernel.Int{V: int64(row) * l.V}, j)
 	}
-	return kernel.Bin{Op: "+", L: kernel.Bin{Op: "*", L: kernel.Int{V: int64(row)}, R: ld}, R: j}
+	return kernel.Add(kernel.Mul(kernel.Const(row), ld), j)
 }
 
 // declare declares real variables without initial values.
@@ -55,7 +55,7 @@ func (c *cols) declare(names []string) {
 func (c *cols) load(buf, name string, off kernel.Expr) []kernel.Expr {
 	names := c.lanes(name)
 	if c.w == 1 {
-		c.emit(kernel.Decl{Type: kernel.Real, Name: names[0], Init: kernel.At(buf, off)})
+		c.emit(kernel.DeclReal(names[0], kernel.At(buf, off)))
 	} else {
 		c.declare(names)
 		c.emit(kernel.VecLoad{Dst: names, Buf: buf, Index: off})
@@ -87,20 +87,20 @@ func (c *cols) storeOld(i int, vals, old []kernel.Expr) {
 	for l := range out {
 		switch {
 		case beta == 0 && vals == nil:
-			out[l] = kernel.Lit{V: 0}
+			out[l] = kernel.Float(0)
 		case beta == 0:
 			out[l] = vals[l]
 		case vals == nil:
-			out[l] = kernel.Bin{Op: "*", L: kernel.Lit{V: beta}, R: old[l]}
+			out[l] = kernel.Mul(kernel.Float(beta), old[l])
 		case beta == 1:
-			out[l] = kernel.Bin{Op: "+", L: vals[l], R: old[l]}
+			out[l] = kernel.Add(vals[l], old[l])
 		default:
-			out[l] = kernel.Bin{Op: "+", L: vals[l], R: kernel.Bin{Op: "*", L: kernel.Lit{V: beta}, R: old[l]}}
+			out[l] = kernel.Add(vals[l], kernel.Mul(kernel.Float(beta), old[l]))
 		}
 	}
 	switch {
 	case c.stage > 0: // staged for the block's streamed rows (streamedKernel)
-		c.emit(kernel.Store{Buf: "cstage", Index: []kernel.Expr{bin("+", lit(i*c.stage), localX)}, Value: out[0]})
+		c.emit(kernel.Store{Buf: "cstage", Index: []kernel.Expr{kernel.Add(kernel.Const(i*c.stage), kernel.LocalX)}, Value: out[0]})
 	case c.w == 1:
 		c.emit(kernel.Store{Buf: "c", Index: []kernel.Expr{off}, Value: out[0]})
 	default:
@@ -111,7 +111,7 @@ func (c *cols) storeOld(i int, vals, old []kernel.Expr) {
 func vars(names []string) []kernel.Expr {
 	es := make([]kernel.Expr, len(names))
 	for i, n := range names {
-		es[i] = kernel.Var{Name: n}
+		es[i] = kernel.Ref(n)
 	}
 	return es
 }
@@ -121,14 +121,15 @@ func term(coef float64, x kernel.Expr) kernel.Expr {
 	if coef == 1 {
 		return x
 	}
-	return kernel.Bin{Op: "*", L: kernel.Lit{V: coef}, R: x}
+	return kernel.Mul(kernel.Float(coef), x)
 }
 
-func add(acc, t kernel.Expr) kernel.Expr {
+// accumulate is acc + t, or t alone where acc is nil (no term yet).
+func accumulate(acc, t kernel.Expr) kernel.Expr {
 	if acc == nil {
 		return t
 	}
-	return kernel.Bin{Op: "+", L: acc, R: t}
+	return kernel.Add(acc, t)
 }
 
 // cstream evaluates and stores each output row in turn.
@@ -158,7 +159,7 @@ func (c *cols) cstreamRows(rows []int) {
 				loaded[r] = bv
 			}
 			for l := range sums {
-				sums[l] = add(sums[l], term(c.g.at(i, r), bv[l]))
+				sums[l] = accumulate(sums[l], term(c.g.at(i, r), bv[l]))
 			}
 		}
 		c.store(i, sums)
@@ -200,9 +201,9 @@ func (c *cols) bstreamRows(rows []int) {
 			for l, name := range acc {
 				t := term(c.g.at(i, r), bv[l])
 				if !started[i] {
-					c.emit(kernel.Decl{Type: kernel.Real, Name: name, Init: t})
+					c.emit(kernel.DeclReal(name, t))
 				} else {
-					c.emit(kernel.Assign{Name: name, Value: add(kernel.Var{Name: name}, t)})
+					c.emit(kernel.Assign{Name: name, Value: accumulate(kernel.Ref(name), t)})
 				}
 			}
 			started[i] = true

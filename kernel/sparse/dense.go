@@ -282,18 +282,18 @@ func yCondition(ys []bool) kernel.Expr {
 		case y == 0 && e == len(ys):
 			return nil
 		case e == y+1:
-			c = bin("==", ty, lit(y))
+			c = kernel.Eq(ty, kernel.Const(y))
 		case y == 0:
-			c = bin("<", ty, lit(e))
+			c = kernel.Lt(ty, kernel.Const(e))
 		case e == len(ys):
-			c = bin(">=", ty, lit(y))
+			c = kernel.Ge(ty, kernel.Const(y))
 		default:
-			c = bin("&&", bin(">=", ty, lit(y)), bin("<", ty, lit(e)))
+			c = kernel.And(kernel.Ge(ty, kernel.Const(y)), kernel.Lt(ty, kernel.Const(e)))
 		}
 		if cond == nil {
 			cond = c
 		} else {
-			cond = bin("||", cond, c)
+			cond = kernel.Or(cond, c)
 		}
 		y = e
 	}
@@ -317,80 +317,76 @@ func (g *gen) denseKernel() {
 		{Name: "bsh", Type: kernel.Real, Dims: []int{min(v.Chunk, kk), l.nb}},
 		{Name: "ash", Type: kernel.Real, Dims: []int{l.ka, l.stride}},
 	}
-	ref := kernel.Ref
-	idx := func(name string, init kernel.Expr) kernel.Stmt {
-		return kernel.Decl{Type: kernel.Index, Name: name, Init: init}
-	}
 	n, ldb, ldc := g.nExpr(), g.ldbExpr(), g.ldcExpr()
 	body := []kernel.Stmt{
-		idx("tx", localX),
-		idx("ty", localY),
-		idx("tid", bin("+", bin("*", ref("ty"), lit(v.Block)), ref("tx"))),
-		idx("j0", bin("*", groupX, lit(l.nb))),
-		idx("rb", bin("*", ref("ty"), lit(v.Rows))),
+		kernel.DeclIndex("tx", kernel.LocalX),
+		kernel.DeclIndex("ty", kernel.LocalY),
+		kernel.DeclIndex("tid", kernel.Add(kernel.Mul(kernel.Ref("ty"), kernel.Const(v.Block)), kernel.Ref("tx"))),
+		kernel.DeclIndex("j0", kernel.Mul(kernel.GroupX, kernel.Const(l.nb))),
+		kernel.DeclIndex("rb", kernel.Mul(kernel.Ref("ty"), kernel.Const(v.Rows))),
 	}
 	acc := func(r, c int) string { return fmt.Sprintf("acc%d_%d", r, c) }
 	for r := 0; r < v.Rows; r++ {
 		for c := 0; c < v.Width; c++ {
-			body = append(body, kernel.Decl{Type: kernel.Real, Name: acc(r, c), Init: kernel.Lit{V: 0}})
+			body = append(body, kernel.Decl{Type: kernel.Real, Name: acc(r, c), Init: kernel.Float(0)})
 		}
 	}
 	// stageA fills ash[q][row] = α·A[row][c0+q] for q < cols, row < mp
 	// (zero past m), c0 an expression.
 	stageA := func(c0 kernel.Expr, cols int) []kernel.Stmt {
-		e := ref("e")
+		e := kernel.Ref("e")
 		var load kernel.Expr
 		if l.whole { // e runs over A row-major: a[e] is (row, q)
 			load = kernel.At("a", e)
 		} else {
-			load = kernel.At("a", bin("+", bin("+", bin("*", ref("row"), lit(kk)), c0), ref("q")))
+			load = kernel.At("a", kernel.Add(kernel.Add(kernel.Mul(kernel.Ref("row"), kernel.Const(kk)), c0), kernel.Ref("q")))
 		}
-		put := kernel.Put("ash", load, ref("q"), ref("row"))
+		put := kernel.Put("ash", load, kernel.Ref("q"), kernel.Ref("row"))
 		var st kernel.Stmt = put
 		if l.mp > m {
-			st = kernel.If{Cond: bin("<", ref("row"), lit(m)), Then: []kernel.Stmt{put},
-				Else: []kernel.Stmt{kernel.Put("ash", kernel.Lit{V: 0}, ref("q"), ref("row"))}}
+			st = kernel.If{Cond: kernel.Lt(kernel.Ref("row"), kernel.Const(m)), Then: []kernel.Stmt{put},
+				Else: []kernel.Stmt{kernel.Put("ash", kernel.Float(0), kernel.Ref("q"), kernel.Ref("row"))}}
 		}
-		return []kernel.Stmt{kernel.For{Var: "e", From: ref("tid"), To: lit(l.mp * cols), Step: int64(threads), Body: []kernel.Stmt{
-			idx("row", bin("/", e, lit(cols))),
-			idx("q", bin("%", e, lit(cols))),
+		return []kernel.Stmt{kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const(l.mp * cols), Step: int64(threads), Body: []kernel.Stmt{
+			kernel.DeclIndex("row", kernel.Div(e, kernel.Const(cols))),
+			kernel.DeclIndex("q", kernel.Rem(e, kernel.Const(cols))),
 			st,
 		}}}
 	}
 	// stageB fills bsh[q][col] = B[c0+q][j0+col] for q < rows, col < nb,
 	// j0+col < n.
 	stageB := func(c0 kernel.Expr, rows int) []kernel.Stmt {
-		e := ref("e")
-		col := bin("+", ref("j0"), ref("col"))
-		return []kernel.Stmt{kernel.For{Var: "e", From: ref("tid"), To: lit(rows * l.nb), Step: int64(threads), Body: []kernel.Stmt{
-			idx("q", bin("/", e, lit(l.nb))),
-			idx("col", bin("%", e, lit(l.nb))),
-			kernel.If{Cond: bin("<", col, n), Then: []kernel.Stmt{
-				kernel.Put("bsh", kernel.At("b", bin("+", bin("*", bin("+", c0, ref("q")), ldb), col)), ref("q"), ref("col")),
+		e := kernel.Ref("e")
+		col := kernel.Add(kernel.Ref("j0"), kernel.Ref("col"))
+		return []kernel.Stmt{kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const(rows * l.nb), Step: int64(threads), Body: []kernel.Stmt{
+			kernel.DeclIndex("q", kernel.Div(e, kernel.Const(l.nb))),
+			kernel.DeclIndex("col", kernel.Rem(e, kernel.Const(l.nb))),
+			kernel.If{Cond: kernel.Lt(col, n), Then: []kernel.Stmt{
+				kernel.Put("bsh", kernel.At("b", kernel.Add(kernel.Mul(kernel.Add(c0, kernel.Ref("q")), ldb), col)), kernel.Ref("q"), kernel.Ref("col")),
 			}},
 		}}}
 	}
 	// compute adds the chunk's products into the sums.
 	compute := func(c0 kernel.Expr, size int, ys []bool) []kernel.Stmt {
-		q := ref("kk")
+		q := kernel.Ref("kk")
 		aCol := kernel.Expr(q)
 		if l.whole {
-			aCol = bin("+", c0, q)
+			aCol = kernel.Add(c0, q)
 		}
 		var inner []kernel.Stmt
 		for c := 0; c < v.Width; c++ {
-			inner = append(inner, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("bv%d", c), Init: kernel.At("bsh", q, plus(c*v.Block, ref("tx")))})
+			inner = append(inner, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("bv%d", c), Init: kernel.At("bsh", q, plus(c*v.Block, kernel.Ref("tx")))})
 		}
 		for r := 0; r < v.Rows; r++ {
-			inner = append(inner, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("av%d", r), Init: kernel.At("ash", aCol, plus(r, ref("rb")))})
+			inner = append(inner, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("av%d", r), Init: kernel.At("ash", aCol, plus(r, kernel.Ref("rb")))})
 		}
 		for r := 0; r < v.Rows; r++ {
 			for c := 0; c < v.Width; c++ {
-				inner = append(inner, kernel.Assign{Name: acc(r, c), Value: bin("+", ref(acc(r, c)),
-					bin("*", ref(fmt.Sprintf("av%d", r)), ref(fmt.Sprintf("bv%d", c))))})
+				inner = append(inner, kernel.Assign{Name: acc(r, c), Value: kernel.Add(kernel.Ref(acc(r, c)),
+					kernel.Mul(kernel.Ref(fmt.Sprintf("av%d", r)), kernel.Ref(fmt.Sprintf("bv%d", c))))})
 			}
 		}
-		loop := []kernel.Stmt{kernel.For{Var: "kk", From: lit(0), To: lit(size), Body: inner, Unroll: true}}
+		loop := []kernel.Stmt{kernel.For{Var: "kk", From: kernel.Const(0), To: kernel.Const(size), Body: inner, Unroll: true}}
 		if cond := yCondition(ys); cond != nil {
 			return []kernel.Stmt{kernel.If{Cond: cond, Then: loop}}
 		}
@@ -398,13 +394,13 @@ func (g *gen) denseKernel() {
 	}
 	if l.whole {
 		body = append(body, kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d, into shared memory once (transposed)", m, kk)})
-		body = append(body, stageA(lit(0), kk)...)
+		body = append(body, stageA(kernel.Const(0), kk)...)
 	}
 	for _, run := range g.denseRuns() {
-		var c0 kernel.Expr = ref("kc")
+		var c0 kernel.Expr = kernel.Ref("kc")
 		single := run.to-run.from == run.size
 		if single {
-			c0 = lit(run.from)
+			c0 = kernel.Const(run.from)
 		}
 		chunk := []kernel.Stmt{kernel.Comment{Text: fmt.Sprintf("columns %d..%d of A, %d at a time", run.from, run.to-1, run.size)}}
 		chunk = append(chunk, stageB(c0, run.size)...)
@@ -417,31 +413,31 @@ func (g *gen) denseKernel() {
 		if single {
 			body = append(body, chunk...)
 		} else {
-			body = append(body, kernel.For{Var: "kc", From: lit(run.from), To: lit(run.to), Step: int64(run.size), Body: chunk})
+			body = append(body, kernel.For{Var: "kc", From: kernel.Const(run.from), To: kernel.Const(run.to), Step: int64(run.size), Body: chunk})
 		}
 	}
 	// Stores: columns past n and rows past m are left alone.
 	beta := pb.Beta
 	for c := 0; c < v.Width; c++ {
 		col := fmt.Sprintf("jc%d", c)
-		body = append(body, idx(col, bin("+", ref("j0"), plus(c*v.Block, ref("tx")))))
+		body = append(body, kernel.DeclIndex(col, kernel.Add(kernel.Ref("j0"), plus(c*v.Block, kernel.Ref("tx")))))
 		var stores []kernel.Stmt
 		for r := 0; r < v.Rows; r++ {
-			off := bin("+", bin("*", plus(r, ref("rb")), ldc), ref(col))
-			var val kernel.Expr = ref(acc(r, c))
+			off := kernel.Add(kernel.Mul(plus(r, kernel.Ref("rb")), ldc), kernel.Ref(col))
+			var val kernel.Expr = kernel.Ref(acc(r, c))
 			switch {
 			case beta == 1:
-				val = bin("+", val, kernel.At("c", off))
+				val = kernel.Add(val, kernel.At("c", off))
 			case beta != 0:
-				val = bin("+", val, bin("*", kernel.Lit{V: beta}, kernel.At("c", off)))
+				val = kernel.Add(val, kernel.Mul(kernel.Float(beta), kernel.At("c", off)))
 			}
 			var st kernel.Stmt = kernel.Put("c", val, off)
 			if (ty-1)*v.Rows+r >= m { // only the last y thread has rows past m here
-				st = kernel.If{Cond: bin("<", plus(r, ref("rb")), lit(m)), Then: []kernel.Stmt{st}}
+				st = kernel.If{Cond: kernel.Lt(plus(r, kernel.Ref("rb")), kernel.Const(m)), Then: []kernel.Stmt{st}}
 			}
 			stores = append(stores, st)
 		}
-		body = append(body, kernel.If{Cond: bin("<", ref(col), n), Then: stores})
+		body = append(body, kernel.If{Cond: kernel.Lt(kernel.Ref(col), n), Then: stores})
 	}
 	k.Body = body
 	k.Meta["tile"] = fmt.Sprintf("%d×%d", v.Rows, v.Width)

@@ -88,59 +88,58 @@ func (g *gen) denseHostKernel() {
 	k.Hints.WideVectors = true
 	k.Doc = strings.Replace(k.Doc, fmt.Sprintf("one thread per %d column(s)", v.Width),
 		fmt.Sprintf("blocks of %d columns, %d×%d sums a thread over tiles of rows, α·A from the buffer a", nb, v.Rows, v.Width), 1)
-	ref := kernel.Ref
 	n, ldb, ldc := g.nExpr(), g.ldbExpr(), g.ldcExpr()
-	always := func(body []kernel.Stmt) kernel.Stmt { return kernel.If{Cond: lit(1), Then: body} }
+	always := func(body []kernel.Stmt) kernel.Stmt { return kernel.If{Cond: kernel.Const(1), Then: body} }
 	// tile computes rows r0 … r0+rows-1 of the thread's columns; guarded,
 	// it loads B at column min(col, n-1) and stores only below n.
 	// q runs over the columns cols[0] … cols[1]-1 of α·A.
 	tile := func(rows int, r0 kernel.Expr, guarded bool, cols [2]int) kernel.Stmt {
 		acc := func(r, c int) string { return fmt.Sprintf("acc%d_%d", r, c) }
-		col := func(c int) kernel.Expr { return plus(c*v.Block, ref("j")) }
-		body := []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: bin("+", bin("*", groupX, lit(nb)), localX)}}
+		col := func(c int) kernel.Expr { return plus(c*v.Block, kernel.Ref("j")) }
+		body := []kernel.Stmt{kernel.DeclIndex("j", kernel.Add(kernel.Mul(kernel.GroupX, kernel.Const(nb)), kernel.LocalX))}
 		for r := 0; r < rows; r++ {
 			for c := 0; c < v.Width; c++ {
-				body = append(body, kernel.Decl{Type: kernel.Real, Name: acc(r, c), Init: kernel.Lit{V: 0}})
+				body = append(body, kernel.Decl{Type: kernel.Real, Name: acc(r, c), Init: kernel.Float(0)})
 			}
 		}
-		q := ref("q")
+		q := kernel.Ref("q")
 		var inner []kernel.Stmt
 		for c := 0; c < v.Width; c++ {
 			at := col(c)
 			if guarded {
-				at = kernel.Select{Cond: bin("<", at, n), Then: at, Else: bin("-", n, lit(1))}
+				at = kernel.Select{Cond: kernel.Lt(at, n), Then: at, Else: kernel.Sub(n, kernel.Const(1))}
 			}
 			inner = append(inner, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("bv%d", c),
-				Init: kernel.At("b", bin("+", bin("*", q, ldb), at))})
+				Init: kernel.At("b", kernel.Add(kernel.Mul(q, ldb), at))})
 		}
 		for r := 0; r < rows; r++ {
 			inner = append(inner, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("av%d", r),
-				Init: kernel.At("a", bin("+", bin("*", plus(r, r0), lit(kk)), q))})
+				Init: kernel.At("a", kernel.Add(kernel.Mul(plus(r, r0), kernel.Const(kk)), q))})
 		}
 		for r := 0; r < rows; r++ {
 			for c := 0; c < v.Width; c++ {
-				inner = append(inner, kernel.Assign{Name: acc(r, c), Value: bin("+", ref(acc(r, c)),
-					bin("*", ref(fmt.Sprintf("av%d", r)), ref(fmt.Sprintf("bv%d", c))))})
+				inner = append(inner, kernel.Assign{Name: acc(r, c), Value: kernel.Add(kernel.Ref(acc(r, c)),
+					kernel.Mul(kernel.Ref(fmt.Sprintf("av%d", r)), kernel.Ref(fmt.Sprintf("bv%d", c))))})
 			}
 		}
 		if cols[1] > cols[0] {
-			body = append(body, kernel.For{Var: "q", From: lit(cols[0]), To: lit(cols[1]), Body: inner})
+			body = append(body, kernel.For{Var: "q", From: kernel.Const(cols[0]), To: kernel.Const(cols[1]), Body: inner})
 		}
 		for c := 0; c < v.Width; c++ {
 			var stores []kernel.Stmt
 			for r := 0; r < rows; r++ {
-				off := bin("+", bin("*", plus(r, r0), ldc), col(c))
-				var val kernel.Expr = ref(acc(r, c))
+				off := kernel.Add(kernel.Mul(plus(r, r0), ldc), col(c))
+				var val kernel.Expr = kernel.Ref(acc(r, c))
 				switch beta := pb.Beta; {
 				case beta == 1:
-					val = bin("+", val, kernel.At("c", off))
+					val = kernel.Add(val, kernel.At("c", off))
 				case beta != 0:
-					val = bin("+", val, bin("*", kernel.Lit{V: beta}, kernel.At("c", off)))
+					val = kernel.Add(val, kernel.Mul(kernel.Float(beta), kernel.At("c", off)))
 				}
 				stores = append(stores, kernel.Put("c", val, off))
 			}
 			if guarded {
-				stores = []kernel.Stmt{kernel.If{Cond: bin("<", col(c), n), Then: stores}}
+				stores = []kernel.Stmt{kernel.If{Cond: kernel.Lt(col(c), n), Then: stores}}
 			}
 			body = append(body, stores...)
 		}
@@ -154,7 +153,7 @@ func (g *gen) denseHostKernel() {
 		if !v.Prefetch {
 			return []kernel.Stmt{t}
 		}
-		return []kernel.Stmt{kernel.If{Cond: bin("==", localX, lit(0)), Then: g.denseHostPrefetch(r0)}, kernel.Barrier{}, t}
+		return []kernel.Stmt{kernel.If{Cond: kernel.Eq(kernel.LocalX, kernel.Const(0)), Then: g.denseHostPrefetch(r0)}, kernel.Barrier{}, t}
 	}
 	full := m / v.Rows * v.Rows
 	spans, skip := g.denseHostSpans(v.Rows)
@@ -170,7 +169,7 @@ func (g *gen) denseHostKernel() {
 			for i := 0; i < len(spans); {
 				r0 := i * v.Rows
 				if r0+v.Rows > m { // the last tile, short
-					out = append(append(out, tileP(m-r0, lit(r0), guarded, spans[i])...), kernel.Barrier{})
+					out = append(append(out, tileP(m-r0, kernel.Const(r0), guarded, spans[i])...), kernel.Barrier{})
 					break
 				}
 				j := i + 1
@@ -178,10 +177,10 @@ func (g *gen) denseHostKernel() {
 					j++
 				}
 				if j == i+1 {
-					out = append(append(out, tileP(v.Rows, lit(r0), guarded, spans[i])...), kernel.Barrier{})
+					out = append(append(out, tileP(v.Rows, kernel.Const(r0), guarded, spans[i])...), kernel.Barrier{})
 				} else {
-					out = append(out, kernel.For{Var: "t", From: lit(r0), To: lit(j * v.Rows), Step: int64(v.Rows),
-						Body: append(tileP(v.Rows, ref("t"), guarded, spans[i]), kernel.Barrier{})})
+					out = append(out, kernel.For{Var: "t", From: kernel.Const(r0), To: kernel.Const(j * v.Rows), Step: int64(v.Rows),
+						Body: append(tileP(v.Rows, kernel.Ref("t"), guarded, spans[i]), kernel.Barrier{})})
 				}
 				i = j
 			}
@@ -189,20 +188,20 @@ func (g *gen) denseHostKernel() {
 		}
 		switch {
 		case full == v.Rows:
-			out = append(append(out, tileP(v.Rows, lit(0), guarded, all)...), kernel.Barrier{})
+			out = append(append(out, tileP(v.Rows, kernel.Const(0), guarded, all)...), kernel.Barrier{})
 		case full > 0:
-			out = append(out, kernel.For{Var: "t", From: lit(0), To: lit(full), Step: int64(v.Rows),
-				Body: append(tileP(v.Rows, ref("t"), guarded, all), kernel.Barrier{})})
+			out = append(out, kernel.For{Var: "t", From: kernel.Const(0), To: kernel.Const(full), Step: int64(v.Rows),
+				Body: append(tileP(v.Rows, kernel.Ref("t"), guarded, all), kernel.Barrier{})})
 		}
 		if m > full {
-			out = append(append(out, tileP(m-full, lit(full), guarded, all)...), kernel.Barrier{})
+			out = append(append(out, tileP(m-full, kernel.Const(full), guarded, all)...), kernel.Barrier{})
 		}
 		return out
 	}
 	if pb.N > 0 && pb.N%nb == 0 {
 		k.Body = tiles(false)
 	} else {
-		whole := bin("<=", bin("*", bin("+", groupX, lit(1)), lit(nb)), n)
+		whole := kernel.Le(kernel.Mul(kernel.Add(kernel.GroupX, kernel.Const(1)), kernel.Const(nb)), n)
 		k.Body = []kernel.Stmt{kernel.If{Cond: whole, Then: tiles(false), Else: tiles(true)}}
 	}
 	k.Meta["tile"] = fmt.Sprintf("%d×%d", v.Rows, v.Width)
@@ -219,31 +218,32 @@ func (g *gen) denseHostKernel() {
 // idle (docs/rationale.md#cpu-dense-prefetch).
 func (g *gen) denseHostPrefetch(r0 kernel.Expr) []kernel.Stmt {
 	v, m, kk := g.v.(DenseParams), g.m, g.k
-	ref := kernel.Ref
 	nb := v.Block * v.Width
 	line := max(1, 64/g.pb.DType.Bytes()) // elements a cache line
 	n, ldb, ldc := g.nExpr(), g.ldbExpr(), g.ldcExpr()
 	imin := func(x, y kernel.Expr) kernel.Expr {
 		return kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{x, y}}
 	}
-	col := func(base kernel.Expr, l int) kernel.Expr { return imin(plus(l*line, base), bin("-", n, lit(1))) }
+	col := func(base kernel.Expr, l int) kernel.Expr {
+		return imin(plus(l*line, base), kernel.Sub(n, kernel.Const(1)))
+	}
 	tiles := (m + v.Rows - 1) / v.Rows
 	share := (kk + tiles - 1) / tiles
-	next := bin("*", bin("+", groupX, lit(1)), lit(nb))
+	next := kernel.Mul(kernel.Add(kernel.GroupX, kernel.Const(1)), kernel.Const(nb))
 	var bRow []kernel.Stmt
 	for l := 0; l*line < nb; l++ {
-		bRow = append(bRow, kernel.Prefetch{Buf: "b", Index: bin("+", bin("*", ref("pq"), ldb), col(next, l))})
+		bRow = append(bRow, kernel.Prefetch{Buf: "b", Index: kernel.Add(kernel.Mul(kernel.Ref("pq"), ldb), col(next, l))})
 	}
-	first := bin("*", bin("/", r0, lit(v.Rows)), lit(share))
-	out := []kernel.Stmt{kernel.For{Var: "pq", From: first, To: imin(bin("+", first, lit(share)), lit(kk)), Body: bRow}}
+	first := kernel.Mul(kernel.Div(r0, kernel.Const(v.Rows)), kernel.Const(share))
+	out := []kernel.Stmt{kernel.For{Var: "pq", From: first, To: imin(kernel.Add(first, kernel.Const(share)), kernel.Const(kk)), Body: bRow}}
 	// The next tile: rows r0 + Rows … of this block, or past the last
 	// tile rows 0 … of the next.
-	wrap := bin(">=", plus(v.Rows, r0), lit(m))
-	base := kernel.Select{Cond: wrap, Then: next, Else: bin("*", groupX, lit(nb))}
+	wrap := kernel.Ge(plus(v.Rows, r0), kernel.Const(m))
+	base := kernel.Select{Cond: wrap, Then: next, Else: kernel.Mul(kernel.GroupX, kernel.Const(nb))}
 	for r := range v.Rows {
-		row := kernel.Select{Cond: wrap, Then: lit(min(r, m-1)), Else: imin(plus(v.Rows+r, r0), lit(m-1))}
+		row := kernel.Select{Cond: wrap, Then: kernel.Const(min(r, m-1)), Else: imin(plus(v.Rows+r, r0), kernel.Const(m-1))}
 		for l := 0; l*line < nb; l++ {
-			out = append(out, kernel.Prefetch{Buf: "c", Index: bin("+", bin("*", row, ldc), col(base, l)), Write: true})
+			out = append(out, kernel.Prefetch{Buf: "c", Index: kernel.Add(kernel.Mul(row, ldc), col(base, l)), Write: true})
 		}
 	}
 	return out

@@ -751,7 +751,7 @@ type dmmaBuilder struct {
 // a real: thread and shared-memory indices stay 32-bit in kernels whose
 // offsets into B and C need 64 bits.
 func dmmaIdx(name string, init kernel.Expr) kernel.Stmt {
-	return kernel.Decl{Type: kernel.Index, Name: name, Init: init}
+	return kernel.DeclIndex(name, init)
 }
 
 func dmmaI32(name string, init kernel.Expr) kernel.Stmt {
@@ -759,12 +759,12 @@ func dmmaI32(name string, init kernel.Expr) kernel.Stmt {
 }
 
 func dmmaReal(name string, init kernel.Expr) kernel.Stmt {
-	return kernel.Decl{Type: kernel.Real, Name: name, Init: init}
+	return kernel.DeclReal(name, init)
 }
 
 // dmmaScope wraps statements in a block of their own (names declared in it
 // end with it).
-func dmmaScope(ss ...kernel.Stmt) kernel.Stmt { return kernel.If{Cond: lit(1), Then: ss} }
+func dmmaScope(ss ...kernel.Stmt) kernel.Stmt { return kernel.If{Cond: kernel.Const(1), Then: ss} }
 
 func (b *dmmaBuilder) acc(i, j, e int) string { return fmt.Sprintf("acc%d_%d_%d", i, j, e) }
 
@@ -776,7 +776,7 @@ func (b *dmmaBuilder) guard(q, total int, st ...kernel.Stmt) []kernel.Stmt {
 	if (q+1)*b.l.threads <= total {
 		return st
 	}
-	return []kernel.Stmt{kernel.If{Cond: bin("<", b.elem(q), lit(total)), Then: st}}
+	return []kernel.Stmt{kernel.If{Cond: kernel.Lt(b.elem(q), kernel.Const(total)), Then: st}}
 }
 
 // aValue is element e of ash in the A-fragment order: (k-step s, band,
@@ -790,46 +790,46 @@ func (b *dmmaBuilder) aValue(e, c0 kernel.Expr) ([]kernel.Stmt, kernel.Expr) {
 	l, sh := b.l, b.l.sh
 	m, kk := b.g.m, b.g.k
 	r := sh.M / 8
-	x := bin("%", e, lit(l.na))
-	ln := bin("%", bin("/", e, lit(l.na)), lit(32))
-	band := bin("%", bin("/", e, lit(32*l.na)), lit(l.bands))
-	step := bin("/", e, lit(32*l.na*l.bands))
+	x := kernel.Rem(e, kernel.Const(l.na))
+	ln := kernel.Rem(kernel.Div(e, kernel.Const(l.na)), kernel.Const(32))
+	band := kernel.Rem(kernel.Div(e, kernel.Const(32*l.na)), kernel.Const(l.bands))
+	step := kernel.Div(e, kernel.Const(32*l.na*l.bands))
 	tf32 := l.hiLo
 	if tf32 {
 		// x = (e / 128 mod aw/4)·4 + e mod 4: hi while x < na.
-		x = bin("+", bin("*", bin("%", bin("/", e, lit(32*l.vec)), lit(l.aw/l.vec)), lit(l.vec)), bin("%", e, lit(l.vec)))
-		ln = bin("%", bin("/", e, lit(l.vec)), lit(32))
-		band = bin("%", bin("/", e, lit(32*l.aw)), lit(l.bands))
-		step = bin("/", e, lit(32*l.aw*l.bands))
+		x = kernel.Add(kernel.Mul(kernel.Rem(kernel.Div(e, kernel.Const(32*l.vec)), kernel.Const(l.aw/l.vec)), kernel.Const(l.vec)), kernel.Rem(e, kernel.Const(l.vec)))
+		ln = kernel.Rem(kernel.Div(e, kernel.Const(l.vec)), kernel.Const(32))
+		band = kernel.Rem(kernel.Div(e, kernel.Const(32*l.aw)), kernel.Const(l.bands))
+		step = kernel.Div(e, kernel.Const(32*l.aw*l.bands))
 	}
 	var decls []kernel.Stmt
 	if tf32 {
 		decls = append(decls, dmmaI32("ax", x))
-		x = bin("%", kernel.Ref("ax"), lit(l.na))
+		x = kernel.Rem(kernel.Ref("ax"), kernel.Const(l.na))
 	}
-	row := bin("+", bin("+", bin("*", band, lit(sh.M)), bin("/", ln, lit(4))), bin("*", bin("%", x, lit(r)), lit(8)))
-	col := bin("+", bin("+", bin("*", step, lit(sh.K)), bin("%", ln, lit(4))), bin("*", bin("/", x, lit(r)), lit(4)))
+	row := kernel.Add(kernel.Add(kernel.Mul(band, kernel.Const(sh.M)), kernel.Div(ln, kernel.Const(4))), kernel.Mul(kernel.Rem(x, kernel.Const(r)), kernel.Const(8)))
+	col := kernel.Add(kernel.Add(kernel.Mul(step, kernel.Const(sh.K)), kernel.Rem(ln, kernel.Const(4))), kernel.Mul(kernel.Div(x, kernel.Const(r)), kernel.Const(4)))
 	acol := kernel.Expr(kernel.Ref("acol"))
 	if c0 != nil {
-		acol = bin("+", c0, acol)
+		acol = kernel.Add(c0, acol)
 	}
-	cond := bin("<", acol, lit(kk))
+	cond := kernel.Lt(acol, kernel.Const(kk))
 	if l.groups*l.mp > m {
-		cond = bin("&&", bin("<", kernel.Ref("arow"), lit(m)), cond)
+		cond = kernel.And(kernel.Lt(kernel.Ref("arow"), kernel.Const(m)), cond)
 	}
 	if l.groups > 1 {
-		row = bin("+", kernel.Ref("row0"), row)
+		row = kernel.Add(kernel.Ref("row0"), row)
 	}
-	load := kernel.At("a", bin("+", bin("*", kernel.Ref("arow"), lit(kk)), acol))
+	load := kernel.At("a", kernel.Add(kernel.Mul(kernel.Ref("arow"), kernel.Const(kk)), acol))
 	decls = append(decls, dmmaI32("arow", row), dmmaI32("acol", col))
-	val := kernel.Expr(kernel.Select{Cond: cond, Then: load, Else: kernel.Lit{V: 0}})
+	val := kernel.Expr(kernel.Select{Cond: cond, Then: load, Else: kernel.Float(0)})
 	if !tf32 {
 		return decls, val
 	}
 	// The split: hi = tf32(a), lo = tf32(a − hi).
 	decls = append(decls, dmmaReal("aval", val), dmmaReal("ahi", tf32Of(kernel.Ref("aval"))))
-	return decls, kernel.Select{Cond: bin("<", kernel.Ref("ax"), lit(l.na)), Then: kernel.Ref("ahi"),
-		Else: tf32Of(bin("-", kernel.Ref("aval"), kernel.Ref("ahi")))}
+	return decls, kernel.Select{Cond: kernel.Lt(kernel.Ref("ax"), kernel.Const(l.na)), Then: kernel.Ref("ahi"),
+		Else: tf32Of(kernel.Sub(kernel.Ref("aval"), kernel.Ref("ahi")))}
 }
 
 // copyA copies the chunk of α·A from column c0 into buffer buf of ash
@@ -872,8 +872,8 @@ func (b *dmmaBuilder) forB(row0, col0 kernel.Expr, put func(q int, e, in, at ker
 	if offset32(b.l.chunks*b.v.Chunk, b.g.pb.LDB) {
 		decl = dmmaI32
 	}
-	in := bin("&&", bin("<", kernel.Ref("brow"), lit(b.g.k)), bin("<", kernel.Ref("bcol"), n))
-	at := bin("+", bin("*", kernel.Ref("brow"), ldb), kernel.Ref("bcol"))
+	in := kernel.And(kernel.Lt(kernel.Ref("brow"), kernel.Const(b.g.k)), kernel.Lt(kernel.Ref("bcol"), n))
+	at := kernel.Add(kernel.Mul(kernel.Ref("brow"), ldb), kernel.Ref("bcol"))
 	var out []kernel.Stmt
 	if b.v.Apart {
 		// Each column group (the wm warps of one wc) copies its own
@@ -882,14 +882,14 @@ func (b *dmmaBuilder) forB(row0, col0 kernel.Expr, put func(q int, e, in, at ker
 		total := b.v.Chunk * gcols
 		for q := 0; q < (total+gthreads-1)/gthreads; q++ {
 			eg := plus(q*gthreads, kernel.Ref("gtid"))
-			e := bin("+", bin("*", bin("/", eg, lit(gcols)), lit(b.l.cols)), bin("+", bin("*", kernel.Ref("wc"), lit(gcols)), bin("%", eg, lit(gcols))))
+			e := kernel.Add(kernel.Mul(kernel.Div(eg, kernel.Const(gcols)), kernel.Const(b.l.cols)), kernel.Add(kernel.Mul(kernel.Ref("wc"), kernel.Const(gcols)), kernel.Rem(eg, kernel.Const(gcols))))
 			st := dmmaScope(
-				decl("brow", bin("+", row0, bin("/", e, lit(b.l.cols)))),
-				decl("bcol", bin("+", col0, bin("%", e, lit(b.l.cols)))),
+				decl("brow", kernel.Add(row0, kernel.Div(e, kernel.Const(b.l.cols)))),
+				decl("bcol", kernel.Add(col0, kernel.Rem(e, kernel.Const(b.l.cols)))),
 				put(q, e, in, at),
 			)
 			if (q+1)*gthreads > total {
-				st = kernel.If{Cond: bin("<", eg, lit(total)), Then: []kernel.Stmt{st}}
+				st = kernel.If{Cond: kernel.Lt(eg, kernel.Const(total)), Then: []kernel.Stmt{st}}
 			}
 			out = append(out, st)
 		}
@@ -898,8 +898,8 @@ func (b *dmmaBuilder) forB(row0, col0 kernel.Expr, put func(q int, e, in, at ker
 	for q := 0; q < b.bRounds(); q++ {
 		e := b.elem(q)
 		out = append(out, b.guard(q, b.bChunk(), dmmaScope(
-			decl("brow", bin("+", row0, bin("/", e, lit(b.l.cols)))),
-			decl("bcol", bin("+", col0, bin("%", e, lit(b.l.cols)))),
+			decl("brow", kernel.Add(row0, kernel.Div(e, kernel.Const(b.l.cols)))),
+			decl("bcol", kernel.Add(col0, kernel.Rem(e, kernel.Const(b.l.cols)))),
 			put(q, e, in, at),
 		))...)
 	}
@@ -910,7 +910,7 @@ func (b *dmmaBuilder) forB(row0, col0 kernel.Expr, put func(q int, e, in, at ker
 // row row0 + e / cols, column col0 + e % cols, zero past k and n.
 func (b *dmmaBuilder) loadB(set string, row0, col0 kernel.Expr) []kernel.Stmt {
 	return b.forB(row0, col0, func(q int, _, in, at kernel.Expr) kernel.Stmt {
-		return kernel.Assign{Name: fmt.Sprintf("%s%d", set, q), Value: kernel.Select{Cond: in, Then: kernel.At("b", at), Else: kernel.Lit{V: 0}}}
+		return kernel.Assign{Name: fmt.Sprintf("%s%d", set, q), Value: kernel.Select{Cond: in, Then: kernel.At("b", at), Else: kernel.Float(0)}}
 	})
 }
 
@@ -919,7 +919,7 @@ func (b *dmmaBuilder) loadB(set string, row0, col0 kernel.Expr) []kernel.Stmt {
 // e % cols.
 func (b *dmmaBuilder) copyB(buf, row0, col0 kernel.Expr) []kernel.Stmt {
 	return b.forB(row0, col0, func(_ int, e, in, at kernel.Expr) kernel.Stmt {
-		dst := bin("+", bin("*", bin("/", e, lit(b.l.cols)), lit(b.l.stride)), bin("%", e, lit(b.l.cols)))
+		dst := kernel.Add(kernel.Mul(kernel.Div(e, kernel.Const(b.l.cols)), kernel.Const(b.l.stride)), kernel.Rem(e, kernel.Const(b.l.cols)))
 		return kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{buf, dst}, Src: "b", SrcIndex: at, Cond: in}
 	})
 }
@@ -930,13 +930,13 @@ func (b *dmmaBuilder) storeB(set string) []kernel.Stmt {
 	var out []kernel.Stmt
 	for q := 0; q < b.bRounds(); q++ {
 		e := b.elem(q)
-		at := bin("+", bin("*", bin("/", e, lit(b.l.cols)), lit(b.l.stride)), bin("%", e, lit(b.l.cols)))
+		at := kernel.Add(kernel.Mul(kernel.Div(e, kernel.Const(b.l.cols)), kernel.Const(b.l.stride)), kernel.Rem(e, kernel.Const(b.l.cols)))
 		val := kernel.Ref(fmt.Sprintf("%s%d", set, q))
 		var st kernel.Stmt = kernel.Put("bsh", val, kernel.Ref("buf"), at)
 		if b.l.stageB {
 			st = dmmaScope(dmmaReal("bhi", tf32Of(val)),
-				kernel.Put("bsh", kernel.Ref("bhi"), kernel.Ref("buf"), bin("*", at, lit(2))),
-				kernel.Put("bsh", tf32Of(bin("-", val, kernel.Ref("bhi"))), kernel.Ref("buf"), plus(1, bin("*", at, lit(2)))))
+				kernel.Put("bsh", kernel.Ref("bhi"), kernel.Ref("buf"), kernel.Mul(at, kernel.Const(2))),
+				kernel.Put("bsh", tf32Of(kernel.Sub(val, kernel.Ref("bhi"))), kernel.Ref("buf"), plus(1, kernel.Mul(at, kernel.Const(2)))))
 		}
 		out = append(out, b.guard(q, b.bChunk(), st)...)
 	}
@@ -958,12 +958,12 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 	for i := 0; i < v.Rows; i++ {
 		// ash[((step·bands + wr·Mt + i)·32 + lane)·na + x], in TF32
 		// ash[(((step·bands + wr·Mt + i)·aw/4 + x/4)·32 + lane)·4 + x%4]
-		band := bin("+", bin("*", aStep, lit(l.bands)), plus(i, bin("*", kernel.Ref("wr"), lit(v.Rows))))
-		base := bin("*", bin("+", bin("*", band, lit(32)), kernel.Ref("lane")), lit(l.na))
+		band := kernel.Add(kernel.Mul(aStep, kernel.Const(l.bands)), plus(i, kernel.Mul(kernel.Ref("wr"), kernel.Const(v.Rows))))
+		base := kernel.Mul(kernel.Add(kernel.Mul(band, kernel.Const(32)), kernel.Ref("lane")), kernel.Const(l.na))
 		for x := 0; x < l.aw; x++ {
 			at := []kernel.Expr{plus(x, base)}
 			if l.hiLo {
-				at = []kernel.Expr{plus(x%l.vec, bin("*", bin("+", bin("*", plus(x/l.vec, bin("*", band, lit(l.aw/l.vec))), lit(32)), kernel.Ref("lane")), lit(l.vec)))}
+				at = []kernel.Expr{plus(x%l.vec, kernel.Mul(kernel.Add(kernel.Mul(plus(x/l.vec, kernel.Mul(band, kernel.Const(l.aw/l.vec))), kernel.Const(32)), kernel.Ref("lane")), kernel.Const(l.vec)))}
 			}
 			if aBuf != nil {
 				at = append([]kernel.Expr{aBuf}, at...)
@@ -977,13 +977,13 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 	}
 	for j := 0; j < v.Width; j++ {
 		// bsh[buf][(s·K + tig + 4x)·stride + (wc·Nt + j)·8 + grp]
-		col := bin("+", bin("*", plus(j, bin("*", kernel.Ref("wc"), lit(v.Width))), lit(sh.N)), kernel.Ref("grp"))
+		col := kernel.Add(kernel.Mul(plus(j, kernel.Mul(kernel.Ref("wc"), kernel.Const(v.Width))), kernel.Const(sh.N)), kernel.Ref("grp"))
 		for x := 0; x < l.nb; x++ {
-			row := plus(4*x, bin("+", bin("*", kernel.Ref("s"), lit(sh.K)), kernel.Ref("tig")))
-			at := bin("+", bin("*", row, lit(l.stride)), col)
+			row := plus(4*x, kernel.Add(kernel.Mul(kernel.Ref("s"), kernel.Const(sh.K)), kernel.Ref("tig")))
+			at := kernel.Add(kernel.Mul(row, kernel.Const(l.stride)), col)
 			if l.stageB { // hi and lo, as bh… and bl… below
-				out = append(out, dmmaReal(fmt.Sprintf("bh%d_%d", j, x), kernel.At("bsh", kernel.Ref("buf"), bin("*", at, lit(2)))),
-					dmmaReal(fmt.Sprintf("bl%d_%d", j, x), kernel.At("bsh", kernel.Ref("buf"), plus(1, bin("*", at, lit(2))))))
+				out = append(out, dmmaReal(fmt.Sprintf("bh%d_%d", j, x), kernel.At("bsh", kernel.Ref("buf"), kernel.Mul(at, kernel.Const(2)))),
+					dmmaReal(fmt.Sprintf("bl%d_%d", j, x), kernel.At("bsh", kernel.Ref("buf"), plus(1, kernel.Mul(at, kernel.Const(2))))))
 				continue
 			}
 			out = append(out, dmmaReal(bv(j, x), kernel.At("bsh", kernel.Ref("buf"), at)))
@@ -1017,7 +1017,7 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 		for j := 0; j < v.Width && !l.stageB; j++ {
 			for x := 0; x < l.nb; x++ {
 				out = append(out, dmmaReal(bh(j, x), tf32Of(kernel.Ref(bv(j, x)))),
-					dmmaReal(bl(j, x), bin("-", kernel.Ref(bv(j, x)), kernel.Ref(bh(j, x)))))
+					dmmaReal(bl(j, x), kernel.Sub(kernel.Ref(bv(j, x)), kernel.Ref(bh(j, x)))))
 			}
 		}
 		hi := func(i int) func(int) string { return func(x int) string { return av(i, x) } }
@@ -1028,7 +1028,7 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 			for i := 0; i < v.Rows; i++ {
 				for x := 0; x < l.na; x++ {
 					out = append(out, dmmaReal(ah(i, x), tf32Of(kernel.Ref(av(i, x)))),
-						dmmaReal(al(i, x), bin("-", kernel.Ref(av(i, x)), kernel.Ref(ah(i, x)))))
+						dmmaReal(al(i, x), kernel.Sub(kernel.Ref(av(i, x)), kernel.Ref(ah(i, x)))))
 				}
 			}
 			hi = func(i int) func(int) string { return func(x int) string { return ah(i, x) } }
@@ -1046,7 +1046,7 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 			}
 		}
 	}
-	loop := kernel.For{Var: "s", From: lit(0), To: lit(l.steps), Body: out}
+	loop := kernel.For{Var: "s", From: kernel.Const(0), To: kernel.Const(l.steps), Body: out}
 	if u := b.unroll(); u == 0 || v.RegA { // RegA: areg's indices known at compile time
 		loop.Unroll = true
 	} else {
@@ -1058,7 +1058,7 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 // aReg is the index in areg of element x of fragment i of k-step step
 // (RegA): (step·Mt + i)·na + x.
 func (b *dmmaBuilder) aReg(step kernel.Expr, i, x int) kernel.Expr {
-	return plus(x, bin("*", plus(i, bin("*", step, lit(b.v.Rows))), lit(b.l.na)))
+	return plus(x, kernel.Mul(plus(i, kernel.Mul(step, kernel.Const(b.v.Rows))), kernel.Const(b.l.na)))
 }
 
 // fillRegA declares areg, a thread's α·A fragments of every k-step
@@ -1069,16 +1069,16 @@ func (b *dmmaBuilder) fillRegA() []kernel.Stmt {
 	v, l := b.v, b.l
 	n := v.Rows * l.steps * l.na
 	// f = (s·Mt + i)·na + x
-	s := bin("/", kernel.Ref("f"), lit(v.Rows*l.na))
-	i := bin("%", bin("/", kernel.Ref("f"), lit(l.na)), lit(v.Rows))
-	x := bin("%", kernel.Ref("f"), lit(l.na))
-	band := bin("+", bin("*", s, lit(l.bands)), bin("+", bin("*", kernel.Ref("wr"), lit(v.Rows)), i))
-	e := bin("+", bin("*", bin("+", bin("*", band, lit(32)), kernel.Ref("lane")), lit(l.na)), x)
+	s := kernel.Div(kernel.Ref("f"), kernel.Const(v.Rows*l.na))
+	i := kernel.Rem(kernel.Div(kernel.Ref("f"), kernel.Const(l.na)), kernel.Const(v.Rows))
+	x := kernel.Rem(kernel.Ref("f"), kernel.Const(l.na))
+	band := kernel.Add(kernel.Mul(s, kernel.Const(l.bands)), kernel.Add(kernel.Mul(kernel.Ref("wr"), kernel.Const(v.Rows)), i))
+	e := kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(band, kernel.Const(32)), kernel.Ref("lane")), kernel.Const(l.na)), x)
 	decls, val := b.aValue(e, nil)
 	return []kernel.Stmt{
 		kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d: this warp's fragments of all %d k-steps into its registers, once", b.g.m, b.g.k, l.steps)},
 		kernel.Decl{Type: kernel.Real, Name: "areg", Dims: []int{n}},
-		kernel.For{Var: "f", From: lit(0), To: lit(n), Unroll: true, Body: append(decls, kernel.Put("areg", val, kernel.Ref("f")))},
+		kernel.For{Var: "f", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: append(decls, kernel.Put("areg", val, kernel.Ref("f")))},
 	}
 }
 
@@ -1185,18 +1185,18 @@ func (b *dmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 	}
 	// where declares the pair's row, column and offset into C.
 	where := func(pr pair) []kernel.Stmt {
-		row := bin("+", bin("*", plus(pr.i, bin("*", kernel.Ref("wr"), lit(v.Rows))), lit(sh.M)), plus(8*pr.p, kernel.Ref("grp")))
+		row := kernel.Add(kernel.Mul(plus(pr.i, kernel.Mul(kernel.Ref("wr"), kernel.Const(v.Rows))), kernel.Const(sh.M)), plus(8*pr.p, kernel.Ref("grp")))
 		if l.groups > 1 {
-			row = bin("+", kernel.Ref("row0"), row)
+			row = kernel.Add(kernel.Ref("row0"), row)
 		}
-		col := bin("+", j0, bin("+", bin("*", plus(pr.j, bin("*", kernel.Ref("wc"), lit(v.Width))), lit(sh.N)), bin("*", kernel.Ref("tig"), lit(2))))
+		col := kernel.Add(j0, kernel.Add(kernel.Mul(plus(pr.j, kernel.Mul(kernel.Ref("wc"), kernel.Const(v.Width))), kernel.Const(sh.N)), kernel.Mul(kernel.Ref("tig"), kernel.Const(2))))
 		return []kernel.Stmt{decl("crow"+pr.q, row), decl("ccol"+pr.q, col),
-			decl("cat"+pr.q, bin("+", bin("*", kernel.Ref("crow"+pr.q), ldc), kernel.Ref("ccol"+pr.q)))}
+			decl("cat"+pr.q, kernel.Add(kernel.Mul(kernel.Ref("crow"+pr.q), ldc), kernel.Ref("ccol"+pr.q)))}
 	}
 	// guard keeps rows past m out.
 	guard := func(pr pair, inner []kernel.Stmt) []kernel.Stmt {
 		if l.groups*l.mp > b.g.m {
-			return []kernel.Stmt{kernel.If{Cond: bin("<", kernel.Ref("crow"+pr.q), lit(b.g.m)), Then: inner}}
+			return []kernel.Stmt{kernel.If{Cond: kernel.Lt(kernel.Ref("crow"+pr.q), kernel.Const(b.g.m)), Then: inner}}
 		}
 		return inner
 	}
@@ -1207,9 +1207,9 @@ func (b *dmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 		withBeta := func(x int, old kernel.Expr) kernel.Expr {
 			switch {
 			case beta == 1:
-				return bin("+", vals[x], old)
+				return kernel.Add(vals[x], old)
 			case beta != 0:
-				return bin("+", vals[x], bin("*", kernel.Lit{V: beta}, old))
+				return kernel.Add(vals[x], kernel.Mul(kernel.Float(beta), old))
 			}
 			return vals[x]
 		}
@@ -1221,8 +1221,8 @@ func (b *dmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 		ccol := kernel.Ref("ccol" + pr.q)
 		if !vec {
 			return []kernel.Stmt{
-				kernel.If{Cond: bin("<", ccol, n), Then: []kernel.Stmt{scalar(0)}},
-				kernel.If{Cond: bin("<", plus(1, ccol), n), Then: []kernel.Stmt{scalar(1)}},
+				kernel.If{Cond: kernel.Lt(ccol, n), Then: []kernel.Stmt{scalar(0)}},
+				kernel.If{Cond: kernel.Lt(plus(1, ccol), n), Then: []kernel.Stmt{scalar(1)}},
 			}
 		}
 		src := []kernel.Expr{withBeta(0, nil), withBeta(1, nil)}
@@ -1233,8 +1233,8 @@ func (b *dmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 		// first element stored on both paths splits the vector store
 		// to share it.
 		return []kernel.Stmt{
-			kernel.If{Cond: bin("<", plus(1, ccol), n), Then: []kernel.Stmt{kernel.VecStore{Buf: "c", Index: cat, Src: src}}},
-			kernel.If{Cond: bin("==", plus(1, ccol), n), Then: []kernel.Stmt{scalar(0)}},
+			kernel.If{Cond: kernel.Lt(plus(1, ccol), n), Then: []kernel.Stmt{kernel.VecStore{Buf: "c", Index: cat, Src: src}}},
+			kernel.If{Cond: kernel.Eq(plus(1, ccol), n), Then: []kernel.Stmt{scalar(0)}},
 		}
 	}
 	var out []kernel.Stmt
@@ -1253,8 +1253,8 @@ func (b *dmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 			pr.q = fmt.Sprint(q)
 			c0, c1 := "cv"+pr.q+"_0", "cv"+pr.q+"_1"
 			loads = append(loads, where(*pr)...)
-			loads = append(loads, dmmaReal(c0, kernel.Lit{V: 0}), dmmaReal(c1, kernel.Lit{V: 0}))
-			loads = append(loads, guard(*pr, []kernel.Stmt{kernel.If{Cond: bin("<", plus(1, kernel.Ref("ccol"+pr.q)), n),
+			loads = append(loads, dmmaReal(c0, kernel.Float(0)), dmmaReal(c1, kernel.Float(0)))
+			loads = append(loads, guard(*pr, []kernel.Stmt{kernel.If{Cond: kernel.Lt(plus(1, kernel.Ref("ccol"+pr.q)), n),
 				Then: []kernel.Stmt{kernel.VecLoad{Dst: []string{c0, c1}, Buf: "c", Index: kernel.Ref("cat" + pr.q)}}}})...)
 			stores = append(stores, guard(*pr, store(*pr, []kernel.Expr{kernel.Ref(c0), kernel.Ref(c1)}))...)
 		}
@@ -1312,30 +1312,30 @@ func (g *gen) dmmaKernel() {
 		k.Shared = k.Shared[1:]
 	}
 	body := []kernel.Stmt{
-		dmmaI32("tid", localX),
-		dmmaI32("lane", bin("%", kernel.Ref("tid"), lit(32))),
-		dmmaI32("warp", bin("/", kernel.Ref("tid"), lit(32))),
-		dmmaI32("grp", bin("/", kernel.Ref("lane"), lit(4))),
-		dmmaI32("tig", bin("%", kernel.Ref("lane"), lit(4))),
-		dmmaI32("wr", bin("/", kernel.Ref("warp"), lit(l.wn))),
-		dmmaI32("wc", bin("%", kernel.Ref("warp"), lit(l.wn))),
+		dmmaI32("tid", kernel.LocalX),
+		dmmaI32("lane", kernel.Rem(kernel.Ref("tid"), kernel.Const(32))),
+		dmmaI32("warp", kernel.Div(kernel.Ref("tid"), kernel.Const(32))),
+		dmmaI32("grp", kernel.Div(kernel.Ref("lane"), kernel.Const(4))),
+		dmmaI32("tig", kernel.Rem(kernel.Ref("lane"), kernel.Const(4))),
+		dmmaI32("wr", kernel.Div(kernel.Ref("warp"), kernel.Const(l.wn))),
+		dmmaI32("wc", kernel.Rem(kernel.Ref("warp"), kernel.Const(l.wn))),
 	}
 	if v.Apart {
 		// A column group's warps are adjacent, so that its barrier
 		// takes consecutive threads.
-		body[5] = dmmaI32("wr", bin("%", kernel.Ref("warp"), lit(l.wm)))
-		body[6] = dmmaI32("wc", bin("/", kernel.Ref("warp"), lit(l.wm)))
-		body = append(body, dmmaI32("gtid", bin("%", kernel.Ref("tid"), lit(32*l.wm))))
+		body[5] = dmmaI32("wr", kernel.Rem(kernel.Ref("warp"), kernel.Const(l.wm)))
+		body[6] = dmmaI32("wc", kernel.Div(kernel.Ref("warp"), kernel.Const(l.wm)))
+		body = append(body, dmmaI32("gtid", kernel.Rem(kernel.Ref("tid"), kernel.Const(32*l.wm))))
 	}
 	if l.groups > 1 {
 		// The block's group of rows: the groups of a tile of columns
 		// are adjacent blocks, so that the later ones read B from L2.
-		body = append(body, dmmaI32("row0", bin("*", kernel.Cast{To: kernel.Int32, X: bin("%", groupX, lit(l.groups))}, lit(l.mp))))
+		body = append(body, dmmaI32("row0", kernel.Mul(kernel.Cast{To: kernel.Int32, X: kernel.Rem(kernel.GroupX, kernel.Const(l.groups))}, kernel.Const(l.mp))))
 	}
 	for i := 0; i < v.Rows; i++ {
 		for j := 0; j < v.Width; j++ {
 			for e := 0; e < l.nc; e++ {
-				body = append(body, dmmaReal(b.acc(i, j, e), kernel.Lit{V: 0}))
+				body = append(body, dmmaReal(b.acc(i, j, e), kernel.Float(0)))
 			}
 		}
 	}
@@ -1363,9 +1363,9 @@ func (g *gen) dmmaKernel() {
 // index with the rows split over RowGroups blocks.
 func (b *dmmaBuilder) colBlock() kernel.Expr {
 	if b.l.groups > 1 {
-		return bin("/", groupX, lit(b.l.groups))
+		return kernel.Div(kernel.GroupX, kernel.Const(b.l.groups))
 	}
-	return groupX
+	return kernel.GroupX
 }
 
 // streamedBody is a block's one tile with α·A streamed beside B.
@@ -1373,7 +1373,7 @@ func (b *dmmaBuilder) streamedBody() []kernel.Stmt {
 	v, l := b.v, b.l
 	T := l.threads
 	pa := (l.aLen + T - 1) / T
-	body := []kernel.Stmt{dmmaIdx("j0", bin("*", b.colBlock(), lit(l.cols)))}
+	body := []kernel.Stmt{dmmaIdx("j0", kernel.Mul(b.colBlock(), kernel.Const(l.cols)))}
 	for q := 0; q < pa; q++ {
 		body = append(body, dmmaReal(fmt.Sprintf("pa%d", q), nil))
 	}
@@ -1388,19 +1388,19 @@ func (b *dmmaBuilder) streamedBody() []kernel.Stmt {
 		return append(out, b.loadB("pb", c0, kernel.Ref("j0"))...)
 	}
 	body = append(body, kernel.Comment{Text: fmt.Sprintf("columns 0..%d of alpha*A and rows of B, %d at a time, through two buffers", b.g.k-1, v.Chunk)})
-	body = append(body, load(lit(0))...)
-	chunk := []kernel.Stmt{dmmaI32("buf", bin("%", kernel.Ref("kc"), lit(2)))}
+	body = append(body, load(kernel.Const(0))...)
+	chunk := []kernel.Stmt{dmmaI32("buf", kernel.Rem(kernel.Ref("kc"), kernel.Const(2)))}
 	for q := 0; q < pa; q++ {
 		chunk = append(chunk, b.guard(q, l.aLen, kernel.Put("ash", kernel.Ref(fmt.Sprintf("pa%d", q)), kernel.Ref("buf"), b.elem(q)))...)
 	}
 	chunk = append(chunk, b.storeB("pb")...)
 	chunk = append(chunk, kernel.Barrier{})
 	if l.chunks > 1 {
-		chunk = append(chunk, kernel.If{Cond: bin("<", kernel.Ref("kc"), lit(l.chunks-1)),
-			Then: load(bin("*", plus(1, kernel.Ref("kc")), lit(v.Chunk)))})
+		chunk = append(chunk, kernel.If{Cond: kernel.Lt(kernel.Ref("kc"), kernel.Const(l.chunks-1)),
+			Then: load(kernel.Mul(plus(1, kernel.Ref("kc")), kernel.Const(v.Chunk)))})
 	}
 	chunk = append(chunk, b.step(kernel.Ref("s"), kernel.Ref("buf"))...)
-	body = append(body, kernel.For{Var: "kc", From: lit(0), To: lit(l.chunks), Body: chunk})
+	body = append(body, kernel.For{Var: "kc", From: kernel.Const(0), To: kernel.Const(l.chunks), Body: chunk})
 	return append(body, b.epilogue(kernel.Ref("j0"))...)
 }
 
@@ -1410,9 +1410,9 @@ func (b *dmmaBuilder) streamedBody() []kernel.Stmt {
 func (b *dmmaBuilder) blockTiles() []kernel.Stmt {
 	v, cols := b.v, b.l.cols
 	return []kernel.Stmt{
-		dmmaIdx("t0", bin("*", b.colBlock(), lit(v.Block))),
-		dmmaIdx("tiles", bin("/", bin("-", plus(cols-1, b.g.nExpr()), bin("*", kernel.Ref("t0"), lit(cols))), lit(cols))),
-		kernel.If{Cond: bin(">", kernel.Ref("tiles"), lit(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: lit(v.Block)}}},
+		dmmaIdx("t0", kernel.Mul(b.colBlock(), kernel.Const(v.Block))),
+		dmmaIdx("tiles", kernel.Div(kernel.Sub(plus(cols-1, b.g.nExpr()), kernel.Mul(kernel.Ref("t0"), kernel.Const(cols))), kernel.Const(cols))),
+		kernel.If{Cond: kernel.Gt(kernel.Ref("tiles"), kernel.Const(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: kernel.Const(v.Block)}}},
 	}
 }
 
@@ -1420,15 +1420,15 @@ func (b *dmmaBuilder) blockTiles() []kernel.Stmt {
 // zeroes them for the next tile.
 func (b *dmmaBuilder) tileDone() kernel.Stmt {
 	v, l := b.v, b.l
-	last := b.epilogue(bin("*", bin("+", kernel.Ref("t0"), bin("/", kernel.Ref("q"), lit(l.chunks))), lit(l.cols)))
+	last := b.epilogue(kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(kernel.Ref("q"), kernel.Const(l.chunks))), kernel.Const(l.cols)))
 	for i := 0; i < v.Rows; i++ {
 		for j := 0; j < v.Width; j++ {
 			for e := 0; e < l.nc; e++ {
-				last = append(last, kernel.Assign{Name: b.acc(i, j, e), Value: kernel.Lit{V: 0}})
+				last = append(last, kernel.Assign{Name: b.acc(i, j, e), Value: kernel.Float(0)})
 			}
 		}
 	}
-	return kernel.If{Cond: bin("==", kernel.Ref("kc"), lit(l.chunks-1)), Then: last}
+	return kernel.If{Cond: kernel.Eq(kernel.Ref("kc"), kernel.Const(l.chunks-1)), Then: last}
 }
 
 // residentBody stages α·A once, then runs the chunks of B of the block's
@@ -1440,22 +1440,22 @@ func (b *dmmaBuilder) residentBody() []kernel.Stmt {
 	decls, val := b.aValue(kernel.Ref("e"), nil)
 	body := append(b.blockTiles(),
 		kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d, into shared memory once, in the A-fragment order (zero past m and k)", b.g.m, b.g.k)},
-		kernel.For{Var: "e", From: kernel.Ref("tid"), To: lit(l.aLen), Step: int64(T), Body: append(decls, kernel.Put("ash", val, kernel.Ref("e")))},
+		kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const(l.aLen), Step: int64(T), Body: append(decls, kernel.Put("ash", val, kernel.Ref("e")))},
 		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, through two buffers; chunk q is rows (q %% %d)·%d… of tile t0 + q / %d", v.Chunk, chunks, v.Chunk, chunks)},
 	)
-	body = append(body, b.loadB("pb", lit(0), bin("*", kernel.Ref("t0"), lit(cols)))...)
+	body = append(body, b.loadB("pb", kernel.Const(0), kernel.Mul(kernel.Ref("t0"), kernel.Const(cols)))...)
 	chunk := []kernel.Stmt{
-		dmmaI32("buf", bin("%", kernel.Ref("q"), lit(2))),
-		dmmaIdx("kc", bin("%", kernel.Ref("q"), lit(chunks))),
+		dmmaI32("buf", kernel.Rem(kernel.Ref("q"), kernel.Const(2))),
+		dmmaIdx("kc", kernel.Rem(kernel.Ref("q"), kernel.Const(chunks))),
 	}
 	chunk = append(chunk, b.storeB("pb")...)
 	chunk = append(chunk, kernel.Barrier{})
-	chunk = append(chunk, kernel.If{Cond: bin("<", plus(1, kernel.Ref("q")), bin("*", kernel.Ref("tiles"), lit(chunks))), Then: append(
+	chunk = append(chunk, kernel.If{Cond: kernel.Lt(plus(1, kernel.Ref("q")), kernel.Mul(kernel.Ref("tiles"), kernel.Const(chunks))), Then: append(
 		[]kernel.Stmt{dmmaIdx("q1", plus(1, kernel.Ref("q")))},
-		b.loadB("pb", bin("*", bin("%", kernel.Ref("q1"), lit(chunks)), lit(v.Chunk)), bin("*", bin("+", kernel.Ref("t0"), bin("/", kernel.Ref("q1"), lit(chunks))), lit(cols)))...)})
-	chunk = append(chunk, b.step(bin("+", bin("*", kernel.Ref("kc"), lit(l.steps)), kernel.Ref("s")), nil)...)
+		b.loadB("pb", kernel.Mul(kernel.Rem(kernel.Ref("q1"), kernel.Const(chunks)), kernel.Const(v.Chunk)), kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(kernel.Ref("q1"), kernel.Const(chunks))), kernel.Const(cols)))...)})
+	chunk = append(chunk, b.step(kernel.Add(kernel.Mul(kernel.Ref("kc"), kernel.Const(l.steps)), kernel.Ref("s")), nil)...)
 	chunk = append(chunk, b.tileDone())
-	return append(body, kernel.For{Var: "q", From: lit(0), To: bin("*", kernel.Ref("tiles"), lit(chunks)), Body: chunk})
+	return append(body, kernel.For{Var: "q", From: kernel.Const(0), To: kernel.Mul(kernel.Ref("tiles"), kernel.Const(chunks)), Body: chunk})
 }
 
 // asyncBody is residentBody with B copied asynchronously (Stages): S =
@@ -1473,14 +1473,14 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 	v, l := b.v, b.l
 	T, cols, chunks, S := l.threads, l.cols, l.chunks, v.Stages
 	decls, val := b.aValue(kernel.Ref("e"), nil)
-	total := bin("*", kernel.Ref("tiles"), lit(chunks))
+	total := kernel.Mul(kernel.Ref("tiles"), kernel.Const(chunks))
 	// issue copies chunk q (an expression) of the block's sequence: its
 	// rows of B, and with StreamA its columns of α·A.
 	issue := func(q kernel.Expr) []kernel.Stmt {
-		c0 := bin("*", bin("%", q, lit(chunks)), lit(v.Chunk))
-		out := b.copyB(bin("%", q, lit(S)), c0, bin("*", bin("+", kernel.Ref("t0"), bin("/", q, lit(chunks))), lit(cols)))
+		c0 := kernel.Mul(kernel.Rem(q, kernel.Const(chunks)), kernel.Const(v.Chunk))
+		out := b.copyB(kernel.Rem(q, kernel.Const(S)), c0, kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(q, kernel.Const(chunks))), kernel.Const(cols)))
 		if v.StreamA {
-			out = append(b.copyA(bin("%", q, lit(S)), c0), out...)
+			out = append(b.copyA(kernel.Rem(q, kernel.Const(S)), c0), out...)
 		}
 		return out
 	}
@@ -1488,7 +1488,7 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, copied asynchronously into %d buffers, %d chunks ahead; chunk q is rows (q %% %d)·%d… of tile t0 + q / %d", v.Chunk, S, S-1, chunks, v.Chunk, chunks)},
 	)
 	for q := 0; q < S-1; q++ {
-		body = append(body, kernel.If{Cond: bin("<", lit(q), total), Then: issue(lit(q))}, kernel.AsyncCommit{})
+		body = append(body, kernel.If{Cond: kernel.Lt(kernel.Const(q), total), Then: issue(kernel.Const(q))}, kernel.AsyncCommit{})
 	}
 	switch {
 	case v.RegA:
@@ -1496,7 +1496,7 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 	case !v.StreamA:
 		body = append(body,
 			kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d, into shared memory once, in the A-fragment order (zero past m and k), while they fly", b.g.m, b.g.k)},
-			kernel.For{Var: "e", From: kernel.Ref("tid"), To: lit(l.aLen), Step: int64(T), Body: append(decls, kernel.Put("ash", val, kernel.Ref("e")))},
+			kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const(l.aLen), Step: int64(T), Body: append(decls, kernel.Put("ash", val, kernel.Ref("e")))},
 		)
 	}
 	// With Apart a chunk's barrier is its column group's (the columns
@@ -1507,12 +1507,12 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 		barrier = kernel.Barrier{Threads: 32 * l.wm}
 	}
 	chunk := []kernel.Stmt{
-		dmmaI32("buf", bin("%", kernel.Ref("q"), lit(S))),
-		dmmaIdx("kc", bin("%", kernel.Ref("q"), lit(chunks))),
+		dmmaI32("buf", kernel.Rem(kernel.Ref("q"), kernel.Const(S))),
+		dmmaIdx("kc", kernel.Rem(kernel.Ref("q"), kernel.Const(chunks))),
 		kernel.AsyncWait{Pending: S - 2},
 		barrier,
 		dmmaIdx("q1", plus(S-1, kernel.Ref("q"))),
-		kernel.If{Cond: bin("<", kernel.Ref("q1"), total), Then: issue(kernel.Ref("q1"))},
+		kernel.If{Cond: kernel.Lt(kernel.Ref("q1"), total), Then: issue(kernel.Ref("q1"))},
 		kernel.AsyncCommit{},
 	}
 	switch {
@@ -1521,8 +1521,8 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 	case v.RegA: // one chunk a tile: k-step s of α·A
 		chunk = append(chunk, b.step(kernel.Ref("s"), nil)...)
 	default:
-		chunk = append(chunk, b.step(bin("+", bin("*", kernel.Ref("kc"), lit(l.steps)), kernel.Ref("s")), nil)...)
+		chunk = append(chunk, b.step(kernel.Add(kernel.Mul(kernel.Ref("kc"), kernel.Const(l.steps)), kernel.Ref("s")), nil)...)
 	}
 	chunk = append(chunk, b.tileDone())
-	return append(body, kernel.For{Var: "q", From: lit(0), To: total, Body: chunk})
+	return append(body, kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: chunk})
 }

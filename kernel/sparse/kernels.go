@@ -4,19 +4,10 @@ import (
 	"github.com/bespoke-hpc/bespoke/kernel"
 )
 
-var (
-	localX = kernel.Special{Kind: kernel.LocalID, Axis: 0}
-	localY = kernel.Special{Kind: kernel.LocalID, Axis: 1}
-	groupX = kernel.Special{Kind: kernel.GroupID, Axis: 0}
-)
-
-func bin(op kernel.BinOp, l, r kernel.Expr) kernel.Expr { return kernel.Bin{Op: op, L: l, R: r} }
-func lit(i int) kernel.Expr                             { return kernel.Int{V: int64(i)} }
-
 // threadX is the thread's index along x in the whole grid, for blocks of
 // bx threads along x.
 func threadX(bx int) kernel.Expr {
-	return bin("+", bin("*", groupX, lit(bx)), localX)
+	return kernel.Add(kernel.Mul(kernel.GroupX, kernel.Const(bx)), kernel.LocalX)
 }
 
 // guardedStore wraps a store of row i in a bounds check on the column.
@@ -26,7 +17,7 @@ func (g *gen) guardedStore(i int, vals []kernel.Expr) []kernel.Stmt {
 
 // guardedStoreOld is guardedStore with C's old value already in old (β ≠ 0).
 func (g *gen) guardedStoreOld(i int, vals []kernel.Expr, old kernel.Expr) []kernel.Stmt {
-	j := kernel.Var{Name: "j"}
+	j := kernel.Ref("j")
 	c := &cols{g: g, w: 1, j: j}
 	var olds []kernel.Expr
 	if old != nil {
@@ -36,7 +27,7 @@ func (g *gen) guardedStoreOld(i int, vals []kernel.Expr, old kernel.Expr) []kern
 	if len(c.out) == 0 {
 		return nil
 	}
-	return []kernel.Stmt{kernel.If{Cond: bin("<", j, g.nExpr()), Then: c.out}}
+	return []kernel.Stmt{kernel.If{Cond: kernel.Lt(j, g.nExpr()), Then: c.out}}
 }
 
 // guarded wraps statements in the column's bounds check.
@@ -52,7 +43,7 @@ func byThreadY(per [][]kernel.Stmt) []kernel.Stmt {
 	var out []kernel.Stmt
 	for y, ss := range per {
 		if len(ss) > 0 {
-			out = append(out, kernel.If{Cond: bin("==", localY, lit(y)), Then: ss})
+			out = append(out, kernel.If{Cond: kernel.Eq(kernel.LocalY, kernel.Const(y)), Then: ss})
 		}
 	}
 	return out
@@ -63,5 +54,5 @@ func plus(off int, x kernel.Expr) kernel.Expr {
 	if off == 0 {
 		return x
 	}
-	return bin("+", lit(off), x)
+	return kernel.Add(kernel.Const(off), x)
 }

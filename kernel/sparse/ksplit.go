@@ -91,10 +91,10 @@ func (g *gen) ksplitKernel(v KSplitParams) {
 	k := g.kern
 	rowNZ, colNZ, used := g.structure()
 	colGroup := balanceCols(used, colNZ, v.Split)
-	j := kernel.Var{Name: "j"}
-	inRange := bin("<", j, g.nExpr())
+	j := kernel.Ref("j")
+	inRange := kernel.Lt(j, g.nExpr())
 	k.Shared = []kernel.Shared{{Name: "psh", Type: kernel.Real, Dims: []int{2 * v.Split * v.Chunk * v.Block}}}
-	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: threadX(v.Block)}}
+	k.Body = []kernel.Stmt{kernel.DeclIndex("j", threadX(v.Block))}
 	bname := map[int]string{}
 	loads := make([][]kernel.Stmt, v.Split)
 	perY := make([]int, v.Split)
@@ -131,7 +131,7 @@ func (g *gen) ksplitKernel(v KSplitParams) {
 		chunks, rows = append(chunks, rows[:n]), rows[n:]
 	}
 	pIdx := func(buf, y, ri int) kernel.Expr {
-		return plus(((buf*v.Split+y)*v.Chunk+ri)*v.Block, localX)
+		return plus(((buf*v.Split+y)*v.Chunk+ri)*v.Block, kernel.LocalX)
 	}
 	// contrib[i] lists the y threads holding a non-zero of row i.
 	contrib := func(i int) []int {
@@ -148,7 +148,7 @@ func (g *gen) ksplitKernel(v KSplitParams) {
 	beta := g.pb.Beta != 0
 	if beta {
 		for s := 0; s < (v.Chunk+v.Split-1)/v.Split; s++ {
-			k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("old%d", s), Init: kernel.Lit{V: 0}})
+			k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("old%d", s), Init: kernel.Float(0)})
 		}
 	}
 	partial := func(ci int) []kernel.Stmt {
@@ -163,7 +163,7 @@ func (g *gen) ksplitKernel(v KSplitParams) {
 			sums := make([]kernel.Expr, v.Split)
 			for _, r := range rowNZ[i] {
 				y := colGroup[r]
-				sums[y] = add(sums[y], term(g.at(i, r), kernel.Var{Name: bname[r]}))
+				sums[y] = accumulate(sums[y], term(g.at(i, r), kernel.Ref(bname[r])))
 			}
 			for y, s := range sums {
 				if s != nil {
@@ -178,11 +178,11 @@ func (g *gen) ksplitKernel(v KSplitParams) {
 		for ri, i := range chunks[ci] {
 			var sum kernel.Expr
 			for _, y := range contrib(i) {
-				sum = add(sum, kernel.At("psh", pIdx(ci%2, y, ri)))
+				sum = accumulate(sum, kernel.At("psh", pIdx(ci%2, y, ri)))
 			}
 			var old kernel.Expr
 			if beta {
-				old = kernel.Var{Name: fmt.Sprintf("old%d", ri/v.Split)}
+				old = kernel.Ref(fmt.Sprintf("old%d", ri/v.Split))
 			}
 			per[ri%v.Split] = append(per[ri%v.Split], g.guardedStoreOld(i, []kernel.Expr{sum}, old)...)
 		}

@@ -141,21 +141,21 @@ func (g *gen) msplitKernel(v MSplitParams) {
 	k := g.kern
 	rowNZ, colNZ, used := g.structure()
 	group, slot, slots := balanceRows(rowNZ, v.Split)
-	j := kernel.Var{Name: "j"}
-	inRange := bin("<", j, g.nExpr())
+	j := kernel.Ref("j")
+	inRange := kernel.Lt(j, g.nExpr())
 	beta := g.pb.Beta != 0
 	k.Shared = []kernel.Shared{{Name: "bsh", Type: kernel.Real, Dims: []int{2 * v.Chunk * v.Block}}}
-	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: threadX(v.Block)}}
+	k.Body = []kernel.Stmt{kernel.DeclIndex("j", threadX(v.Block))}
 	for s := 0; s < slots; s++ {
 		k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("acc%d", s)})
 		if beta {
-			k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("old%d", s), Init: kernel.Lit{V: 0}})
+			k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("old%d", s), Init: kernel.Float(0)})
 		}
 	}
 	for p := 0; p < (v.Chunk+v.Split-1)/v.Split; p++ {
-		k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("pf%d", p), Init: kernel.Lit{V: 0}})
+		k.Body = append(k.Body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("pf%d", p), Init: kernel.Float(0)})
 	}
-	shIdx := func(buf, q int) kernel.Expr { return plus((buf*v.Chunk+q)*v.Block, localX) }
+	shIdx := func(buf, q int) kernel.Expr { return plus((buf*v.Chunk+q)*v.Block, kernel.LocalX) }
 	var chunks [][]int
 	chunkOf := map[int]int{}
 	for len(used) > 0 {
@@ -192,7 +192,7 @@ func (g *gen) msplitKernel(v MSplitParams) {
 	stash := func(ci int) [][]kernel.Stmt {
 		per := make([][]kernel.Stmt, v.Split)
 		for q := range chunks[ci] {
-			per[q%v.Split] = append(per[q%v.Split], kernel.Store{Buf: "bsh", Index: []kernel.Expr{shIdx(ci%2, q)}, Value: kernel.Var{Name: fmt.Sprintf("pf%d", q/v.Split)}})
+			per[q%v.Split] = append(per[q%v.Split], kernel.Store{Buf: "bsh", Index: []kernel.Expr{shIdx(ci%2, q)}, Value: kernel.Ref(fmt.Sprintf("pf%d", q/v.Split))})
 		}
 		return per
 	}
@@ -223,27 +223,27 @@ func (g *gen) msplitKernel(v MSplitParams) {
 			per = prefetch(ci + 1)
 		}
 		for q, r := range chunk {
-			sv := kernel.Var{Name: fmt.Sprintf("s%d", q)}
+			sv := kernel.Ref(fmt.Sprintf("s%d", q))
 			loaded := make([]bool, v.Split)
 			for _, i := range colNZ[r] {
 				y := group[i]
 				if !loaded[y] {
-					per[y] = append(per[y], kernel.Decl{Type: kernel.Real, Name: sv.Name, Init: kernel.At("bsh", shIdx(ci%2, q))})
+					per[y] = append(per[y], kernel.DeclReal(sv.Name, kernel.At("bsh", shIdx(ci%2, q))))
 					loaded[y] = true
 				}
 				acc := fmt.Sprintf("acc%d", slot[i])
 				t := term(g.at(i, r), sv)
 				if started[i] {
-					t = add(kernel.Var{Name: acc}, t)
+					t = accumulate(kernel.Ref(acc), t)
 				}
 				started[i] = true
 				per[y] = append(per[y], kernel.Assign{Name: acc, Value: t})
 				if rowNZ[i][len(rowNZ[i])-1] == r {
 					var old kernel.Expr
 					if beta {
-						old = kernel.Var{Name: fmt.Sprintf("old%d", slot[i])}
+						old = kernel.Ref(fmt.Sprintf("old%d", slot[i]))
 					}
-					per[y] = append(per[y], g.guardedStoreOld(i, []kernel.Expr{kernel.Var{Name: acc}}, old)...)
+					per[y] = append(per[y], g.guardedStoreOld(i, []kernel.Expr{kernel.Ref(acc)}, old)...)
 				}
 			}
 		}
@@ -269,12 +269,12 @@ func (g *gen) msplitKernel(v MSplitParams) {
 func (g *gen) rowSplitKernel(v MSplitParams) {
 	k := g.kern
 	rowNZ, _, _ := g.structure()
-	j, n := kernel.Var{Name: "j"}, g.nExpr()
+	j, n := kernel.Ref("j"), g.nExpr()
 	jInit := threadX(v.Block)
 	if v.Width > 1 {
-		jInit = bin("*", jInit, lit(v.Width))
+		jInit = kernel.Mul(jInit, kernel.Const(v.Width))
 	}
-	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: jInit}}
+	k.Body = []kernel.Stmt{kernel.DeclIndex("j", jInit)}
 	groups := contiguousRows(rowNZ, v.Split)
 	if v.Grouped {
 		groups = supportRows(rowNZ, v.Split)
@@ -292,14 +292,14 @@ func (g *gen) rowSplitKernel(v MSplitParams) {
 	for y, rows := range groups {
 		switch {
 		case v.Width == 1:
-			per[y] = guarded(bin("<", j, n), rowsOf(rows, 1))
+			per[y] = guarded(kernel.Lt(j, n), rowsOf(rows, 1))
 		case g.pb.N > 0 && g.pb.N%2 == 0: // no odd tail
-			per[y] = guarded(bin("<", j, n), rowsOf(rows, 2))
+			per[y] = guarded(kernel.Lt(j, n), rowsOf(rows, 2))
 		default: // a pair, or the last column alone
 			per[y] = []kernel.Stmt{kernel.If{
-				Cond: bin("<", bin("+", j, lit(1)), n),
+				Cond: kernel.Lt(kernel.Add(j, kernel.Const(1)), n),
 				Then: rowsOf(rows, 2),
-				Else: guarded(bin("<", j, n), rowsOf(rows, 1)),
+				Else: guarded(kernel.Lt(j, n), rowsOf(rows, 1)),
 			}}
 		}
 	}

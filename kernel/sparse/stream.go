@@ -153,25 +153,25 @@ func (g *gen) streamKernel(v StreamParams) {
 	k, w := g.kern, v.Width
 	jInit := threadX(v.Block)
 	if w > 1 {
-		jInit = bin("*", jInit, lit(w))
+		jInit = kernel.Mul(jInit, kernel.Const(w))
 	}
-	k.Body = []kernel.Stmt{kernel.Decl{Type: kernel.Index, Name: "j", Init: jInit}}
-	j, n := kernel.Var{Name: "j"}, g.nExpr()
+	k.Body = []kernel.Stmt{kernel.DeclIndex("j", jInit)}
+	j, n := kernel.Ref("j"), g.nExpr()
 	switch {
 	case w == 1:
 		k.Active = n
 		k.Body = append(k.Body, g.streamBody(v, 1, j)...)
 	default:
 		if g.pb.N > 0 {
-			k.Active = lit((g.pb.N + 1) / 2)
+			k.Active = kernel.Const((g.pb.N + 1) / 2)
 		} else {
-			k.Active = bin("/", bin("+", n, lit(1)), lit(2))
+			k.Active = kernel.Div(kernel.Add(n, kernel.Const(1)), kernel.Const(2))
 		}
 		if g.pb.N > 0 && g.pb.N%2 == 0 {
 			k.Body = append(k.Body, g.streamBody(v, 2, j)...)
 		} else {
 			k.Body = append(k.Body, kernel.If{
-				Cond: bin("<", bin("+", j, lit(1)), n),
+				Cond: kernel.Lt(kernel.Add(j, kernel.Const(1)), n),
 				Then: g.streamBody(v, 2, j),
 				Else: g.streamBody(v, 1, j),
 			})
@@ -187,26 +187,26 @@ func (g *gen) streamKernel(v StreamParams) {
 // on a cache line at a time (kernel.StreamRows).
 func (g *gen) streamedKernel(v StreamParams) {
 	k, bx := g.kern, v.Block
-	first := bin("*", groupX, lit(bx))
+	first := kernel.Mul(kernel.GroupX, kernel.Const(bx))
 	n := g.nExpr()
 	k.Shared = append(k.Shared, kernel.Shared{Name: "cstage", Type: kernel.Real, Dims: []int{g.m * bx}})
 	k.Body = []kernel.Stmt{
-		kernel.Decl{Type: kernel.Index, Name: "base", Init: kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{first, bin("-", n, lit(bx))}}},
-		kernel.Decl{Type: kernel.Index, Name: "j", Init: bin("+", kernel.Var{Name: "base"}, localX)},
+		kernel.DeclIndex("base", kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{first, kernel.Sub(n, kernel.Const(bx))}}),
+		kernel.DeclIndex("j", kernel.Add(kernel.Ref("base"), kernel.LocalX)),
 	}
-	k.Body = append(k.Body, g.streamBody(v, 1, kernel.Var{Name: "j"})...)
-	skip := bin("-", kernel.Var{Name: "first"}, kernel.Var{Name: "base"})
+	k.Body = append(k.Body, g.streamBody(v, 1, kernel.Ref("j"))...)
+	skip := kernel.Sub(kernel.Ref("first"), kernel.Ref("base"))
 	k.Body = append(k.Body, kernel.Barrier{},
-		kernel.Decl{Type: kernel.Index, Name: "first", Init: first},
-		kernel.Decl{Type: kernel.Index, Name: "nlive", Init: kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{lit(bx), bin("-", n, kernel.Var{Name: "first"})}}},
+		kernel.DeclIndex("first", first),
+		kernel.DeclIndex("nlive", kernel.Call{Fn: kernel.Min, Args: []kernel.Expr{kernel.Const(bx), kernel.Sub(n, kernel.Ref("first"))}}),
 	)
 	k.Body = append(k.Body, kernel.StreamRows{
 		Buf: "c", Stage: "cstage", Rows: g.m, RowLen: bx, Width: g.pb.streamWidth(), Threads: bx,
 		Dst: func(row kernel.Expr) kernel.Expr {
-			return bin("+", bin("*", row, g.ldcExpr()), kernel.Var{Name: "first"})
+			return kernel.Add(kernel.Mul(row, g.ldcExpr()), kernel.Ref("first"))
 		},
-		Src:    func(row kernel.Expr) kernel.Expr { return bin("+", bin("*", row, lit(bx)), skip) },
-		Live:   kernel.Var{Name: "nlive"},
+		Src:    func(row kernel.Expr) kernel.Expr { return kernel.Add(kernel.Mul(row, kernel.Const(bx)), skip) },
+		Live:   kernel.Ref("nlive"),
 		Prefix: "s",
 	}.Statements()...)
 }

@@ -292,22 +292,22 @@ func (b *wgmmaBuilder) stageA() kernel.Stmt {
 	l, m, k := b.l, b.g.m, b.g.k
 	half := l.np * l.kc
 	e := kernel.Ref("e")
-	in := bin("%", e, lit(half))
-	row := bin("/", bin("%", in, lit(4*l.np)), lit(4))
+	in := kernel.Rem(e, kernel.Const(half))
+	row := kernel.Div(kernel.Rem(in, kernel.Const(4*l.np)), kernel.Const(4))
 	if l.groups > 1 {
-		row = bin("+", kernel.Ref("row0"), row)
+		row = kernel.Add(kernel.Ref("row0"), row)
 	}
-	col := bin("+", bin("*", bin("/", in, lit(4*l.np)), lit(4)), bin("%", in, lit(4)))
-	cond := bin("<", kernel.Ref("acol"), lit(k))
+	col := kernel.Add(kernel.Mul(kernel.Div(in, kernel.Const(4*l.np)), kernel.Const(4)), kernel.Rem(in, kernel.Const(4)))
+	cond := kernel.Lt(kernel.Ref("acol"), kernel.Const(k))
 	if l.groups*l.np > m {
-		cond = bin("&&", bin("<", kernel.Ref("arow"), lit(m)), cond)
+		cond = kernel.And(kernel.Lt(kernel.Ref("arow"), kernel.Const(m)), cond)
 	}
 	body := []kernel.Stmt{
 		dmmaI32("arow", row), dmmaI32("acol", col),
-		dmmaReal("aval", kernel.Select{Cond: cond, Then: kernel.At("a", bin("+", bin("*", kernel.Ref("arow"), lit(k)), kernel.Ref("acol"))), Else: kernel.Lit{V: 0}}),
-		kernel.Put("ash", kernel.Select{Cond: bin("<", e, lit(half)), Then: kernel.Ref("aval"), Else: bin("-", kernel.Ref("aval"), tf32Trunc(kernel.Ref("aval")))}, e),
+		dmmaReal("aval", kernel.Select{Cond: cond, Then: kernel.At("a", kernel.Add(kernel.Mul(kernel.Ref("arow"), kernel.Const(k)), kernel.Ref("acol"))), Else: kernel.Float(0)}),
+		kernel.Put("ash", kernel.Select{Cond: kernel.Lt(e, kernel.Const(half)), Then: kernel.Ref("aval"), Else: kernel.Sub(kernel.Ref("aval"), tf32Trunc(kernel.Ref("aval")))}, e),
 	}
-	return kernel.For{Var: "e", From: kernel.Ref("tid"), To: lit(l.aLen), Step: int64(l.threads), Body: body}
+	return kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const(l.aLen), Step: int64(l.threads), Body: body}
 }
 
 // copyB copies chunk q (an expression) of the block's sequence into its
@@ -334,34 +334,34 @@ func (b *wgmmaBuilder) copyB(q kernel.Expr) []kernel.Stmt {
 	if offset32(l.kc, b.g.pb.LDB) {
 		decl = dmmaI32
 	}
-	buf := bin("*", bin("%", q, lit(v.Stages)), lit(l.bLen))
-	row0 := bin("*", bin("%", q, lit(l.chunks)), lit(v.Chunk))
-	col0 := bin("*", bin("+", kernel.Ref("t0"), bin("/", q, lit(l.chunks))), lit(l.cols))
+	buf := kernel.Mul(kernel.Rem(q, kernel.Const(v.Stages)), kernel.Const(l.bLen))
+	row0 := kernel.Mul(kernel.Rem(q, kernel.Const(l.chunks)), kernel.Const(v.Chunk))
+	col0 := kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(q, kernel.Const(l.chunks))), kernel.Const(l.cols))
 	if v.Apart {
-		buf = bin("+", buf, kernel.Ref("wcol"))
-		col0 = bin("+", col0, kernel.Ref("wcol"))
+		buf = kernel.Add(buf, kernel.Ref("wcol"))
+		col0 = kernel.Add(col0, kernel.Ref("wcol"))
 	}
 	total := v.Chunk * cols
 	var out []kernel.Stmt
 	for r := 0; r < (total+threads-1)/threads; r++ {
 		e := plus(r*threads, tid)
-		cp := kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{bin("+", buf, bin("+", bin("*", bin("/", e, lit(cols)), lit(l.stride)), bin("*", bin("%", e, lit(cols)), lit(w))))},
-			Src: "b", SrcIndex: bin("+", bin("*", kernel.Ref("brow"), ldb), kernel.Ref("bcol")),
-			Cond: bin("&&", bin("<", kernel.Ref("brow"), lit(b.g.k)), bin("<", kernel.Ref("bcol"), n))}
+		cp := kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{kernel.Add(buf, kernel.Add(kernel.Mul(kernel.Div(e, kernel.Const(cols)), kernel.Const(l.stride)), kernel.Mul(kernel.Rem(e, kernel.Const(cols)), kernel.Const(w))))},
+			Src: "b", SrcIndex: kernel.Add(kernel.Mul(kernel.Ref("brow"), ldb), kernel.Ref("bcol")),
+			Cond: kernel.And(kernel.Lt(kernel.Ref("brow"), kernel.Const(b.g.k)), kernel.Lt(kernel.Ref("bcol"), n))}
 		if w > 1 {
 			cp.Width = w
 			if b.g.pb.N == 0 || b.g.pb.N%w != 0 {
-				left := bin("-", n, kernel.Ref("bcol"))
-				cp.Valid = kernel.Select{Cond: bin("<", left, lit(w)), Then: left, Else: lit(w)}
+				left := kernel.Sub(n, kernel.Ref("bcol"))
+				cp.Valid = kernel.Select{Cond: kernel.Lt(left, kernel.Const(w)), Then: left, Else: kernel.Const(w)}
 			}
 		}
 		st := dmmaScope(
-			decl("brow", bin("+", row0, bin("/", e, lit(cols)))),
-			decl("bcol", bin("+", col0, bin("*", bin("%", e, lit(cols)), lit(w)))),
+			decl("brow", kernel.Add(row0, kernel.Div(e, kernel.Const(cols)))),
+			decl("bcol", kernel.Add(col0, kernel.Mul(kernel.Rem(e, kernel.Const(cols)), kernel.Const(w)))),
 			cp,
 		)
 		if (r+1)*threads > total {
-			st = kernel.If{Cond: bin("<", e, lit(total)), Then: []kernel.Stmt{st}}
+			st = kernel.If{Cond: kernel.Lt(e, kernel.Const(total)), Then: []kernel.Stmt{st}}
 		}
 		out = append(out, st)
 	}
@@ -378,14 +378,14 @@ func (b *wgmmaBuilder) chunk(kc, pending int) []kernel.Stmt {
 	for s := 0; s < l.steps; s++ {
 		name := func(part string, x int) string { return fmt.Sprintf("f%s%d_%d", part, s, x) }
 		for h := 0; h < 2; h++ { // rows tig and tig + 4 of the k-step
-			at := bin("+", kernel.Ref("bbase"), lit((8*s+4*h)*l.stride))
+			at := kernel.Add(kernel.Ref("bbase"), kernel.Const((8*s+4*h)*l.stride))
 			out = append(out, dmmaReal(name("", 2*h), nil), dmmaReal(name("", 2*h+1), nil),
 				kernel.VecLoad{Dst: []string{name("", 2*h), name("", 2*h+1)}, Buf: "bsh", Index: at})
 		}
 		// The hi part is the value itself, whose TF32 part the
 		// tensor cores take; lo is the exact rest.
 		for x := 0; x < 4; x++ {
-			out = append(out, dmmaReal(name("l", x), bin("-", kernel.Ref(name("", x)), tf32Trunc(kernel.Ref(name("", x))))))
+			out = append(out, dmmaReal(name("l", x), kernel.Sub(kernel.Ref(name("", x)), tf32Trunc(kernel.Ref(name("", x))))))
 		}
 		// Fragment element x: (row g + 8(x%2), k tig + 4(x/2)): the
 		// pairs read are (x = 0, 1) and (2, 3).
@@ -393,19 +393,19 @@ func (b *wgmmaBuilder) chunk(kc, pending int) []kernel.Stmt {
 			return []kernel.Expr{kernel.Ref(name(part, 0)), kernel.Ref(name(part, 1)), kernel.Ref(name(part, 2)), kernel.Ref(name(part, 3))}
 		}
 		// The k-step's first element: k = 8·step, at (k/4)·4np.
-		step := lit((kc*v.Chunk + 8*s) * l.np)
+		step := kernel.Const((kc*v.Chunk + 8*s) * l.np)
 		for _, p := range []struct {
 			a  string
 			lo bool
 		}{{"l", false}, {"", true}, {"", false}} {
 			at := step
 			if p.lo {
-				at = lit((kc*v.Chunk+8*s)*l.np + half)
+				at = kernel.Const((kc*v.Chunk+8*s)*l.np + half)
 			}
 			m := kernel.WGMMA{N: l.np, D: b.accs(), A: frag(p.a), B: "ash", BAt: at, LBO: 16 * l.np, SBO: 128}
 			if len(mmas) == 0 && kc == 0 {
 				// A tile's first wgmma starts its sums.
-				m.Accumulate = lit(0)
+				m.Accumulate = kernel.Const(0)
 			}
 			mmas = append(mmas, m)
 		}
@@ -422,11 +422,11 @@ func (b *wgmmaBuilder) iteration(kc, pending int) kernel.Stmt {
 	l, S := b.l, b.v.Stages
 	q := plus(kc, kernel.Ref("q0"))
 	ss := []kernel.Stmt{
-		dmmaI32("bbase", bin("+", bin("*", kernel.Cast{To: kernel.Int32, X: bin("%", q, lit(S))}, lit(l.bLen)), kernel.Ref("boff"))),
+		dmmaI32("bbase", kernel.Add(kernel.Mul(kernel.Cast{To: kernel.Int32, X: kernel.Rem(q, kernel.Const(S))}, kernel.Const(l.bLen)), kernel.Ref("boff"))),
 		kernel.AsyncWait{Pending: S - 2},
 		b.barrier(),
 		dmmaIdx("q1", plus(S-1, q)),
-		kernel.If{Cond: bin("<", kernel.Ref("q1"), kernel.Ref("total")), Then: b.copyB(kernel.Ref("q1"))},
+		kernel.If{Cond: kernel.Lt(kernel.Ref("q1"), kernel.Ref("total")), Then: b.copyB(kernel.Ref("q1"))},
 		kernel.AsyncCommit{},
 	}
 	return dmmaScope(append(ss, b.chunk(kc, pending)...)...)
@@ -455,7 +455,7 @@ func (b *wgmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 	if offset32(l.groups*l.np, pb.LDC) {
 		decl = dmmaI32
 	}
-	out := []kernel.Stmt{decl("ccol", bin("+", j0, bin("+", kernel.Ref("colw"), bin("*", kernel.Ref("grp"), lit(2)))))}
+	out := []kernel.Stmt{decl("ccol", kernel.Add(j0, kernel.Add(kernel.Ref("colw"), kernel.Mul(kernel.Ref("grp"), kernel.Const(2)))))}
 	type pair struct{ j, e int }
 	var pairs []pair
 	for j := 0; j < l.np/8; j++ {
@@ -468,9 +468,9 @@ func (b *wgmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 		case old == nil || pb.Beta == 0:
 			return x
 		case pb.Beta == 1:
-			return bin("+", x, old)
+			return kernel.Add(x, old)
 		}
-		return bin("+", x, bin("*", kernel.Lit{V: pb.Beta}, old))
+		return kernel.Add(x, kernel.Mul(kernel.Float(pb.Beta), old))
 	}
 	const per = 8
 	for g0 := 0; g0 < len(pairs); g0 += per {
@@ -480,17 +480,17 @@ func (b *wgmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 			row := plus(8*pr.j+pr.e, kernel.Ref("crow"))
 			vals := [2]kernel.Expr{kernel.Ref(b.acc(4*pr.j + pr.e)), kernel.Ref(b.acc(4*pr.j + 2 + pr.e))}
 			cat := kernel.Ref("cat" + sfx)
-			loads = append(loads, decl("cr"+sfx, row), decl("cat"+sfx, bin("+", bin("*", kernel.Ref("cr"+sfx), ldc), kernel.Ref("ccol"))))
+			loads = append(loads, decl("cr"+sfx, row), decl("cat"+sfx, kernel.Add(kernel.Mul(kernel.Ref("cr"+sfx), ldc), kernel.Ref("ccol"))))
 			var old [2]kernel.Expr
 			if pb.Beta != 0 {
 				c0, c1 := "cv"+sfx+"_0", "cv"+sfx+"_1"
-				loads = append(loads, dmmaReal(c0, kernel.Lit{V: 0}), dmmaReal(c1, kernel.Lit{V: 0}))
+				loads = append(loads, dmmaReal(c0, kernel.Float(0)), dmmaReal(c1, kernel.Float(0)))
 				var ld []kernel.Stmt
 				if vec {
-					ld = []kernel.Stmt{kernel.If{Cond: bin("<", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.VecLoad{Dst: []string{c0, c1}, Buf: "c", Index: cat}}}}
+					ld = []kernel.Stmt{kernel.If{Cond: kernel.Lt(plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.VecLoad{Dst: []string{c0, c1}, Buf: "c", Index: cat}}}}
 				} else {
 					for x, cv := range []string{c0, c1} {
-						ld = append(ld, kernel.If{Cond: bin("<", plus(x, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.Assign{Name: cv, Value: kernel.At("c", plus(x, cat))}}})
+						ld = append(ld, kernel.If{Cond: kernel.Lt(plus(x, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.Assign{Name: cv, Value: kernel.At("c", plus(x, cat))}}})
 					}
 				}
 				loads = append(loads, b.rowGuard(row, ld)...)
@@ -503,15 +503,15 @@ func (b *wgmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 				return kernel.At("c", at)
 			}
 			scalar := func(x int) kernel.Stmt {
-				return kernel.If{Cond: bin("<", plus(x, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.Put("c", withBeta(vals[x], old[x]), plus(x, cat))}}
+				return kernel.If{Cond: kernel.Lt(plus(x, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.Put("c", withBeta(vals[x], old[x]), plus(x, cat))}}
 			}
 			st := []kernel.Stmt{scalar(0), scalar(1)}
 			if vec {
 				st = []kernel.Stmt{
-					kernel.If{Cond: bin("<", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.VecStore{Buf: "c", Index: cat, Src: []kernel.Expr{withBeta(vals[0], old[0]), withBeta(vals[1], old[1])}}}},
+					kernel.If{Cond: kernel.Lt(plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.VecStore{Buf: "c", Index: cat, Src: []kernel.Expr{withBeta(vals[0], old[0]), withBeta(vals[1], old[1])}}}},
 					// The last column alone: its old value was not
 					// loaded with a pair.
-					kernel.If{Cond: bin("==", plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.Put("c", withBeta(vals[0], oldAt(cat)), cat)}},
+					kernel.If{Cond: kernel.Eq(plus(1, kernel.Ref("ccol")), n), Then: []kernel.Stmt{kernel.Put("c", withBeta(vals[0], oldAt(cat)), cat)}},
 				}
 			}
 			stores = append(stores, b.rowGuard(row, st)...)
@@ -524,7 +524,7 @@ func (b *wgmmaBuilder) epilogue(j0 kernel.Expr) []kernel.Stmt {
 // rowGuard keeps rows past m out where the blocks' rows pass it.
 func (b *wgmmaBuilder) rowGuard(row kernel.Expr, ss []kernel.Stmt) []kernel.Stmt {
 	if b.l.groups*b.l.np > b.g.m {
-		return []kernel.Stmt{kernel.If{Cond: bin("<", row, lit(b.g.m)), Then: ss}}
+		return []kernel.Stmt{kernel.If{Cond: kernel.Lt(row, kernel.Const(b.g.m)), Then: ss}}
 	}
 	return ss
 }
@@ -547,36 +547,36 @@ func (g *gen) wgmmaKernel() {
 		fmt.Sprintf("tiles of %d columns on Hopper's TF32 tensor cores as 3xTF32 (wgmma m64n%dk8, the product transposed), α·A staged whole in shared memory for %d tiles a block, B copied asynchronously into %d buffers", l.cols, l.np, v.Block, S), 1)
 	k.Shared = []kernel.Shared{{Name: "ash", Type: kernel.Real, Dims: []int{l.aLen}}, {Name: "bsh", Type: kernel.Real, Dims: []int{S * l.bLen}}}
 	body := []kernel.Stmt{
-		dmmaI32("tid", localX),
-		dmmaI32("lane", bin("%", kernel.Ref("tid"), lit(32))),
-		dmmaI32("grp", bin("/", kernel.Ref("lane"), lit(4))),
-		dmmaI32("tig", bin("%", kernel.Ref("lane"), lit(4))),
+		dmmaI32("tid", kernel.LocalX),
+		dmmaI32("lane", kernel.Rem(kernel.Ref("tid"), kernel.Const(32))),
+		dmmaI32("grp", kernel.Div(kernel.Ref("lane"), kernel.Const(4))),
+		dmmaI32("tig", kernel.Rem(kernel.Ref("lane"), kernel.Const(4))),
 		// The warp's first column of a tile: 16 a warp, 64 a warpgroup.
-		dmmaI32("colw", bin("*", bin("/", kernel.Ref("tid"), lit(32)), lit(16))),
+		dmmaI32("colw", kernel.Mul(kernel.Div(kernel.Ref("tid"), kernel.Const(32)), kernel.Const(16))),
 		// Where the thread's pairs of a chunk start in its buffer.
-		dmmaI32("boff", bin("+", bin("*", kernel.Ref("tig"), lit(l.stride)), bin("+", kernel.Ref("colw"), bin("*", kernel.Ref("grp"), lit(2))))),
-		dmmaI32("crow", bin("*", kernel.Ref("tig"), lit(2))),
-		dmmaI32("wtid", bin("%", kernel.Ref("tid"), lit(128))),
-		dmmaI32("wcol", bin("*", bin("/", kernel.Ref("tid"), lit(128)), lit(64))),
+		dmmaI32("boff", kernel.Add(kernel.Mul(kernel.Ref("tig"), kernel.Const(l.stride)), kernel.Add(kernel.Ref("colw"), kernel.Mul(kernel.Ref("grp"), kernel.Const(2))))),
+		dmmaI32("crow", kernel.Mul(kernel.Ref("tig"), kernel.Const(2))),
+		dmmaI32("wtid", kernel.Rem(kernel.Ref("tid"), kernel.Const(128))),
+		dmmaI32("wcol", kernel.Mul(kernel.Div(kernel.Ref("tid"), kernel.Const(128)), kernel.Const(64))),
 	}
-	colBlock := kernel.Expr(groupX)
+	colBlock := kernel.Expr(kernel.GroupX)
 	if l.groups > 1 {
-		body = append(body, dmmaI32("row0", bin("*", kernel.Cast{To: kernel.Int32, X: bin("%", groupX, lit(l.groups))}, lit(l.np))))
-		body = append(body, kernel.Assign{Name: "crow", Value: bin("+", kernel.Ref("crow"), kernel.Ref("row0"))})
-		colBlock = bin("/", groupX, lit(l.groups))
+		body = append(body, dmmaI32("row0", kernel.Mul(kernel.Cast{To: kernel.Int32, X: kernel.Rem(kernel.GroupX, kernel.Const(l.groups))}, kernel.Const(l.np))))
+		body = append(body, kernel.Assign{Name: "crow", Value: kernel.Add(kernel.Ref("crow"), kernel.Ref("row0"))})
+		colBlock = kernel.Div(kernel.GroupX, kernel.Const(l.groups))
 	}
 	for _, a := range b.accs() {
-		body = append(body, dmmaReal(a, kernel.Lit{V: 0}))
+		body = append(body, dmmaReal(a, kernel.Float(0)))
 	}
 	body = append(body,
-		dmmaIdx("t0", bin("*", colBlock, lit(v.Block))),
-		dmmaIdx("tiles", bin("/", bin("-", plus(l.cols-1, g.nExpr()), bin("*", kernel.Ref("t0"), lit(l.cols))), lit(l.cols))),
-		kernel.If{Cond: bin(">", kernel.Ref("tiles"), lit(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: lit(v.Block)}}},
-		dmmaIdx("total", bin("*", kernel.Ref("tiles"), lit(l.chunks))),
+		dmmaIdx("t0", kernel.Mul(colBlock, kernel.Const(v.Block))),
+		dmmaIdx("tiles", kernel.Div(kernel.Sub(plus(l.cols-1, g.nExpr()), kernel.Mul(kernel.Ref("t0"), kernel.Const(l.cols))), kernel.Const(l.cols))),
+		kernel.If{Cond: kernel.Gt(kernel.Ref("tiles"), kernel.Const(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: kernel.Const(v.Block)}}},
+		dmmaIdx("total", kernel.Mul(kernel.Ref("tiles"), kernel.Const(l.chunks))),
 		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, copied asynchronously into %d buffers, %d chunks ahead", v.Chunk, S, S-1)},
 	)
 	for q := 0; q < S-1; q++ {
-		body = append(body, kernel.If{Cond: bin("<", lit(q), kernel.Ref("total")), Then: b.copyB(lit(q))}, kernel.AsyncCommit{})
+		body = append(body, kernel.If{Cond: kernel.Lt(kernel.Const(q), kernel.Ref("total")), Then: b.copyB(kernel.Const(q))}, kernel.AsyncCommit{})
 	}
 	body = append(body,
 		kernel.Comment{Text: fmt.Sprintf("alpha*A's TF32 hi and lo parts, %d×%d, into shared memory once, K-major in core matrices, while they fly", g.m, g.k)},
@@ -598,13 +598,13 @@ func (g *gen) wgmmaKernel() {
 	if v.Overlap {
 		pending = 1
 	}
-	tile := []kernel.Stmt{dmmaIdx("q0", bin("*", kernel.Ref("t"), lit(l.chunks)))}
+	tile := []kernel.Stmt{dmmaIdx("q0", kernel.Mul(kernel.Ref("t"), kernel.Const(l.chunks)))}
 	for kc := 0; kc < l.chunks; kc++ {
 		tile = append(tile, b.iteration(kc, pending))
 	}
 	tile = append(tile, kernel.WGMMASync{Kind: kernel.WGMMAWait})
-	tile = append(tile, b.epilogue(bin("*", bin("+", kernel.Ref("t0"), kernel.Ref("t")), lit(l.cols)))...)
-	body = append(body, kernel.For{Var: "t", From: lit(0), To: kernel.Ref("tiles"), Body: tile})
+	tile = append(tile, b.epilogue(kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Ref("t")), kernel.Const(l.cols)))...)
+	body = append(body, kernel.For{Var: "t", From: kernel.Const(0), To: kernel.Ref("tiles"), Body: tile})
 	k.Body = body
 	k.Meta["tile"] = fmt.Sprintf("%d columns, %d warpgroups", l.cols, v.Split)
 	k.Meta["mma"] = fmt.Sprintf("wgmma m64n%dk8", l.np)
