@@ -604,6 +604,30 @@ const blocksMaxPrefetch = 32
 // blocksStep is one staging of rows lo..hi-1 of B: tile's phase.
 type blocksStep struct{ tile, phase, lo, hi int }
 
+// blocksBuild is the shape of one Blocks kernel, shared by the stages
+// that write it.
+type blocksBuild struct {
+	g     *gen
+	p     *blockPlan
+	v     BlocksParams
+	pb    Problem
+	m, bw int
+	tiles int
+	// threads is the block's size; staged the rows of B one staging holds
+	// (once: every phase's rows in one staging).
+	threads, staged int
+	once            bool
+	double          bool // -a2: a phase's rows copied while the previous one's are worked on
+	async           bool // B staged by asynchronous copies
+	pipelined       bool // B's next staging loaded into registers during this one
+	prefetch        int  // values of one staging a thread holds
+	steps           []blocksStep
+	// first and last are the modes of the first and last phase.
+	first, last blockMode
+	n, ldb, ldc kernel.Expr
+	tile        kernel.Expr // the tile's number (0 where a block does one)
+}
+
 // blocksKernel builds the Blocks kernel (see Blocks). A block does Tiles
 // tiles of Block columns in turn. Where it stages B more than once (by
 // phase, or by tile) the next staging is loaded into registers while the
@@ -614,241 +638,295 @@ func (g *gen) blocksKernel() error {
 	if err != nil {
 		return err
 	}
-	k, v, pb := g.kern, g.v.(BlocksParams), g.pb
-	m, bw := g.m, v.Block
-	tiles := max(v.Tiles, 1)
-	threads := v.Block * v.Split
-	staged, once := p.stagedRows(m, v.Block, pb.DType.Bytes(), v.sharedLimit(), v.blocksBuffers())
-	double := v.Stages == 2 // BlocksParams.check: phases, one tile
-	k.Launch.Block = [3]int{v.Block, v.Split, 1}
-	k.Launch.Grid = [3]kernel.Axis{kernel.Over(Columns, bw*tiles)}
-	k.Launch.SharedBytes = blocksShared(pb, v, p)
-	k.Shared = []kernel.Shared{{Name: "bsh", Type: kernel.Real, Dims: []int{max(staged, 1) * v.blocksBuffers(), bw}}}
-	if p.accumulate {
-		k.Shared = append(k.Shared, kernel.Shared{Name: "csh", Type: kernel.Real, Dims: []int{m, bw}})
-	}
-	// The stagings of one tile (the next tile's are the same rows).
-	var steps []blocksStep
-	for pi, ph := range p.phases {
-		switch {
-		case once && pi == 0:
-			steps = append(steps, blocksStep{phase: pi, lo: p.lo, hi: p.hi})
-		case !once:
-			steps = append(steps, blocksStep{phase: pi, lo: ph.lo, hi: ph.hi})
-		}
-	}
-	prefetch := (staged*bw + threads - 1) / threads
-	// -a stages B by asynchronous copies instead: every copy in flight at
-	// once and none through registers, so no register pipeline; -a2
-	// copies the next phase's rows while this one's are worked on.
-	async := v.Stages > 0
-	pipelined := !async && (len(steps) > 1 || tiles > 1) && prefetch <= blocksMaxPrefetch
-	if async {
-		k.Hints.MinArch = max(k.Hints.MinArch, 80)
-	}
-	k.Doc = strings.Replace(k.Doc, "one thread per 1 column(s)",
-		fmt.Sprintf("blocks of %d columns (%d tiles a block), B staged in shared memory, A applied as %d classes of dense blocks in %d loops", bw, tiles, len(p.classes), p.loops()), 1)
-	k.Meta["blocks"] = fmt.Sprintf("%d by %s, %d classes, %d loops, %d phases, pipelined %v", p.tasks, p.by, len(p.classes), p.loops(), len(p.phases), pipelined)
-
-	n, ldb, ldc := g.nExpr(), g.ldbExpr(), g.ldcExpr()
-	var tile kernel.Expr = kernel.Const(0)
-	if tiles > 1 {
-		tile = kernel.Ref("tile")
-	}
-	colBase := func(t kernel.Expr) kernel.Expr { // first column of tile t
-		return kernel.Mul(kernel.Add(kernel.Mul(kernel.GroupX, kernel.Const(tiles)), t), kernel.Const(bw))
-	}
+	b := newBlocksBuild(g, p)
+	b.header()
 	body := []kernel.Stmt{
 		kernel.DeclIndex("tx", kernel.LocalX),
 		kernel.DeclIndex("ty", kernel.LocalY),
-		kernel.DeclIndex("tid", kernel.Add(kernel.Mul(kernel.Ref("ty"), kernel.Const(bw)), kernel.Ref("tx"))),
+		kernel.DeclIndex("tid", kernel.Add(kernel.Mul(kernel.Ref("ty"), kernel.Const(b.bw)), kernel.Ref("tx"))),
 	}
-	// stage fills bsh[dst+q][col] = B[lo+q][j0+col] for q < hi-lo (zero
-	// past n), by asynchronous copies with -a and -a2 (then committed, not
-	// waited for).
-	stage := func(lo, hi, dst int) []kernel.Stmt {
-		e := kernel.Ref("e")
-		col := kernel.Add(kernel.Ref("j0"), kernel.Ref("col"))
-		src := kernel.Add(kernel.Mul(plus(lo, kernel.Ref("q")), ldb), col)
-		put := kernel.Stmt(kernel.If{Cond: kernel.Lt(col, n),
-			Then: []kernel.Stmt{kernel.Put("bsh", kernel.At("b", src), plus(dst, kernel.Ref("q")), kernel.Ref("col"))},
-			Else: []kernel.Stmt{kernel.Put("bsh", kernel.Float(0), plus(dst, kernel.Ref("q")), kernel.Ref("col"))}})
-		if async {
-			put = kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{plus(dst, kernel.Ref("q")), kernel.Ref("col")}, Src: "b", SrcIndex: src, Cond: kernel.Lt(col, n)}
+	if b.pipelined {
+		for i := 0; i < b.prefetch; i++ {
+			body = append(body, kernel.DeclReal(prefetchReg(i), kernel.Float(0)))
 		}
-		out := []kernel.Stmt{
-			kernel.Comment{Text: fmt.Sprintf("rows %d..%d of B into shared memory", lo, hi-1)},
-			kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const((hi - lo) * bw), Step: int64(threads), Body: []kernel.Stmt{
-				kernel.DeclIndex("q", kernel.Div(e, kernel.Const(bw))),
-				kernel.DeclIndex("col", kernel.Rem(e, kernel.Const(bw))),
-				put,
-			}},
-		}
-		if async {
-			out = append(out, kernel.AsyncCommit{})
-		}
-		return out
+		body = append(body, b.load(b.steps[0], b.colBase(kernel.Const(0)))...)
 	}
-	// Element i of a thread's share of a staging: e = tid + i·threads.
-	elem := func(i int) kernel.Expr { return plus(i*threads, kernel.Ref("tid")) }
-	pf := func(i int) string { return fmt.Sprintf("pf%d", i) }
-	// load puts a staging's rows (from column j0e) into the registers pf.
-	load := func(st blocksStep, j0e kernel.Expr) []kernel.Stmt {
-		out := []kernel.Stmt{kernel.Comment{Text: fmt.Sprintf("rows %d..%d of B into registers", st.lo, st.hi-1)}}
-		size := (st.hi - st.lo) * bw
-		for i := 0; i < prefetch && i*threads < size; i++ {
-			e := elem(i)
-			col := kernel.Add(j0e, kernel.Rem(e, kernel.Const(bw)))
-			cond := kernel.Lt(col, n)
-			if (i+1)*threads > size {
-				cond = kernel.And(kernel.Lt(e, kernel.Const(size)), cond)
-			}
-			out = append(out, kernel.Assign{Name: pf(i), Value: kernel.Float(0)},
-				kernel.If{Cond: cond, Then: []kernel.Stmt{
-					kernel.Assign{Name: pf(i), Value: kernel.At("b", kernel.Add(kernel.Mul(plus(st.lo, kernel.Div(e, kernel.Const(bw))), ldb), col))},
-				}})
-		}
-		return out
+	tb := append(b.tileStart(), b.phases()...)
+	tb = append(tb, b.tileEnd()...)
+	if b.tiles > 1 {
+		body = append(body, kernel.For{Var: "tile", From: kernel.Const(0), To: kernel.Const(b.tiles), Body: tb})
+	} else {
+		body = append(body, tb...)
 	}
-	// put writes the registers of a staging into bsh.
-	put := func(st blocksStep) []kernel.Stmt {
-		var out []kernel.Stmt
-		size := (st.hi - st.lo) * bw
-		for i := 0; i < prefetch && i*threads < size; i++ {
-			e := elem(i)
-			var s kernel.Stmt = kernel.Put("bsh", kernel.Ref(pf(i)), kernel.Div(e, kernel.Const(bw)), kernel.Rem(e, kernel.Const(bw)))
-			if (i+1)*threads > size {
-				s = kernel.If{Cond: kernel.Lt(e, kernel.Const(size)), Then: []kernel.Stmt{s}}
-			}
-			out = append(out, s)
+	g.kern.Body = body
+	return nil
+}
+
+// newBlocksBuild sizes the kernel of plan p: its stagings of B and how
+// they are loaded.
+func newBlocksBuild(g *gen, p *blockPlan) *blocksBuild {
+	v := g.v.(BlocksParams)
+	b := &blocksBuild{g: g, p: p, v: v, pb: g.pb, m: g.m, bw: v.Block, tiles: max(v.Tiles, 1), threads: v.Block * v.Split}
+	b.staged, b.once = p.stagedRows(b.m, v.Block, b.pb.DType.Bytes(), v.sharedLimit(), v.blocksBuffers())
+	b.double = v.Stages == 2 // BlocksParams.check: phases, one tile
+	// The stagings of one tile (the next tile's are the same rows).
+	for pi, ph := range p.phases {
+		switch {
+		case b.once && pi == 0:
+			b.steps = append(b.steps, blocksStep{phase: pi, lo: p.lo, hi: p.hi})
+		case !b.once:
+			b.steps = append(b.steps, blocksStep{phase: pi, lo: ph.lo, hi: ph.hi})
 		}
-		return out
 	}
-	// store writes row i's value (a row expression) to C with β.
-	store := func(row kernel.Expr, val kernel.Expr) kernel.Stmt {
-		off := kernel.Add(kernel.Mul(row, ldc), kernel.Ref("j"))
-		switch beta := pb.Beta; {
-		case beta == 1:
-			val = kernel.Add(val, kernel.At("c", off))
-		case beta != 0:
-			val = kernel.Add(val, kernel.Mul(kernel.Float(beta), kernel.At("c", off)))
-		}
-		return kernel.If{Cond: kernel.Lt(kernel.Ref("j"), n), Then: []kernel.Stmt{kernel.Put("c", val, off)}}
-	}
+	b.prefetch = (b.staged*b.bw + b.threads - 1) / b.threads
+	// -a stages B by asynchronous copies instead: every copy in flight at
+	// once and none through registers, so no register pipeline; -a2
+	// copies the next phase's rows while this one's are worked on.
+	b.async = v.Stages > 0
+	b.pipelined = !b.async && (len(b.steps) > 1 || b.tiles > 1) && b.prefetch <= blocksMaxPrefetch
 	// The first phase sets the accumulator and the last adds it into C
 	// when they write every row; otherwise it starts at zero and goes to
 	// C at the end.
-	first, last := blockAdd, blockAdd
+	b.first, b.last = blockAdd, blockAdd
 	if p.accumulate && p.phases[0].covers {
-		first = blockSet
+		b.first = blockSet
 	}
 	if p.accumulate && p.phases[len(p.phases)-1].covers {
-		last = blockFinish
+		b.last = blockFinish
 	}
-	if pipelined {
-		for i := 0; i < prefetch; i++ {
-			body = append(body, kernel.DeclReal(pf(i), kernel.Float(0)))
+	b.n, b.ldb, b.ldc = g.nExpr(), g.ldbExpr(), g.ldcExpr()
+	b.tile = kernel.Const(0)
+	if b.tiles > 1 {
+		b.tile = kernel.Ref("tile")
+	}
+	return b
+}
+
+// header sets the kernel's launch, shared memory, doc and meta.
+func (b *blocksBuild) header() {
+	k, v, p := b.g.kern, b.v, b.p
+	k.Launch.Block = [3]int{v.Block, v.Split, 1}
+	k.Launch.Grid = [3]kernel.Axis{kernel.Over(Columns, b.bw*b.tiles)}
+	k.Launch.SharedBytes = blocksShared(b.pb, v, p)
+	k.Shared = []kernel.Shared{{Name: "bsh", Type: kernel.Real, Dims: []int{max(b.staged, 1) * v.blocksBuffers(), b.bw}}}
+	if p.accumulate {
+		k.Shared = append(k.Shared, kernel.Shared{Name: "csh", Type: kernel.Real, Dims: []int{b.m, b.bw}})
+	}
+	if b.async {
+		k.Hints.MinArch = max(k.Hints.MinArch, 80)
+	}
+	k.Doc = strings.Replace(k.Doc, "one thread per 1 column(s)",
+		fmt.Sprintf("blocks of %d columns (%d tiles a block), B staged in shared memory, A applied as %d classes of dense blocks in %d loops", b.bw, b.tiles, len(p.classes), p.loops()), 1)
+	k.Meta["blocks"] = fmt.Sprintf("%d by %s, %d classes, %d loops, %d phases, pipelined %v", p.tasks, p.by, len(p.classes), p.loops(), len(p.phases), b.pipelined)
+}
+
+// colBase is the first column of tile t.
+func (b *blocksBuild) colBase(t kernel.Expr) kernel.Expr {
+	return kernel.Mul(kernel.Add(kernel.Mul(kernel.GroupX, kernel.Const(b.tiles)), t), kernel.Const(b.bw))
+}
+
+// stage fills bsh[dst+q][col] = B[lo+q][j0+col] for q < hi-lo (zero past
+// n), by asynchronous copies with -a and -a2 (then committed, not waited
+// for).
+func (b *blocksBuild) stage(lo, hi, dst int) []kernel.Stmt {
+	e := kernel.Ref("e")
+	col := kernel.Add(kernel.Ref("j0"), kernel.Ref("col"))
+	src := kernel.Add(kernel.Mul(plus(lo, kernel.Ref("q")), b.ldb), col)
+	put := kernel.Stmt(kernel.If{Cond: kernel.Lt(col, b.n),
+		Then: []kernel.Stmt{kernel.Put("bsh", kernel.At("b", src), plus(dst, kernel.Ref("q")), kernel.Ref("col"))},
+		Else: []kernel.Stmt{kernel.Put("bsh", kernel.Float(0), plus(dst, kernel.Ref("q")), kernel.Ref("col"))}})
+	if b.async {
+		put = kernel.CopyAsync{Dst: "bsh", DstIndex: []kernel.Expr{plus(dst, kernel.Ref("q")), kernel.Ref("col")}, Src: "b", SrcIndex: src, Cond: kernel.Lt(col, b.n)}
+	}
+	out := []kernel.Stmt{
+		kernel.Comment{Text: fmt.Sprintf("rows %d..%d of B into shared memory", lo, hi-1)},
+		kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const((hi - lo) * b.bw), Step: int64(b.threads), Body: []kernel.Stmt{
+			kernel.DeclIndex("q", kernel.Div(e, kernel.Const(b.bw))),
+			kernel.DeclIndex("col", kernel.Rem(e, kernel.Const(b.bw))),
+			put,
+		}},
+	}
+	if b.async {
+		out = append(out, kernel.AsyncCommit{})
+	}
+	return out
+}
+
+// elem is element i of a thread's share of a staging: e = tid + i·threads.
+func (b *blocksBuild) elem(i int) kernel.Expr { return plus(i*b.threads, kernel.Ref("tid")) }
+
+// prefetchReg names the register holding element i of a staging.
+func prefetchReg(i int) string { return fmt.Sprintf("pf%d", i) }
+
+// load puts a staging's rows (from column j0e) into the prefetch
+// registers.
+func (b *blocksBuild) load(st blocksStep, j0e kernel.Expr) []kernel.Stmt {
+	bw := b.bw
+	out := []kernel.Stmt{kernel.Comment{Text: fmt.Sprintf("rows %d..%d of B into registers", st.lo, st.hi-1)}}
+	size := (st.hi - st.lo) * bw
+	for i := 0; i < b.prefetch && i*b.threads < size; i++ {
+		e := b.elem(i)
+		col := kernel.Add(j0e, kernel.Rem(e, kernel.Const(bw)))
+		cond := kernel.Lt(col, b.n)
+		if (i+1)*b.threads > size {
+			cond = kernel.And(kernel.Lt(e, kernel.Const(size)), cond)
 		}
-		body = append(body, load(steps[0], colBase(kernel.Const(0)))...)
+		out = append(out, kernel.Assign{Name: prefetchReg(i), Value: kernel.Float(0)},
+			kernel.If{Cond: cond, Then: []kernel.Stmt{
+				kernel.Assign{Name: prefetchReg(i), Value: kernel.At("b", kernel.Add(kernel.Mul(plus(st.lo, kernel.Div(e, kernel.Const(bw))), b.ldb), col))},
+			}})
 	}
+	return out
+}
+
+// put writes the prefetch registers of a staging into bsh.
+func (b *blocksBuild) put(st blocksStep) []kernel.Stmt {
+	var out []kernel.Stmt
+	size := (st.hi - st.lo) * b.bw
+	for i := 0; i < b.prefetch && i*b.threads < size; i++ {
+		e := b.elem(i)
+		var s kernel.Stmt = kernel.Put("bsh", kernel.Ref(prefetchReg(i)), kernel.Div(e, kernel.Const(b.bw)), kernel.Rem(e, kernel.Const(b.bw)))
+		if (i+1)*b.threads > size {
+			s = kernel.If{Cond: kernel.Lt(e, kernel.Const(size)), Then: []kernel.Stmt{s}}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// store writes row i's value (a row expression) to C with β.
+func (b *blocksBuild) store(row kernel.Expr, val kernel.Expr) kernel.Stmt {
+	off := kernel.Add(kernel.Mul(row, b.ldc), kernel.Ref("j"))
+	switch beta := b.pb.Beta; {
+	case beta == 1:
+		val = kernel.Add(val, kernel.At("c", off))
+	case beta != 0:
+		val = kernel.Add(val, kernel.Mul(kernel.Float(beta), kernel.At("c", off)))
+	}
+	return kernel.If{Cond: kernel.Lt(kernel.Ref("j"), b.n), Then: []kernel.Stmt{kernel.Put("c", val, off)}}
+}
+
+// tileStart opens a tile: its columns, the first -a2 staging, and the
+// accumulator zeroed (or C's rows that A leaves zero written).
+func (b *blocksBuild) tileStart() []kernel.Stmt {
+	p, bw := b.p, b.bw
 	tb := []kernel.Stmt{
-		kernel.DeclIndex("j0", colBase(tile)),
+		kernel.DeclIndex("j0", b.colBase(b.tile)),
 		kernel.DeclIndex("j", kernel.Add(kernel.Ref("j0"), kernel.Ref("tx"))),
 	}
-	if double { // the first phase's rows into buffer 0
-		tb = append(tb, stage(steps[0].lo, steps[0].hi, 0)...)
+	if b.double { // the first phase's rows into buffer 0
+		tb = append(tb, b.stage(b.steps[0].lo, b.steps[0].hi, 0)...)
 	}
-	if p.accumulate && first != blockSet {
-		if tiles > 1 {
+	if p.accumulate && b.first != blockSet {
+		if b.tiles > 1 {
 			tb = append(tb, kernel.Barrier{}) // the previous tile's last reads of csh
 		}
 		tb = append(tb, kernel.Comment{Text: "zero the accumulator"},
-			kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const(m * bw), Step: int64(threads), Body: []kernel.Stmt{
+			kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const(b.m * bw), Step: int64(b.threads), Body: []kernel.Stmt{
 				kernel.Put("csh", kernel.Float(0), kernel.Div(kernel.Ref("e"), kernel.Const(bw)), kernel.Rem(kernel.Ref("e"), kernel.Const(bw))),
 			}})
-	} else if !p.accumulate && len(p.zeroRows) > 0 && pb.Beta != 1 {
+	} else if !p.accumulate && len(p.zeroRows) > 0 && b.pb.Beta != 1 {
 		var zs []kernel.Stmt
 		for _, i := range p.zeroRows {
-			zs = append(zs, store(kernel.Const(i), kernel.Float(0)))
+			zs = append(zs, b.store(kernel.Const(i), kernel.Float(0)))
 		}
 		tb = append(tb, kernel.Comment{Text: "rows of A with no non-zero"},
 			kernel.If{Cond: kernel.Eq(kernel.Ref("ty"), kernel.Const(0)), Then: zs})
 	}
-	lo := p.lo
+	return tb
+}
+
+// phases are the tile's phases in turn, each staging its rows of B
+// where it has a staging of its own, then running its loops.
+func (b *blocksBuild) phases() []kernel.Stmt {
+	var tb []kernel.Stmt
+	lo := b.p.lo
 	si := 0 // the tile's next staging
-	for pi, ph := range p.phases {
-		if si < len(steps) && steps[si].phase == pi {
-			st := steps[si]
-			lo = st.lo
-			switch {
-			case double:
-				// Step si is in buffer si mod 2; the barrier ends the
-				// previous phase's reads of the other buffer, which the
-				// next step's copies then fill.
-				if si > 0 {
-					tb = append(tb, kernel.Barrier{})
-				}
-				if si+1 < len(steps) {
-					nx := steps[si+1]
-					tb = append(tb, stage(nx.lo, nx.hi, (si+1)%2*staged)...)
-					tb = append(tb, kernel.AsyncWait{Pending: 1})
-				} else {
-					tb = append(tb, kernel.AsyncWait{})
-				}
-				tb = append(tb, kernel.Barrier{})
-				lo = st.lo - si%2*staged
-			case pipelined:
-				tb = append(tb, kernel.Barrier{})
-				tb = append(tb, put(st)...)
-				tb = append(tb, kernel.Barrier{})
-				if si+1 < len(steps) {
-					tb = append(tb, load(steps[si+1], kernel.Ref("j0"))...)
-				} else if tiles > 1 {
-					tb = append(tb, kernel.If{Cond: kernel.Lt(plus(1, tile), kernel.Const(tiles)), Then: load(steps[0], colBase(plus(1, tile)))})
-				}
-			default:
-				if pi > 0 || tiles > 1 {
-					tb = append(tb, kernel.Barrier{})
-				}
-				tb = append(tb, stage(st.lo, st.hi, 0)...)
-				if async {
-					tb = append(tb, kernel.AsyncWait{})
-				}
-				tb = append(tb, kernel.Barrier{})
-			}
+	for pi, ph := range b.p.phases {
+		if si < len(b.steps) && b.steps[si].phase == pi {
+			var ss []kernel.Stmt
+			ss, lo = b.staging(si)
+			tb = append(tb, ss...)
 			si++
 		} else if pi > 0 {
 			tb = append(tb, kernel.Barrier{})
 		}
-		mode := blockStore
-		switch {
-		case !p.accumulate:
-		case pi == 0:
-			mode = first
-		case pi == len(p.phases)-1:
-			mode = last
-		default:
-			mode = blockAdd
-		}
 		rot := 0 // deals each loop's first block to the thread after the previous loop's last
 		for li, l := range ph.loops {
-			tb = append(tb, g.blocksLoop(p, l, fmt.Sprintf("%d_%d", pi, li), rot, lo, mode, store)...)
-			rot = (rot + l.count) % v.Split
+			tb = append(tb, b.g.blocksLoop(b.p, l, fmt.Sprintf("%d_%d", pi, li), rot, lo, b.mode(pi), b.store)...)
+			rot = (rot + l.count) % b.v.Split
 		}
 	}
-	if p.accumulate && last != blockFinish {
-		tb = append(tb, kernel.Barrier{}, kernel.Comment{Text: "the accumulator to C"},
-			kernel.For{Var: "i", From: kernel.Ref("ty"), To: kernel.Const(m), Step: int64(v.Split), Body: []kernel.Stmt{
-				store(kernel.Ref("i"), kernel.At("csh", kernel.Ref("i"), kernel.Ref("tx"))),
-			}})
+	return tb
+}
+
+// staging makes step si's rows of B ready in bsh, and returns the row of
+// B that bsh's row 0 stands for.
+func (b *blocksBuild) staging(si int) ([]kernel.Stmt, int) {
+	st := b.steps[si]
+	var tb []kernel.Stmt
+	switch {
+	case b.double:
+		// Step si is in buffer si mod 2; the barrier ends the previous
+		// phase's reads of the other buffer, which the next step's
+		// copies then fill.
+		if si > 0 {
+			tb = append(tb, kernel.Barrier{})
+		}
+		if si+1 < len(b.steps) {
+			nx := b.steps[si+1]
+			tb = append(tb, b.stage(nx.lo, nx.hi, (si+1)%2*b.staged)...)
+			tb = append(tb, kernel.AsyncWait{Pending: 1})
+		} else {
+			tb = append(tb, kernel.AsyncWait{})
+		}
+		tb = append(tb, kernel.Barrier{})
+		return tb, st.lo - si%2*b.staged
+	case b.pipelined:
+		tb = append(tb, kernel.Barrier{})
+		tb = append(tb, b.put(st)...)
+		tb = append(tb, kernel.Barrier{})
+		if si+1 < len(b.steps) {
+			tb = append(tb, b.load(b.steps[si+1], kernel.Ref("j0"))...)
+		} else if b.tiles > 1 {
+			tb = append(tb, kernel.If{Cond: kernel.Lt(plus(1, b.tile), kernel.Const(b.tiles)), Then: b.load(b.steps[0], b.colBase(plus(1, b.tile)))})
+		}
+	default:
+		if st.phase > 0 || b.tiles > 1 {
+			tb = append(tb, kernel.Barrier{})
+		}
+		tb = append(tb, b.stage(st.lo, st.hi, 0)...)
+		if b.async {
+			tb = append(tb, kernel.AsyncWait{})
+		}
+		tb = append(tb, kernel.Barrier{})
 	}
-	if tiles > 1 {
-		body = append(body, kernel.For{Var: "tile", From: kernel.Const(0), To: kernel.Const(tiles), Body: tb})
-	} else {
-		body = append(body, tb...)
+	return tb, st.lo
+}
+
+// mode is how phase pi writes its rows.
+func (b *blocksBuild) mode(pi int) blockMode {
+	switch {
+	case !b.p.accumulate:
+		return blockStore
+	case pi == 0:
+		return b.first
+	case pi == len(b.p.phases)-1:
+		return b.last
+	default:
+		return blockAdd
 	}
-	k.Body = body
-	return nil
+}
+
+// tileEnd adds the accumulator into C where no phase did.
+func (b *blocksBuild) tileEnd() []kernel.Stmt {
+	if !b.p.accumulate || b.last == blockFinish {
+		return nil
+	}
+	return []kernel.Stmt{kernel.Barrier{}, kernel.Comment{Text: "the accumulator to C"},
+		kernel.For{Var: "i", From: kernel.Ref("ty"), To: kernel.Const(b.m), Step: int64(b.v.Split), Body: []kernel.Stmt{
+			b.store(kernel.Ref("i"), kernel.At("csh", kernel.Ref("i"), kernel.Ref("tx"))),
+		}}}
 }
 
 // blocksLoop is one loop of a plan: each y thread takes blocks t = (ty −
