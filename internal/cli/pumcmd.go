@@ -437,7 +437,7 @@ and the device time of the iterations.`,
 			rows := []pumBenchRow{}
 			done := 0
 			for _, cfg := range cfgs {
-				rs, err := runPUMBench(o, cfg, sts, reps)
+				rs, err := runPUMBench(o, cfg, sts, reps, cmd.ErrOrStderr())
 				if err == nil {
 					rows = append(rows, rs...)
 					done++
@@ -500,7 +500,7 @@ func plotPUMBench(path string, rows []pumBenchRow) error {
 
 // runPUMBench times one configuration: the reference, or on the device
 // each strategy asked for with its chosen candidate.
-func runPUMBench(o pumFlags, cfg pumrun.Config, sts []string, reps int) ([]pumBenchRow, error) {
+func runPUMBench(o pumFlags, cfg pumrun.Config, sts []string, reps int, progress io.Writer) ([]pumBenchRow, error) {
 	if o.backend == "reference" {
 		out, err := pumrun.BenchReference(cfg, reps)
 		if err != nil {
@@ -516,7 +516,7 @@ func runPUMBench(o pumFlags, cfg pumrun.Config, sts []string, reps int) ([]pumBe
 	defer dev.Close()
 	var rows []pumBenchRow
 	for _, st := range sts {
-		c, ch, err := tuned.Resolve(dev, tuned.Instance{Config: cfg, Strategy: st, Fixed: o.fixed()}, tune.Open())
+		c, ch, err := tuned.Resolve(dev, tuned.Instance{Config: cfg, Strategy: st, Fixed: o.fixed(), Progress: progress}, tune.Open())
 		if err != nil {
 			return nil, err
 		}
@@ -712,7 +712,7 @@ integration and assembly kernels (in --dtype, widened to float64).`,
 					return err
 				}
 				defer dev.Close()
-				c, ch, err := tuned.Resolve(dev, tuned.Instance{Config: cfg, Strategy: o.strategy, Fixed: o.fixed()}, tune.Open())
+				c, ch, err := tuned.Resolve(dev, tuned.Instance{Config: cfg, Strategy: o.strategy, Fixed: o.fixed(), Progress: cmd.ErrOrStderr()}, tune.Open())
 				if err != nil {
 					return err
 				}

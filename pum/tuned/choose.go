@@ -127,7 +127,10 @@ func Choose(dev device.Device, in Instance, st *tune.Store) (*Choice, error) {
 		return nil, err
 	}
 	best := -1
-	for _, c := range cs {
+	for i, c := range cs {
+		if in.Progress != nil {
+			fmt.Fprintf(in.Progress, "pum: choosing for %s: candidate %d of %d, %s (verified, then timed)\n", in.Name(), i+1, len(cs), c.Name())
+		}
 		err := verify(dev, check.WithShape(c.Shape), ref)
 		var out *run.Outcome
 		if err == nil {

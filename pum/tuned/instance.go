@@ -2,6 +2,7 @@ package tuned
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 
 	"github.com/bespoke-hpc/bespoke/kernel"
@@ -23,6 +24,10 @@ type Instance struct {
 	Strategy string
 	// Fixed replaces the candidates' fields the user set.
 	Fixed Fixed
+	// Progress, when set, hears which candidate Choose verifies and
+	// times: a first choice builds every candidate's kernels, which at
+	// high degrees takes minutes.
+	Progress io.Writer
 }
 
 var _ family.Instance = Instance{}
