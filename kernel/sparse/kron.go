@@ -292,13 +292,12 @@ func rank(a []float64, r, c int) int {
 }
 
 // Bounds of mmaPays, in flops per value moved (a used row of B read and a
-// row of C written, per column). The unrolled SIMT kernels ran at 93 % of
-// the H200's roof on hexahedra at about 10 flops a value or less and at 23–36 % on the
-// p5–p6 prisms' gradients at 24–31; the dense product at 2·m·k/(m+k) ≤ 256
-// flops a value (32 flop/byte in fp64) is at most twice the H200's fp64
-// tensor-core balance (67 TFLOP/s over 4.28 TB/s, about 16 flop/byte), so
-// a tensor-core kernel can reach half the roof or more. Derived, not yet
-// measured (docs/rationale.md#partial-kronecker).
+// row of C written, per column). Unrolled SIMT kernels stay near the
+// memory roof up to about 10 flops a value and fall well below it past
+// 20; a dense product at 2·m·k/(m+k) ≤ 256 flops a value (32 flop/byte in
+// fp64) is at most twice a current GPU's fp64 tensor-core balance (about
+// 16 flop/byte), so a tensor-core kernel can reach half the roof or more.
+// The figures behind both bounds are in docs/rationale.md#partial-kronecker.
 const (
 	mmaMinSparseWork = 16
 	mmaMaxDenseWork  = 256

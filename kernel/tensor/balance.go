@@ -8,9 +8,9 @@ import (
 	"github.com/bespoke-hpc/bespoke/kernel/family"
 )
 
-// Layouts aimed at the H200's balance, where BK5 from N = 8 and BK3 from
-// N = 7 are bound on chip rather than by memory (docs/rationale.md#
-// bk-balance):
+// Layouts for devices whose bandwidth outruns their on-chip work, where
+// BK5 from N = 8 and BK3 from N = 7 are bound on chip rather than by
+// memory (docs/rationale.md#bk-balance):
 //
 //   - "slab2" (BK5): the slab layout with double-buffered slabs, one
 //     barrier per layer instead of two. Layer k stages u into su[k%2],
