@@ -128,7 +128,7 @@ func Choose(dev device.Device, in Instance, st *tune.Store) (*Choice, error) {
 	}
 	best := -1
 	for i, c := range cs {
-		if in.Progress != nil {
+		if in.Progress != nil && dev.Info().GPU { // a CPU has three quick candidates
 			fmt.Fprintf(in.Progress, "pum: choosing for %s: candidate %d of %d, %s (verified, then timed)\n", in.Name(), i+1, len(cs), c.Name())
 		}
 		err := verify(dev, check.WithShape(c.Shape), ref)

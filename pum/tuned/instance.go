@@ -25,8 +25,8 @@ type Instance struct {
 	// Fixed replaces the candidates' fields the user set.
 	Fixed Fixed
 	// Progress, when set, hears which candidate Choose verifies and
-	// times: a first choice builds every candidate's kernels, which at
-	// high degrees takes minutes.
+	// times on a GPU: a first choice there builds every candidate's
+	// kernels, which at high degrees takes minutes.
 	Progress io.Writer
 }
 
