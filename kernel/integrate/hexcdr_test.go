@@ -73,7 +73,11 @@ func TestTensorHost(t *testing.T) {
 		testenv.Unavailable(t, "c", err)
 	}
 	defer dev.Close()
-	run(t, dev, tensorCases(t, []string{"w16/e1/tensor", "w32/e1/tensor/nt"}))
+	variants := []string{"w16/e1/tensor", "w32/e1/tensor/nt"}
+	if testing.Short() {
+		variants = variants[:1] // the interpreter runs the others
+	}
+	run(t, dev, tensorCases(t, variants))
 }
 
 // On the OpenCL device BESPOKE_OPENCL_DEVICE selects (PoCL here).
