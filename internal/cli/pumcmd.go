@@ -716,8 +716,10 @@ integration and assembly kernels (in --dtype, widened to float64).`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "bespoke: note: ran %s\n", ch.Describe())
-				res, err = pumrun.OnDevice(dev, c)
+				// Said once it has run: an interrupted run says only that.
+				if res, err = pumrun.OnDevice(dev, c); err == nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "bespoke: note: ran %s\n", ch.Describe())
+				}
 			}
 			if err != nil {
 				return err
