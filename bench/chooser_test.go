@@ -73,6 +73,7 @@ func TestRunChoosers(t *testing.T) {
 	}
 	defer dev.Close()
 	var got []string
+	// The dates are the fixtures' data, which the report must copy.
 	measured := &tune.Chosen{Winner: "b", Date: "2026-01-02T03:04:05Z", Times: []tune.Measured{
 		{Name: "a", Seconds: 0.003, Reps: 3, Verified: true}, {Name: "b", Seconds: 0.002, Reps: 3, Verified: true}, {Name: "c", Err: "too big"}}}
 	stored := &tune.Chosen{Winner: "a", Cached: true, Date: "2025-12-01T00:00:00Z", Times: []tune.Measured{{Name: "a", Seconds: 0.001, Reps: 3, Verified: true}}}
