@@ -10,6 +10,7 @@ package tuned
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,7 +53,7 @@ func Parse(name string) (Candidate, error) {
 	}
 	var s run.Shape
 	s.Strategy, s.Integrator = parts[0], parts[1]
-	if !slicesContains(run.Strategies, s.Strategy) || (s.Integrator != run.Thread && s.Integrator != run.Group) {
+	if !slices.Contains(run.Strategies, s.Strategy) || (s.Integrator != run.Thread && s.Integrator != run.Group) {
 		return bad()
 	}
 	seen := map[string]bool{}
@@ -69,7 +70,8 @@ func Parse(name string) (Candidate, error) {
 			return bad()
 		}
 		v, err := strconv.Atoi(p[i:])
-		if err != nil || v < 0 || strconv.Itoa(v) != p[i:] {
+		// Zero is a shape's "unset", which a name never spells.
+		if err != nil || v < 1 || strconv.Itoa(v) != p[i:] {
 			return bad()
 		}
 		seen[p[:i]] = true
@@ -93,15 +95,6 @@ func Parse(name string) (Candidate, error) {
 		return bad()
 	}
 	return c, nil
-}
-
-func slicesContains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // Fixed holds the shape's fields a user set by hand: they replace the

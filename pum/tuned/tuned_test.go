@@ -41,7 +41,7 @@ func TestNames(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "fused", "tree.group.t64.s2.k1", "fused.warp.t64", "fused.group.t64", "atomic.thread.t64.s2.k1",
-		"fused.group.t64.s2.k1.t32", "fused.group.t064.s2.k1", "fused.group.t64.s2.k1.percell.percell", "fused.group.t64.k1.s2", "fused.group.t-1.s2.k1"} {
+		"fused.group.t64.s2.k1.t32", "fused.group.t064.s2.k1", "fused.group.t64.s2.k1.percell.percell", "fused.group.t64.k1.s2", "fused.group.t-1.s2.k1", "fused.group.t0.s0.k0", "atomic.thread.t0"} {
 		if c, err := Parse(bad); err == nil {
 			t.Errorf("%q parses as %+v", bad, c)
 		}
