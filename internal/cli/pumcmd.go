@@ -429,15 +429,16 @@ and the device time of the iterations.`,
 			// A grid's finished sizes are written on an interrupt; one
 			// size has nothing to write and ends at once.
 			stopped := func() bool { return false }
+			var stop <-chan struct{} // ends a choice being measured
 			if len(cfgs) > 1 {
 				in := interruptible(cmd, "writing the sizes finished")
 				defer in.release()
-				stopped = in.interrupted
+				stopped, stop = in.interrupted, in.stop
 			}
 			rows := []pumBenchRow{}
 			done := 0
 			for _, cfg := range cfgs {
-				rs, err := runPUMBench(o, cfg, sts, reps, cmd.ErrOrStderr())
+				rs, err := runPUMBench(o, cfg, sts, reps, cmd.ErrOrStderr(), stop)
 				if err == nil {
 					rows = append(rows, rs...)
 					done++
@@ -499,8 +500,9 @@ func plotPUMBench(path string, rows []pumBenchRow) error {
 }
 
 // runPUMBench times one configuration: the reference, or on the device
-// each strategy asked for with its chosen candidate.
-func runPUMBench(o pumFlags, cfg pumrun.Config, sts []string, reps int, progress io.Writer) ([]pumBenchRow, error) {
+// each strategy asked for with its chosen candidate (a choice ends early
+// once stop closes).
+func runPUMBench(o pumFlags, cfg pumrun.Config, sts []string, reps int, progress io.Writer, stop <-chan struct{}) ([]pumBenchRow, error) {
 	if o.backend == "reference" {
 		out, err := pumrun.BenchReference(cfg, reps)
 		if err != nil {
@@ -516,7 +518,7 @@ func runPUMBench(o pumFlags, cfg pumrun.Config, sts []string, reps int, progress
 	defer dev.Close()
 	var rows []pumBenchRow
 	for _, st := range sts {
-		c, ch, err := tuned.Resolve(dev, tuned.Instance{Config: cfg, Strategy: st, Fixed: o.fixed(), Progress: progress}, tune.Open())
+		c, ch, err := tuned.Resolve(dev, tuned.Instance{Config: cfg, Strategy: st, Fixed: o.fixed(), Progress: progress, Stop: stop}, tune.Open())
 		if err != nil {
 			return nil, err
 		}

@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 	"kernel/integrate":         {"element", "kernel", "kernel/family", "poly"},
 	"pum":                      {"poly"},
 	"kernel/pum":               {"kernel", "kernel/family", "poly", "pum"},
-	"pum/run":                  {"build", "device", "kernel", "kernel/pum", "pum", "solve", "tune"},
+	"pum/run":                  {"build", "device", "internal/cache", "kernel", "kernel/pum", "pum", "solve", "tune"},
 	"pum/tuned":                {"device", "kernel", "kernel/family", "kernel/pum", "pum", "pum/run", "tune"},
 	"solve":                    {"build", "device", "fem", "kernel", "kernel/family", "kernel/tensor", "kernel/vector"},
 	"emit":                     {"kernel", "kernel/pass"},

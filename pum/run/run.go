@@ -6,8 +6,9 @@
 // pipeline in Go for comparison. Which shape of kernels and strategy to
 // run is the caller's: pum/tuned chooses one for a device.
 //
-// It may import pum, kernel, kernel/pum, solve, build, tune and device,
-// but no backend and no command.
+// It may import pum, kernel, kernel/pum, solve, build, tune, device and
+// internal/cache (whether compiled kernels are kept), but no backend and
+// no command.
 package run
 
 import (
@@ -270,37 +271,28 @@ type devBin struct {
 	bufs map[string]device.Buffer
 }
 
-// OnDevice runs the pipeline on dev: set-up (space, rule, matrix and
-// load buffers; the patch data and the matrix pattern made on the device
-// from small tables, or with host decomposition the cover built and
-// uploaded), decomposition (on the device: for the colour strategy count,
-// a small histogram to the host for the prefix sums and fill, for the
-// others one fill in patch order; or on the host: pum.Decompose,
-// kpum.NewPlan, the bins uploaded), then per batch the integration kernel
-// and the assembly kernels on the device into the device's matrix and
-// load, and one download at the end. Nothing is accumulated on the host.
-// Every kernel is built in one build.Program before the device runs any
-// (outside the timings).
-func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
+// settle checks cfg against dev and fills in its defaults: the
+// decomposition, the integration kernel, the threads, the tensor-core
+// blocks and the budget.
+func settle(dev device.Device, cfg Config) (Config, error) {
 	if cfg.DType == kernel.F64 && !dev.Info().FP64 {
-		return nil, fmt.Errorf("pum: %s has no fp64", dev.Info().Name)
+		return cfg, fmt.Errorf("pum: %s has no fp64", dev.Info().Name)
 	}
 	if cfg.Strategy != Atomic && cfg.Strategy != Colour && cfg.Strategy != Fused {
-		return nil, fmt.Errorf("pum: assembly strategy %q: want %s, %s or %s", cfg.Strategy, Atomic, Colour, Fused)
+		return cfg, fmt.Errorf("pum: assembly strategy %q: want %s, %s or %s", cfg.Strategy, Atomic, Colour, Fused)
 	}
 	switch cfg.Decompose {
 	case "":
 		cfg.Decompose = DecompDevice
 	case DecompDevice, DecompHost:
 	default:
-		return nil, fmt.Errorf("pum: decomposition %q: want %s or %s", cfg.Decompose, DecompDevice, DecompHost)
+		return cfg, fmt.Errorf("pum: decomposition %q: want %s or %s", cfg.Decompose, DecompDevice, DecompHost)
 	}
-	onDevice := cfg.Decompose == DecompDevice
 	gpu := dev.Info().GPU
 	switch {
 	case cfg.Strategy == Fused:
 		if cfg.Integrator == Thread {
-			return nil, fmt.Errorf("pum: the fused strategy needs the group integration kernel")
+			return cfg, fmt.Errorf("pum: the fused strategy needs the group integration kernel")
 		}
 		cfg.Integrator = Group
 	case cfg.Integrator == "":
@@ -309,9 +301,8 @@ func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
 			cfg.Integrator = Group
 		}
 	case cfg.Integrator != Thread && cfg.Integrator != Group:
-		return nil, fmt.Errorf("pum: integration kernel %q: want %s or %s", cfg.Integrator, Thread, Group)
+		return cfg, fmt.Errorf("pum: integration kernel %q: want %s or %s", cfg.Integrator, Thread, Group)
 	}
-	fused := cfg.Strategy == Fused
 	if cfg.Threads == 0 {
 		// Neutral defaults by the kind of device; the shape that wins
 		// on a device is pum/tuned's to find.
@@ -328,12 +319,33 @@ func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
 	}
 	cuda := dev.Info().Backend == "cuda" && tune.CUDAArch(dev.Info().Arch) >= 80
 	if cfg.MMA > 0 && (!cuda || cfg.Integrator != Group) {
-		return nil, fmt.Errorf("pum: --mma %d needs the group kernel on a CUDA device with tensor cores (sm_80 or later)", cfg.MMA)
+		return cfg, fmt.Errorf("pum: --mma %d needs the group kernel on a CUDA device with tensor cores (sm_80 or later)", cfg.MMA)
 	}
 	cfg.MMA = max(cfg.MMA, 0)
 	if cfg.Budget == 0 {
 		cfg.Budget = DefaultBudget
 	}
+	return cfg, nil
+}
+
+// OnDevice runs the pipeline on dev: set-up (space, rule, matrix and
+// load buffers; the patch data and the matrix pattern made on the device
+// from small tables, or with host decomposition the cover built and
+// uploaded), decomposition (on the device: for the colour strategy count,
+// a small histogram to the host for the prefix sums and fill, for the
+// others one fill in patch order; or on the host: pum.Decompose,
+// kpum.NewPlan, the bins uploaded), then per batch the integration kernel
+// and the assembly kernels on the device into the device's matrix and
+// load, and one download at the end. Nothing is accumulated on the host.
+// Every kernel is built in one build.Program before the device runs any
+// (outside the timings).
+func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
+	if cfg, err = settle(dev, cfg); err != nil {
+		return nil, err
+	}
+	onDevice := cfg.Decompose == DecompDevice
+	gpu := dev.Info().GPU
+	fused := cfg.Strategy == Fused
 	out := &Outcome{Shape: cfg.Shape()}
 	r := &runner{dev: dev, dt: cfg.DType}
 	defer r.close()
@@ -418,85 +430,20 @@ func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
 	var actives []int // the bins the kernels are built for
 	if onDevice {
 		actives = dc.Bins
-	} else {
-		dec, err := pum.Decompose(c, 0)
-		if err != nil {
-			return nil, err
-		}
-		if pl, err = kpum.NewPlan(dec, cfg.Strategy == Colour); err != nil {
-			return nil, err
-		}
-		if cfg.Strategy == Colour && pl.Colours == 0 {
-			return nil, fmt.Errorf("pum: the cover has no colouring; use --strategy atomic")
-		}
-		for _, b := range pl.Bins {
-			actives = append(actives, b.Active)
-		}
+	} else if pl, actives, err = hostPlan(c, cfg.Strategy == Colour); err != nil {
+		return nil, err
 	}
 	t2 := time.Now()
 	out.Tm.Decompose += t2.Sub(t1)
 
-	// Kernels: the decomposition's, one integration and one assembly
-	// kernel per bin and the zeroing kernel, in one build.Program
-	// (build.Batch's compiler calls; cached by source).
-	spec := kpum.Spec{Dim: cfg.Dim, Degree: cfg.Degree, Periodic: cfg.Periodic, Coeff: cfg.Coeff, DType: cfg.DType, Threads: cfg.Threads, Layout: cfg.Layout, Tiles: cfg.Tiles, Side: cfg.Side, Vec: cfg.Vec, MMA: cfg.MMA}
-	var ks []*kernel.Kernel
-	var dk decompKernels
-	if onDevice {
-		// The colour strategy needs the colour groups; the atomic adds
-		// favour a patch's cells together; the fused kernel sums a set's
-		// cells before its atomics, 2^d times fewer (2-D l9 p = 1 made
-		// 235 M atomic adds, 3-D l6 p = 1 4 G).
-		order := kpum.PatchOrder
-		switch {
-		case cfg.Strategy == Colour:
-			order = kpum.ColourOrder
-		case fused && !cfg.PerCell && dc.SetCells > 1:
-			// Whether merging pays (large blocks may gain nothing) is
-			// a candidate's choice: Shape.PerCell.
-			order, spec.Merge = kpum.SetOrder, dc.SetCells
-		}
-		threads := 128
-		if !gpu {
-			threads = 16
-		}
-		if dk, err = newDecompKernels(kpum.DecompSpec{Dim: cfg.Dim, DType: cfg.DType, Threads: threads}, order, dc.Bins); err != nil {
-			return nil, err
-		}
-		ks = append(ks, dk.kernels()...)
-	}
-	integ := map[int]*kernel.Kernel{}
-	asm := map[int]*kernel.Kernel{}
-	for _, a := range actives {
-		s := spec
-		s.Active = a
-		if cfg.Integrator == Group {
-			integ[a], err = kpum.IntegrateGroup(s, fused)
-		} else {
-			integ[a], err = kpum.Integrate(s)
-		}
-		if err != nil {
-			return nil, err
-		}
-		ks = append(ks, integ[a])
-		if fused {
-			continue
-		}
-		if asm[a], err = kpum.Assemble(s, cfg.Strategy == Atomic); err != nil {
-			return nil, err
-		}
-		ks = append(ks, asm[a])
-	}
-	zt := 256
-	if !gpu {
-		zt = 1024
-	}
-	zero, err := kpum.Zero(cfg.DType, zt)
+	// Kernels in one build.Program (build.Batch's compiler calls; cached
+	// by source).
+	pk, err := newKernels(cfg, gpu, dc, actives)
 	if err != nil {
 		return nil, err
 	}
-	ks = append(ks, zero)
-	prog, err := build.NewProgram(dev, ks...)
+	dk, integ, asm, zero := pk.dk, pk.integ, pk.asm, pk.zero
+	prog, err := build.NewProgram(dev, pk.all...)
 	if err != nil {
 		return nil, err
 	}
@@ -584,7 +531,7 @@ func OnDevice(dev device.Device, cfg Config) (_ *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Merge = max(spec.Merge, 1)
+	out.Merge = max(pk.merge, 1)
 	if fused { // one launch per bin: no element buffer to bound it
 		chunks = chunks[:0]
 		for bi, b := range bins {

@@ -82,9 +82,11 @@ func (c *Choice) Describe() string {
 // candidate; else the fastest of the candidates, each first verified (its
 // system at VerifyLevel against pum's float64 reference) and then timed
 // on dev at in's size (run.Bench, Reps runs, without a solve or a
-// download), which is then stored. Candidates that cannot run (a build
-// error, too little memory) or compute a wrong system are passed over;
-// when none is left, the first one's error is returned.
+// download), which is then stored. Every candidate's kernels are built
+// before the first is verified, all at once (run.Prebuild), so that the
+// runs load them from the device's cache. Candidates that cannot run (a
+// build error, too little memory) or compute a wrong system are passed
+// over; when none is left, the first one's error is returned.
 func Choose(dev device.Device, in Instance, st *tune.Store) (*Choice, error) {
 	var cs []Candidate
 	var firstErr error
@@ -126,12 +128,19 @@ func Choose(dev device.Device, in Instance, st *tune.Store) (*Choice, error) {
 	if err != nil {
 		return nil, err
 	}
+	built := prebuild(dev, in, check, cfg, cs)
 	best := -1
 	for i, c := range cs {
-		if in.Progress != nil && dev.Info().GPU { // a CPU has three quick candidates
+		if stopped(in.Stop) {
+			return nil, fmt.Errorf("pum: choosing for %s: %w", in.Name(), run.ErrStopped)
+		}
+		err := built[i]
+		if err == nil && in.Progress != nil && dev.Info().GPU { // a CPU has three quick candidates
 			fmt.Fprintf(in.Progress, "pum: choosing for %s: candidate %d of %d, %s (verified, then timed)\n", in.Name(), i+1, len(cs), c.Name())
 		}
-		err := verify(dev, check.WithShape(c.Shape), ref)
+		if err == nil {
+			err = verify(dev, check.WithShape(c.Shape), ref)
+		}
 		var out *run.Outcome
 		if err == nil {
 			out, err = run.Bench(dev, cfg.WithShape(c.Shape), Reps)
@@ -162,6 +171,49 @@ func Choose(dev device.Device, in Instance, st *tune.Store) (*Choice, error) {
 		ch.StoreErr = err
 	}
 	return ch, nil
+}
+
+// prebuild builds the kernels of every candidate's runs, at the check
+// level (check) and at the timed size (cfg), on dev at once
+// (run.Prebuild), so that the runs that verify and time them, one after
+// another, load them from the device's cache. It returns why each
+// candidate cannot be built, nil where it can.
+func prebuild(dev device.Device, in Instance, check, cfg run.Config, cs []Candidate) []error {
+	cfgs := make([]run.Config, 0, 2*len(cs))
+	for _, c := range cs {
+		cfgs = append(cfgs, check.WithShape(c.Shape), cfg.WithShape(c.Shape))
+	}
+	progs, errs := run.Kernels(dev, cfgs...)
+	if in.Progress != nil && dev.Info().GPU {
+		names := map[string]bool{}
+		for _, ks := range progs {
+			for _, k := range ks {
+				names[k.Name] = true
+			}
+		}
+		fmt.Fprintf(in.Progress, "pum: building %d kernels of %d candidates\n", len(names), len(cs))
+	}
+	built := run.Prebuild(dev, progs, in.Stop)
+	out := make([]error, len(cs))
+	for i := range cs {
+		for _, err := range []error{errs[2*i], built[2*i], errs[2*i+1], built[2*i+1]} {
+			if err != nil {
+				out[i] = err
+				break
+			}
+		}
+	}
+	return out
+}
+
+// stopped reports whether stop is closed.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // verify assembles cfg on dev and compares the system with ref.

@@ -28,6 +28,10 @@ type Instance struct {
 	// times on a GPU: a first choice there builds every candidate's
 	// kernels, which at high degrees takes minutes.
 	Progress io.Writer
+	// Stop, when closed, ends a choice being measured: no further build
+	// or candidate begins, and Choose returns an error wrapping
+	// run.ErrStopped.
+	Stop <-chan struct{}
 }
 
 var _ family.Instance = Instance{}
