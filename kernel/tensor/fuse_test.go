@@ -1,0 +1,193 @@
+package tensor_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/fem"
+	"github.com/bespoke-hpc/bespoke/kernel"
+	"github.com/bespoke-hpc/bespoke/kernel/family"
+	"github.com/bespoke-hpc/bespoke/kernel/interp"
+	"github.com/bespoke-hpc/bespoke/kernel/pass"
+	"github.com/bespoke-hpc/bespoke/kernel/tensor"
+)
+
+// fusedCase is one fused operator applied once on a perturbed 2×2×3 mesh.
+type fusedCase struct {
+	op fem.Kernel
+	n  int
+	dt kernel.DType
+}
+
+// The fused kernel of every layout (GPU and CPU, stored and computed
+// geometry), run once in the interpreter on a random p (Dirichlet nodes
+// included), must add M A M p (fem's float64 assembled operator) to a
+// random q and leave q's Dirichlet nodes and its entry past the end
+// alone, and its partial sums (poisoned NaN first) must add to pᵀ(M A M p)
+// by a float64 dot.
+func TestFused(t *testing.T) {
+	cases := []fusedCase{
+		{fem.BK5, 2, kernel.F64}, {fem.BK5, 3, kernel.F64}, {fem.BK5, 2, kernel.F32},
+		{fem.BK3, 2, kernel.F64}, {fem.BK3, 1, kernel.F32},
+	}
+	ran := 0
+	for ci, c := range cases {
+		rng := rand.New(rand.NewPCG(41, uint64(ci)))
+		m, err := fem.NewMesh(2, 2, 3, 0.2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := fem.NewBasis(c.op, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := fem.NewAssembly(b, m, 0.7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := tensor.New(c.op, c.n, 0.7, c.dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err = p.WithMesh(m, "bent"); err != nil {
+			t.Fatal(err)
+		}
+		ne, nodes := m.Elements(), a.Nodes()
+		in, err := p.Timed(ne)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// p rounded to the precision, so that the reference sees the
+		// kernel's input.
+		pl := make([]float64, nodes+1)
+		for g := range nodes {
+			pl[g] = c.dt.Rounded(rng.Float64()*2 - 1)
+		}
+		want, err := a.Apply(pl[:nodes])
+		if err != nil {
+			t.Fatal(err)
+		}
+		dot, scale := 0.0, 0.0
+		for g, x := range want {
+			dot += pl[g] * x
+			scale += math.Abs(pl[g] * x)
+		}
+		fnode := tensor.FusedIndexOf(a.Index, a.Boundary)
+		idx := make([]int64, len(fnode))
+		for j, g := range fnode {
+			idx[j] = int64(g)
+		}
+		xv, ga := tensor.MeshInputs(m, c.op)
+		tol := 1e-12 * float64(c.n+1)
+		if c.dt == kernel.F32 {
+			tol = 1e-5 * float64(c.n+1)
+		}
+		var variants []family.Candidate
+		for _, gpu := range []bool{true, false} {
+			variants = append(variants, in.Candidates(family.Target{GPU: gpu})...)
+		}
+		for _, v := range variants {
+			k, err := in.(*tensor.Instance).BuildFused(v)
+			if err != nil {
+				if strings.Contains(err.Error(), "shared memory") {
+					continue
+				}
+				t.Fatalf("%s %s: %v", p.Label(), v.Name(), err)
+			}
+			if !strings.HasSuffix(k.Variant, tensor.FusedSuffix) || !strings.HasSuffix(k.Name, "_fused") {
+				t.Errorf("%s: fused kernel named %s (%s)", v.Name(), k.Name, k.Variant)
+			}
+			// The GPU layouts as written, the CPU ones as the host
+			// lowers them.
+			if k.Launch.Threads() == 1 {
+				if k, err = pass.HostLoops(k); err != nil {
+					t.Fatal(err)
+				}
+			}
+			q0 := make([]float64, nodes+1)
+			for g := range nodes {
+				q0[g] = c.dt.Rounded(rng.Float64())
+			}
+			q0[nodes] = math.NaN()
+			q := append([]float64(nil), q0...)
+			parts := tensor.FusedPartials(k, ne)
+			partial := make([]float64, parts)
+			for i := range partial {
+				partial[i] = math.NaN()
+			}
+			args := map[string]any{tensor.Elements: ne, "u": append([]float64(nil), pl...), tensor.FusedIndex: idx, tensor.FusedNodes: nodes,
+				"geo": a.Geo, "xv": xv, "ga": ga, "v": q, tensor.FusedPartial: partial}
+			for name, x := range p.Constants() {
+				args[name] = x
+			}
+			if err := interp.Run(k, [3]int{parts, 1, 1}, args); err != nil {
+				t.Fatalf("%s %s: %v", p.Label(), k.Variant, err)
+			}
+			big := 0.0
+			for _, x := range want {
+				big = max(big, math.Abs(x))
+			}
+			worst := 0.0
+			for g := range nodes {
+				d := q[g] - q0[g] - want[g]
+				if a.Boundary[g] {
+					d = q[g] - q0[g] // untouched, not merely close
+					if d != 0 {
+						t.Errorf("%s %s: Dirichlet node %d changed by %g", p.Label(), k.Variant, g, d)
+					}
+				}
+				worst = max(worst, math.Abs(d)/big)
+			}
+			if worst > tol {
+				t.Errorf("%s %s: q differs from q0 + M A M p by %.3g relative (tol %.3g)", p.Label(), k.Variant, worst, tol)
+			}
+			if !math.IsNaN(q[nodes]) {
+				t.Errorf("%s %s: the entry past the L-vector was written (%g)", p.Label(), k.Variant, q[nodes])
+			}
+			sum := 0.0
+			for _, x := range partial {
+				sum += x
+			}
+			if d := math.Abs(sum-dot) / scale; !(d <= tol) {
+				t.Errorf("%s %s: Σ partials %.17g, pᵀq %.17g (relative %.3g)", p.Label(), k.Variant, sum, dot, d)
+			}
+			ran++
+		}
+	}
+	t.Logf("%d fused kernels interpreted", ran)
+}
+
+// Kernels the rewrite cannot fuse are refused with a reason.
+func TestFuseRefused(t *testing.T) {
+	p, _ := tensor.New(fem.BK5, 2, 1, kernel.F64)
+	in, _ := p.Timed(3)
+	k, err := in.Build(tensor.Variant{Kind: "slab", PerBlock: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readsV := *k
+	readsV.Body = append(append([]kernel.Stmt{}, k.Body...), kernel.Put("v", kernel.At("v", kernel.Const(0)), kernel.Const(0)))
+	noV := *k
+	noV.Body = kernel.RewriteStmts(k.Body, func(s kernel.Stmt) []kernel.Stmt {
+		if st, ok := s.(kernel.Store); ok && st.Buf == "v" {
+			return nil
+		}
+		return []kernel.Stmt{s}
+	})
+	twice, _ := tensor.Fuse(k)
+	for _, tc := range []struct {
+		name string
+		k    *kernel.Kernel
+		want string
+	}{
+		{"reads v", &readsV, "a load of v"},
+		{"stores nothing", &noV, "stores nothing"},
+		{"fused twice", twice, "already"},
+	} {
+		if _, err := tensor.Fuse(tc.k); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+}
