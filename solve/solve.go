@@ -198,7 +198,7 @@ type solver struct {
 	prog    *build.Program
 	// launches of each step, bound once (slot-dependent ones by slot).
 	op, gather, scatter, zero, dotPQ, dirFrom0, dirFrom1 *build.Step
-	sumFused                                             *build.Step // the fused operator's pᵀq partials into slot PQ
+	sumFused                                             *build.Step    // the fused operator's pᵀq partials into slot PQ
 	update                                               [2]*build.Step // α's numerator in slot 0 or 2
 	sumTo                                                [scalars]*build.Step
 	dotRR                                                *build.Step
