@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/fem"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/family"
@@ -188,6 +189,51 @@ func TestFuseRefused(t *testing.T) {
 	} {
 		if _, err := tensor.Fuse(tc.k); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// Every layout's fused kernel renders in every dialect (CUDA's atomicAdd,
+// OpenCL's compare-and-swap, C's OpenMP atomic), as one source per
+// dialect, its entry named apart from the unfused kernel's.
+func TestFusedRender(t *testing.T) {
+	for _, op := range []fem.Kernel{fem.BK5, fem.BK3} {
+		for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+			p, err := tensor.New(op, 3, 0.7, dt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, _ := p.Timed(10)
+			for _, gpu := range []bool{true, false} {
+				var ks []*kernel.Kernel
+				for _, c := range in.Candidates(family.Target{GPU: gpu}) {
+					k, err := in.(*tensor.Instance).BuildFused(c)
+					if err != nil {
+						continue // too much shared memory
+					}
+					plain, _ := in.Build(c)
+					if k.Name == plain.Name {
+						t.Errorf("%s: the fused kernel has the unfused one's name %s", c.Name(), k.Name)
+					}
+					ks = append(ks, k)
+				}
+				if len(ks) == 0 {
+					t.Fatalf("%s gpu=%v: no fused kernel", p.Label(), gpu)
+				}
+				dialects := []emit.Dialect{emit.C}
+				if gpu {
+					dialects = []emit.Dialect{emit.CUDA, emit.OpenCL, emit.C}
+				}
+				for _, d := range dialects {
+					src, err := emit.Render(d, ks...)
+					if err != nil {
+						t.Fatalf("%s %s: %v", p.Label(), d, err)
+					}
+					if len(src.Entries) != len(ks) {
+						t.Errorf("%s %s: %d entries for %d kernels", p.Label(), d, len(src.Entries), len(ks))
+					}
+				}
+			}
 		}
 	}
 }
