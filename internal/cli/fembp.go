@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -133,11 +134,19 @@ type bpRun struct {
 	scatter string
 }
 
-// bpRuns are the layouts each with each scatter method, side by side.
-func bpRuns(layouts []family.Candidate, scatters []string) []bpRun {
+// bpRuns are the layouts each with each scatter method, side by side,
+// but for the fused method the layouts whose fused form does not fit a
+// block (said on errw).
+func bpRuns(errw io.Writer, in *tensor.Instance, layouts []family.Candidate, scatters []string) []bpRun {
 	var out []bpRun
 	for _, c := range layouts {
 		for _, sc := range scatters {
+			if sc == solve.Fused {
+				if _, err := in.BuildFused(c); errors.Is(err, tensor.ErrFusedShared) {
+					fmt.Fprintf(errw, "bench: %s %s: no fused form (%v)\n", in.Problem.Name(), c.Name(), err)
+					continue
+				}
+			}
 			out = append(out, bpRun{c, sc})
 		}
 	}
@@ -312,7 +321,7 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 				if len(layouts) == 0 {
 					return usagef("--bp-variant %q names no layout of %s (it has %s)", o.variants, p.Name(), candidateNames(in, info.GPU))
 				}
-				for _, r := range bpRuns(layouts, scatters) {
+				for _, r := range bpRuns(errw, in.(*tensor.Instance), layouts, scatters) {
 					c, sc := r.c, r.scatter
 					row := bpRow{Problem: fmt.Sprintf("%s/n%d", bp, n), Variant: c.Name(), Scatter: sc, Mesh: fmt.Sprintf("%dx%dx%d", side, side, side)}
 					if sc != solve.Transpose {

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 
@@ -119,7 +120,7 @@ func Fuse(k *kernel.Kernel) (*kernel.Kernel, error) {
 		return nil, fmt.Errorf("tensor: fusing %s: it stores nothing to v", k.Name)
 	}
 	out.Body = append([]kernel.Stmt{kernel.DeclReal(fuseAcc, kernel.Float(0))}, body...)
-	red, shared := blockPartial(k.Launch.Block)
+	red, shared := blockPartial(k.Launch.Block, k.Shared)
 	out.Body = append(out.Body, red...)
 	out.Shared = append(append([]kernel.Shared{}, k.Shared...), shared...)
 	if err := kernel.Validate(&out); err != nil {
@@ -203,31 +204,70 @@ func fusable(k *kernel.Kernel) error {
 // blockPartial adds the threads' fz_acc over a block of the given shape
 // (a tree over the next power of two, threads past the block adding
 // nothing, a barrier per level) and stores the sum in fpartial[block].
-func blockPartial(block [3]int) ([]kernel.Stmt, []kernel.Shared) {
+// The tree runs in the first real shared array of the kernel's with an
+// element per thread, once every thread is past its last use (a barrier):
+// no shared memory of its own, so that the fused form fits wherever the
+// layout does; it declares fz_red only where the kernel has no such array.
+func blockPartial(block [3]int, have []kernel.Shared) ([]kernel.Stmt, []kernel.Shared) {
 	t := block[0] * block[1] * block[2]
-	store := kernel.Put(FusedPartial, kernel.Ref(fuseAcc), gx)
 	if t == 1 {
-		return []kernel.Stmt{store}, nil
+		return []kernel.Stmt{kernel.Put(FusedPartial, kernel.Ref(fuseAcc), gx)}, nil
 	}
-	tid := kernel.Add(kernel.Add(lx, kernel.Mul(ly, kernel.Const(block[0]))), kernel.Mul(lz, kernel.Const(block[0]*block[1])))
-	ss := []kernel.Stmt{
-		kernel.DeclIndex(fuseTid, tid),
-		kernel.Put(fuseRed, kernel.Ref(fuseAcc), kernel.Ref(fuseTid)),
+	var ss []kernel.Stmt
+	var red kernel.Shared
+	var shared []kernel.Shared
+	for _, sh := range have {
+		if sh.Type == kernel.Real && sh.Len() >= t {
+			red = sh
+			ss = append(ss, kernel.Barrier{}) // the layout's last reads of it done
+			break
+		}
+	}
+	if red.Name == "" {
+		red = kernel.Shared{Name: fuseRed, Type: kernel.Real, Dims: []int{t}}
+		shared = []kernel.Shared{red}
+	}
+	// at is red's element of flat (row-major) index i.
+	at := func(i kernel.Expr) []kernel.Expr {
+		idx := make([]kernel.Expr, len(red.Dims))
+		stride := 1
+		for d := len(red.Dims) - 1; d >= 0; d-- {
+			x := i
+			if stride > 1 {
+				x = kernel.Div(x, kernel.Const(stride))
+			}
+			if d > 0 {
+				x = kernel.Rem(x, kernel.Const(red.Dims[d]))
+			}
+			idx[d] = x
+			stride *= red.Dims[d]
+		}
+		return idx
+	}
+	tid := kernel.Ref(fuseTid)
+	ss = append(ss,
+		kernel.DeclIndex(fuseTid, kernel.Add(kernel.Add(lx, kernel.Mul(ly, kernel.Const(block[0]))), kernel.Mul(lz, kernel.Const(block[0]*block[1])))),
+		kernel.Put(red.Name, kernel.Ref(fuseAcc), at(tid)...),
 		kernel.Barrier{},
-	}
+	)
 	p := 1 << bits.Len(uint(t-1))
 	for h := p / 2; h >= 1; h /= 2 {
+		other := kernel.Add(tid, kernel.Const(h))
 		ss = append(ss,
-			kernel.If{Cond: kernel.And(kernel.Lt(kernel.Ref(fuseTid), kernel.Const(h)), kernel.Lt(kernel.Add(kernel.Ref(fuseTid), kernel.Const(h)), kernel.Const(t))), Then: []kernel.Stmt{
-				kernel.Put(fuseRed, kernel.Add(kernel.At(fuseRed, kernel.Ref(fuseTid)), kernel.At(fuseRed, kernel.Add(kernel.Ref(fuseTid), kernel.Const(h)))), kernel.Ref(fuseTid)),
+			kernel.If{Cond: kernel.And(kernel.Lt(tid, kernel.Const(h)), kernel.Lt(other, kernel.Const(t))), Then: []kernel.Stmt{
+				kernel.Put(red.Name, kernel.Add(kernel.At(red.Name, at(tid)...), kernel.At(red.Name, at(other)...)), at(tid)...),
 			}},
 			kernel.Barrier{})
 	}
-	ss = append(ss, kernel.If{Cond: kernel.Eq(kernel.Ref(fuseTid), kernel.Const(0)), Then: []kernel.Stmt{
-		kernel.Put(FusedPartial, kernel.At(fuseRed, kernel.Const(0)), gx),
+	ss = append(ss, kernel.If{Cond: kernel.Eq(tid, kernel.Const(0)), Then: []kernel.Stmt{
+		kernel.Put(FusedPartial, kernel.At(red.Name, at(kernel.Const(0))...), gx),
 	}})
-	return ss, []kernel.Shared{{Name: fuseRed, Type: kernel.Real, Dims: []int{t}}}
+	return ss, shared
 }
+
+// ErrFusedShared is BuildFused's error for a layout whose block, with the
+// fused kernel's shared array, needs more than MaxShared.
+var ErrFusedShared = errors.New("the fused form does not fit a block")
 
 // BuildFused is the kernel of candidate c fused for CG (Fuse), checked
 // to fit the shared memory of a block with the fusion's own array.
@@ -250,7 +290,7 @@ func (in *Instance) BuildFused(c family.Candidate) (*kernel.Kernel, error) {
 		words += s.Len()
 	}
 	if b := words * in.Prec.Bytes(); b > MaxShared {
-		return nil, fmt.Errorf("tensor: %s%s: %d bytes of shared memory with the block's pᵀq sum (at most %d)", c.Name(), FusedSuffix, b, MaxShared)
+		return nil, fmt.Errorf("tensor: %s%s: %d bytes of shared memory with the block's pᵀq sum (at most %d): %w", c.Name(), FusedSuffix, b, MaxShared, ErrFusedShared)
 	}
 	return f, nil
 }

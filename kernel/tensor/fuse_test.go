@@ -237,3 +237,64 @@ func TestFusedRender(t *testing.T) {
 		}
 	}
 }
+
+// The rewrite on a kernel of no shared array (so it declares its own for
+// the block's sum) in a 3×2 block: v_j = 2u_j becomes q[g] += 2p[g] for
+// each entry j of node g = fnode[j] < nodes, and the partials add to
+// Σ_j 2p[g]² over those entries.
+func TestFuseOwnArray(t *testing.T) {
+	const elements, per, nodes = 5, 6, 11
+	k := &kernel.Kernel{
+		Name: "twice", Variant: "twice", DType: kernel.F64,
+		Params: []kernel.Param{
+			{Name: tensor.Elements, Kind: kernel.ScalarParam, Type: kernel.Index},
+			{Name: "u", Kind: kernel.BufferParam, Type: kernel.Real, Const: true},
+			{Name: "v", Kind: kernel.BufferParam, Type: kernel.Real},
+		},
+		Launch: kernel.Launch{Block: [3]int{3, 2, 1}, Grid: [3]kernel.Axis{kernel.Over(tensor.Elements, 1)}},
+		Body: []kernel.Stmt{
+			kernel.DeclIndex("j", kernel.Add(kernel.Mul(kernel.GroupX, kernel.Const(per)), kernel.Add(kernel.LocalX, kernel.Mul(kernel.LocalY, kernel.Const(3))))),
+			kernel.Put("v", kernel.Mul(kernel.Float(2), kernel.At("u", kernel.Ref("j"))), kernel.Ref("j")),
+		},
+	}
+	f, err := tensor.Fuse(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Shared) != 1 {
+		t.Fatalf("shared arrays %v, want the fusion's own", f.Shared)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	idx := make([]int64, elements*per)
+	p := make([]float64, nodes+1)
+	for g := range nodes {
+		p[g] = rng.Float64() - 0.5
+	}
+	q := make([]float64, nodes+1)
+	q[nodes] = math.NaN()
+	want := make([]float64, nodes)
+	dot := 0.0
+	for j := range idx {
+		idx[j] = int64(rng.IntN(nodes + 1)) // nodes: a Dirichlet entry
+		if g := idx[j]; g < nodes {
+			want[g] += 2 * p[g]
+			dot += 2 * p[g] * p[g]
+		}
+	}
+	partial := []float64{math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	if err := interp.Run(f, [3]int{elements, 1, 1}, map[string]any{tensor.Elements: elements, "u": p, tensor.FusedIndex: idx, tensor.FusedNodes: nodes, "v": q, tensor.FusedPartial: partial}); err != nil {
+		t.Fatal(err)
+	}
+	for g := range nodes {
+		if math.Abs(q[g]-want[g]) > 1e-15 {
+			t.Errorf("q[%d] = %g, want %g", g, q[g], want[g])
+		}
+	}
+	sum := 0.0
+	for _, x := range partial {
+		sum += x
+	}
+	if !math.IsNaN(q[nodes]) || math.Abs(sum-dot) > 1e-14 {
+		t.Errorf("q[nodes] = %g (want NaN), Σ partials %g, want %g", q[nodes], sum, dot)
+	}
+}
