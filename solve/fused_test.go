@@ -86,15 +86,19 @@ func TestFusedHost(t *testing.T) {
 		testenv.Unavailable(t, "c", err)
 	}
 	defer dev.Close()
-	sameSolve(t, dev, []fusedCase{
+	cases := []fusedCase{
 		{op: fem.BK5, n: 2, side: 3, dt: kernel.F64},
 		{op: fem.BK5, n: 3, side: 2, dt: kernel.F64, variant: "slab/e2", shape: vector.Shape{Threads: 64, PerThread: 3}},
 		{op: fem.BK5, n: 4, side: 3, dt: kernel.F64, variant: "cpu-vec/e8"},
-		{op: fem.BK5, n: 3, side: 2, dt: kernel.F64, variant: "cpu/e1/tri"},
-		{op: fem.BK3, n: 2, side: 2, dt: kernel.F64},
 		{op: fem.BK3, n: 3, side: 2, dt: kernel.F64, variant: "cube/e2"},
 		{op: fem.BK5, n: 3, side: 3, dt: kernel.F32},
-	})
+	}
+	if !testing.Short() {
+		cases = append(cases,
+			fusedCase{op: fem.BK5, n: 3, side: 2, dt: kernel.F64, variant: "cpu/e1/tri"},
+			fusedCase{op: fem.BK3, n: 2, side: 2, dt: kernel.F64})
+	}
+	sameSolve(t, dev, cases)
 }
 
 // On OpenCL (PoCL here): the CPU shape, and a GPU layout and shape with
@@ -109,10 +113,14 @@ func TestFusedOpenCL(t *testing.T) {
 	}
 	defer dev.Close()
 	gpu := vector.Shape{Threads: 256, PerThread: 4}
-	sameSolve(t, dev, []fusedCase{
+	cases := []fusedCase{
 		{op: fem.BK5, n: 2, side: 3, dt: kernel.F64},
 		{op: fem.BK5, n: 3, side: 2, dt: kernel.F64, variant: "slab/e2", shape: gpu},
 		{op: fem.BK3, n: 2, side: 2, dt: kernel.F64, variant: "cube/e1", shape: gpu},
-		{op: fem.BK5, n: 2, side: 3, dt: kernel.F32, variant: "slab/e1", shape: gpu},
-	})
+	}
+	if !testing.Short() {
+		// fp32 (TestFusedHost has it on C): PoCL's builds are slow.
+		cases = append(cases, fusedCase{op: fem.BK5, n: 2, side: 3, dt: kernel.F32, variant: "slab/e1", shape: gpu})
+	}
+	sameSolve(t, dev, cases)
 }
