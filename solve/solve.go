@@ -36,7 +36,15 @@ import (
 const (
 	Transpose = "transpose" // sums through the transposed index, fused with pᵀAp (deterministic)
 	Atomic    = "atomic"    // atomic adds over the E-vector, then a dot product
+	// Fused: the element operator reads p through the index and adds its
+	// outputs into q atomically, with pᵀq per block (tensor.Fuse): no
+	// gather, no scatter, no E-vectors; q is zeroed by the update that
+	// reads it.
+	Fused = "fused"
 )
+
+// Scatters are the scatter-add methods.
+var Scatters = []string{Transpose, Atomic, Fused}
 
 // Options is one solve.
 type Options struct {
@@ -50,7 +58,7 @@ type Options struct {
 	// the operator applications.
 	Tol     float64
 	MaxIter int
-	// Scatter is Transpose (the default when empty) or Atomic.
+	// Scatter is Transpose (the default when empty), Atomic or Fused.
 	Scatter string
 	// Shape spreads the vector kernels over threads; the zero Shape
 	// takes vector.For the device.
@@ -68,7 +76,7 @@ type Options struct {
 
 // Result is a finished solve.
 type Result struct {
-	Variant    string    // the element kernel's variant
+	Variant    string    // the element kernel's variant (tensor.FusedSuffix after it when fused)
 	Iterations int       // operator applications
 	Residual   float64   // ‖r‖/‖b‖ by the recurrence, from the device's rᵀr
 	Converged  bool      // Residual ≤ Tol
@@ -106,8 +114,8 @@ func Run(dev device.Device, o Options) (*Result, error) {
 	if o.Scatter == "" {
 		o.Scatter = Transpose
 	}
-	if o.Scatter != Transpose && o.Scatter != Atomic {
-		return nil, fmt.Errorf("solve: scatter %q: want %s or %s", o.Scatter, Transpose, Atomic)
+	if !slices.Contains(Scatters, o.Scatter) {
+		return nil, fmt.Errorf("solve: scatter %q: want %s, %s or %s", o.Scatter, Transpose, Atomic, Fused)
 	}
 	p, dt := o.Problem, o.Problem.Prec
 	if dt == kernel.F64 && !dev.Info().FP64 {
@@ -190,6 +198,7 @@ type solver struct {
 	prog    *build.Program
 	// launches of each step, bound once (slot-dependent ones by slot).
 	op, gather, scatter, zero, dotPQ, dirFrom0, dirFrom1 *build.Step
+	sumFused                                             *build.Step    // the fused operator's pᵀq partials into slot PQ
 	update                                               [2]*build.Step // α's numerator in slot 0 or 2
 	sumTo                                                [scalars]*build.Step
 	dotRR                                                *build.Step
@@ -233,13 +242,27 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 		return nil, err
 	}
 	target := family.Target{GPU: dev.Info().GPU}
+	fused := o.Scatter == Fused
 	var c family.Candidate
+	var op *kernel.Kernel
 	if o.Variant == "" {
 		cs := in.Candidates(target)
 		if len(cs) == 0 {
 			return nil, fmt.Errorf("solve: %s has no kernel variant for %s", p.Name(), dev.Info().Name)
 		}
 		c = cs[0]
+		if fused {
+			// The first whose fused form fits a block.
+			for _, cc := range cs {
+				if op, err = in.(*tensor.Instance).BuildFused(cc); err == nil {
+					c = cc
+					break
+				}
+			}
+			if op == nil {
+				return nil, err
+			}
+		}
 	} else if c, err = in.Variant(o.Variant); err != nil {
 		return nil, err
 	}
@@ -247,7 +270,15 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 		return nil, err
 	}
 	s.variant = c.Name()
-	op, err := in.Build(c)
+	switch {
+	case fused:
+		s.variant += tensor.FusedSuffix
+		if op == nil {
+			op, err = in.(*tensor.Instance).BuildFused(c)
+		}
+	default:
+		op, err = in.Build(c)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -261,14 +292,21 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 	}
 	ks := []*kernel.Kernel{op}
 	vk := map[string]*kernel.Kernel{}
-	// In a fixed order: the source text is the build cache's key.
-	for _, b := range []struct {
+	type builder struct {
 		name  string
 		build func(kernel.DType, vector.Shape) (*kernel.Kernel, error)
-	}{
+	}
+	// In a fixed order: the source text is the build cache's key.
+	builders := []builder{
 		{"gather", vector.Gather}, {"scatter", vector.ScatterDot}, {"update", vector.Update}, {"direction", vector.Direction},
 		{"sum", vector.Sum}, {"dot", vector.Dot}, {"zero", vector.Zero}, {"atomic", vector.ScatterAtomic},
-	} {
+	}
+	if fused {
+		// The update zeroes q for the next operator's atomic adds.
+		builders = []builder{{"update", vector.UpdateZero}, {"direction", vector.Direction}, {"sum", vector.Sum}, {"dot", vector.Dot}}
+	}
+	fparts := tensor.FusedPartials(op, ne)
+	for _, b := range builders {
 		k, err := b.build(p.Prec, shape)
 		if err != nil {
 			return nil, err
@@ -276,7 +314,7 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 		vk[b.name] = k
 		ks = append(ks, k)
 	}
-	if need := s.deviceBytes(p, shape, geo); dev.Info().MemoryBytes > 0 && need > dev.Info().MemoryBytes {
+	if need := s.deviceBytes(p, shape, geo, fused, fparts); dev.Info().MemoryBytes > 0 && need > dev.Info().MemoryBytes {
 		return nil, fmt.Errorf("solve: %s needs %d MB of device memory, %s has %d MB", p.Name(), need>>20, dev.Info().Name, dev.Info().MemoryBytes>>20)
 	}
 	if s.prog, err = build.NewProgram(dev, ks...); err != nil {
@@ -292,8 +330,18 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 	}
 	rhs := asm.RHS()
 	reals := map[string][]float64{"x": make([]float64, nodes), "r": rhs, "p": rhs, "q": make([]float64, nodes),
-		"pe": make([]float64, entries), "qe": make([]float64, entries),
 		"partial": make([]float64, shape.Blocks(nodes)), "sc": make([]float64, scalars)}
+	ints := map[string][]int32{"node": asm.Index, "offsets": asm.Offsets, "list": asm.Entries, "mask": free}
+	if fused {
+		// p's extra entry (0) is what the fused operator reads at a
+		// Dirichlet node; the index sends those entries there. The
+		// right-hand side, hence r and p, is 0 at the Dirichlet nodes.
+		reals["p"] = append(slices.Clone(rhs), 0)
+		reals[tensor.FusedPartial] = make([]float64, fparts)
+		ints = map[string][]int32{tensor.FusedIndex: tensor.FusedIndexOf(asm.Index, asm.Boundary)}
+	} else {
+		reals["pe"], reals["qe"] = make([]float64, entries), make([]float64, entries)
+	}
 	for name, x := range geo {
 		if _, clash := reals[name]; clash {
 			return nil, fmt.Errorf("solve: the operator's geometry array %q has the name of a solver vector", name)
@@ -311,7 +359,7 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 			return nil, err
 		}
 	}
-	for name, x := range map[string][]int32{"node": asm.Index, "offsets": asm.Offsets, "list": asm.Entries, "mask": free} {
+	for name, x := range ints {
 		if err := s.ints(name, x); err != nil {
 			return nil, err
 		}
@@ -330,11 +378,6 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 		rename map[string]string
 	}
 	jobs := []job{
-		{&s.op, op, map[string]int64{tensor.Elements: int64(ne)}, map[string]string{"u": "pe", "v": "qe"}},
-		{&s.gather, vk["gather"], nil, map[string]string{"l": "p", "e": "pe"}},
-		{&s.scatter, vk["scatter"], nil, map[string]string{"e": "qe"}},
-		{&s.zero, vk["zero"], nil, map[string]string{"l": "q"}},
-		{&s.dotPQ, vk["dot"], nil, map[string]string{"a": "p", "b": "q"}},
 		{&s.dotRR, vk["dot"], nil, map[string]string{"a": "r", "b": "r"}},
 		{&s.update[0], vk["update"], map[string]int64{vector.Num: slotRR0, vector.Den: slotPQ}, nil},
 		{&s.update[1], vk["update"], map[string]int64{vector.Num: slotRR1, vector.Den: slotPQ}, nil},
@@ -345,7 +388,19 @@ func newSolver(dev device.Device, o Options, asm *fem.Assembly) (_ *solver, err 
 		jobs = append(jobs, job{&s.sumTo[slot], vk["sum"], map[string]int64{vector.Slot: int64(slot)}, nil})
 	}
 	var atomic *build.Step
-	jobs = append(jobs, job{&atomic, vk["atomic"], nil, map[string]string{"e": "qe", "l": "q"}})
+	if fused {
+		jobs = append(jobs,
+			job{&s.op, op, map[string]int64{tensor.Elements: int64(ne)}, map[string]string{"u": "p", "v": "q"}},
+			job{&s.sumFused, vk["sum"], map[string]int64{vector.Slot: slotPQ, vector.Partials: int64(fparts)}, map[string]string{"partial": tensor.FusedPartial}})
+	} else {
+		jobs = append(jobs,
+			job{&s.op, op, map[string]int64{tensor.Elements: int64(ne)}, map[string]string{"u": "pe", "v": "qe"}},
+			job{&s.gather, vk["gather"], nil, map[string]string{"l": "p", "e": "pe"}},
+			job{&s.scatter, vk["scatter"], nil, map[string]string{"e": "qe"}},
+			job{&s.zero, vk["zero"], nil, map[string]string{"l": "q"}},
+			job{&s.dotPQ, vk["dot"], nil, map[string]string{"a": "p", "b": "q"}},
+			job{&atomic, vk["atomic"], nil, map[string]string{"e": "qe", "l": "q"}})
+	}
 	for _, j := range jobs {
 		if *j.dst, err = s.prog.Bind(j.k.Name, build.With{Values: j.values, Buffers: j.rename}); err != nil {
 			return nil, err
@@ -369,15 +424,20 @@ func checkScalars(method string, it int, pq, rr float64) error {
 	return nil
 }
 
-// deviceBytes is what the buffers take.
-func (s *solver) deviceBytes(p *tensor.Problem, shape vector.Shape, geo map[string][]float64) int64 {
+// deviceBytes is what the buffers take: the fused method's E-vector
+// index and partial sums in place of the E-vectors, index, transposed
+// index and mask.
+func (s *solver) deviceBytes(p *tensor.Problem, shape vector.Shape, geo map[string][]float64, fused bool, fparts int) int64 {
 	nodes, entries := int64(s.asm.Nodes()), int64(len(s.asm.Index))
 	r := int64(p.Prec.Bytes())
-	words := 4*nodes + 2*entries + int64(shape.Blocks(int(nodes)))
+	words := 4*nodes + int64(shape.Blocks(int(nodes)))
 	for _, x := range geo {
 		words += int64(len(x))
 	}
-	return r*words + 4*(2*entries+2*nodes)
+	if fused {
+		return r*(words+1+int64(fparts)) + 4*entries
+	}
+	return r*(words+2*entries) + 4*(2*entries+2*nodes)
 }
 
 // geometryArrays are the geometry buffers candidate c's kernel reads,
@@ -438,13 +498,16 @@ func (s *solver) run(o Options) (*Result, error) {
 	iterate := func() error {
 		for res.Iterations < o.MaxIter && bnorm > 0 && math.Sqrt(rr) > o.Tol*bnorm {
 			next := [2]int{slotRR1, slotRR0}[cur]
-			steps := []*build.Step{s.gather, s.op}
-			if o.Scatter == Atomic {
-				steps = []*build.Step{s.zero, s.gather, s.op, s.scatter, s.dotPQ}
-			} else {
-				steps = append(steps, s.scatter)
+			var steps []*build.Step
+			switch o.Scatter {
+			case Fused:
+				steps = []*build.Step{s.op, s.sumFused}
+			case Atomic:
+				steps = []*build.Step{s.zero, s.gather, s.op, s.scatter, s.dotPQ, s.sumTo[slotPQ]}
+			default:
+				steps = []*build.Step{s.gather, s.op, s.scatter, s.sumTo[slotPQ]}
 			}
-			steps = append(steps, s.sumTo[slotPQ], s.update[cur], s.sumTo[next], [2]*build.Step{s.dirFrom0, s.dirFrom1}[cur])
+			steps = append(steps, s.update[cur], s.sumTo[next], [2]*build.Step{s.dirFrom0, s.dirFrom1}[cur])
 			if err := s.prog.Run(steps...); err != nil {
 				return err
 			}

@@ -256,7 +256,7 @@ func TestErrors(t *testing.T) {
 		{"no mesh", solve.Options{Problem: p, Tol: 1e-8, MaxIter: 10}, "need a problem and a mesh"},
 		{"tol", solve.Options{Problem: p, Mesh: m, Tol: 2, MaxIter: 10}, "0 < tol < 1"},
 		{"iterations", solve.Options{Problem: p, Mesh: m, Tol: 1e-8, MaxIter: 1 << 20}, "1..100000"},
-		{"scatter", solve.Options{Problem: p, Mesh: m, Tol: 1e-8, MaxIter: 10, Scatter: "gossip"}, "want transpose or atomic"},
+		{"scatter", solve.Options{Problem: p, Mesh: m, Tol: 1e-8, MaxIter: 10, Scatter: "gossip"}, "want transpose, atomic or fused"},
 		{"variant", solve.Options{Problem: p, Mesh: m, Tol: 1e-8, MaxIter: 10, Variant: "tile/e1"}, "unknown variant"},
 		{"shape", solve.Options{Problem: p, Mesh: m, Tol: 1e-8, MaxIter: 10, Shape: vector.Shape{Threads: 3, PerThread: 1}}, "power of two"},
 		{"lambda", solve.Options{Problem: neg, Mesh: m, Tol: 1e-8, MaxIter: 10}, "λ ≥ 0"},

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +29,7 @@ type bpOptions struct {
 	iterations int
 	dofs       int64  // E-vector nodes to aim the mesh at (0: by device)
 	variants   string // layouts to solve with: "all", or names (default: bpLayouts's few)
+	scatters   string // scatter-add methods, comma-separated (solve.Scatters)
 	maxMemory  int64  // host memory an assembly may take
 }
 
@@ -46,6 +49,9 @@ func checkBakeOffs(bps []string, orders []int, dts []kernel.DType, lambda float6
 	}
 	if o.dofs < 0 || o.dofs > fem.MaxAssembled {
 		return usagef("--bp-dofs %d: want 1..%d E-vector nodes", o.dofs, fem.MaxAssembled)
+	}
+	if _, err := bpScatters(o.scatters); err != nil {
+		return err
 	}
 	for _, bp := range bps {
 		for _, n := range orders {
@@ -102,6 +108,49 @@ func hasLayout(in family.Instance, name string) bool {
 		}
 	}
 	return false
+}
+
+// bpScatters is the list of --bp-scatter (transpose when empty).
+func bpScatters(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return []string{solve.Transpose}, nil
+	}
+	var out []string
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(solve.Scatters, s) {
+			return nil, usagef("--bp-scatter %q: unknown method %q (want %s)", list, s, strings.Join(solve.Scatters, ", "))
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// bpRun is one solve of a layout with a scatter method.
+type bpRun struct {
+	c       family.Candidate
+	scatter string
+}
+
+// bpRuns are the layouts each with each scatter method, side by side,
+// but for the fused method the layouts whose fused form does not fit a
+// block (said on errw).
+func bpRuns(errw io.Writer, in *tensor.Instance, layouts []family.Candidate, scatters []string) []bpRun {
+	var out []bpRun
+	for _, c := range layouts {
+		for _, sc := range scatters {
+			if sc == solve.Fused {
+				if _, err := in.BuildFused(c); errors.Is(err, tensor.ErrFusedShared) {
+					fmt.Fprintf(errw, "bench: %s %s: no fused form (%v)\n", in.Problem.Name(), c.Name(), err)
+					continue
+				}
+			}
+			out = append(out, bpRun{c, sc})
+		}
+	}
+	return out
 }
 
 // bpMemory refuses assemblies that would take more host memory than max.
@@ -164,7 +213,8 @@ func bpLayouts(in *tensor.Instance, names string, t family.Target) []family.Cand
 // bpRow is one timed solve: an operator layout at an order.
 type bpRow struct {
 	Problem    string  `json:"problem"` // e.g. bp5/n6
-	Variant    string  `json:"variant"`
+	Variant    string  `json:"variant"` // the layout, +scatter unless transpose
+	Scatter    string  `json:"scatter"`
 	Mesh       string  `json:"mesh"`
 	DOFs       int     `json:"dofs"` // global nodes, boundary included
 	Iterations int     `json:"iterations"`
@@ -215,6 +265,10 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 	}
 	if o.maxMemory == 0 {
 		o.maxMemory = bpMaxMemory
+	}
+	scatters, err := bpScatters(o.scatters)
+	if err != nil {
+		return err
 	}
 	if err := bpMemory(bps, orders, target, o.maxMemory); err != nil {
 		return err
@@ -267,10 +321,14 @@ func runBakeOffs(w, errw io.Writer, dev device.Device, bps []string, orders []in
 				if len(layouts) == 0 {
 					return usagef("--bp-variant %q names no layout of %s (it has %s)", o.variants, p.Name(), candidateNames(in, info.GPU))
 				}
-				for _, c := range layouts {
-					row := bpRow{Problem: fmt.Sprintf("%s/n%d", bp, n), Variant: c.Name(), Mesh: fmt.Sprintf("%dx%dx%d", side, side, side)}
+				for _, r := range bpRuns(errw, in.(*tensor.Instance), layouts, scatters) {
+					c, sc := r.c, r.scatter
+					row := bpRow{Problem: fmt.Sprintf("%s/n%d", bp, n), Variant: c.Name(), Scatter: sc, Mesh: fmt.Sprintf("%dx%dx%d", side, side, side)}
+					if sc != solve.Transpose {
+						row.Variant += "+" + sc
+					}
 					progress(fmt.Sprintf("%s %s %s", row.Problem, dt, row.Variant))
-					res, err := solve.Run(dev, solve.Options{Problem: p, Variant: c.Name(), Mesh: m, Assembly: asm, Tol: 1e-300, MaxIter: o.iterations, CheckEvery: o.iterations})
+					res, err := solve.Run(dev, solve.Options{Problem: p, Variant: c.Name(), Mesh: m, Assembly: asm, Tol: 1e-300, MaxIter: o.iterations, CheckEvery: o.iterations, Scatter: sc})
 					if err == nil {
 						err = res.Check() // a solve is judged, not only timed
 					}

@@ -108,6 +108,7 @@ CEED drivers.`
 	c.Flags().Int64Var(&bp.dofs, "bp-dofs", 0, "bp3, bp5: E-vector nodes the cube mesh aims at (default 2^23 on GPUs, 2^20 on CPUs; the assembly must fit --max-memory, by default 8G)")
 	c.Flags().StringVar(&bpJSON, "bp-json", "", "bp3, bp5: write the solves as JSON to this file")
 	c.Flags().StringVar(&bp.variants, "bp-variant", "", "bp3, bp5: operator layouts to solve with, comma-separated, or all (default: those of 64–512 threads per block)")
+	c.Flags().StringVar(&bp.scatters, "bp-scatter", "", "bp3, bp5: scatter-add methods to solve with, comma-separated: transpose (the default), atomic, fused (the operator reads p and adds into q through the index; its rows' variant ends in +fused)")
 	c.Flags().Lookup("kernel").Usage = "operators, comma-separated: bk1, bk3, bk5 (one application per launch) and bp3, bp5 (CG solves on BK3's and BK5's operator)"
 	timeOps := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {

@@ -291,18 +291,27 @@ func collocateVec(q, l int, d matrix, lambda float64, geo vecGeometry, x, gr, gs
 // has no scatter, and a lane loop storing to the elements stayed scalar).
 // With 8 lanes (AVX-512, which scatters) the last stage writes v itself,
 // a tenth faster; then there is nothing to copy.
-func writeOut(src, dst lanes, n int) []kernel.Stmt {
+//
+// With owned, only the lanes of the batch's own elements are copied (the
+// lanes past its end repeat the last element): the fused kernel (Fuse)
+// adds its outputs, so a repeated element must not add twice.
+func writeOut(src, dst lanes, n int, owned bool) []kernel.Stmt {
 	if src.name == dst.name {
 		return nil
 	}
-	return []kernel.Stmt{kernel.For{Var: "lo", From: kernel.Const(0), To: kernel.Const(src.l), Body: []kernel.Stmt{
+	var to kernel.Expr = kernel.Const(src.l)
+	if owned {
+		to = kernel.Apply(kernel.Min, to, kernel.Sub(kernel.Ref(Elements), kernel.Mul(gx, kernel.Const(src.l))))
+	}
+	return []kernel.Stmt{kernel.For{Var: "lo", From: kernel.Const(0), To: to, Body: []kernel.Stmt{
 		kernel.For{Var: "i", From: kernel.Const(0), To: kernel.Const(n), Body: []kernel.Stmt{
 			kernel.Put(dst.name, kernel.At(src.name, kernel.Add(kernel.Mul(kernel.Ref("i"), kernel.Const(src.l)), kernel.Ref("lo"))), kernel.Add(kernel.At(dst.glob, kernel.Ref("lo")), kernel.Ref("i")))}}}}}
 }
 
 // buildCPUVec is the layout vectorised across elements (see cpuVecKind):
-// a block of one thread per L elements.
-func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
+// a block of one thread per L elements. With owned (for Fuse), v is
+// written by writeOut from the lanes of the batch's own elements only.
+func buildCPUVec(p *Problem, vr Variant, owned bool) *kernel.Kernel {
 	n, q, l := p.N+1, p.basis.Q(), vr.PerBlock
 	n3, q3 := n*n*n, q*q*q
 	lambda := p.Prec.Rounded(p.Lambda)
@@ -334,7 +343,7 @@ func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
 	// The last stage's destination: v itself where the lanes scatter,
 	// else a private block that writeOut copies.
 	final := func(priv lanes) lanes {
-		if k.Hints.WideVectors {
+		if k.Hints.WideVectors && !owned {
 			return out
 		}
 		return priv
@@ -346,7 +355,7 @@ func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
 		body = append(body, kernel.For{Var: "p", From: kernel.Const(0), To: kernel.Const(n3), Body: []kernel.Stmt{
 			laneLoop(l, []kernel.Stmt{w("tu").put(u.at(kernel.Ref("p")), kernel.Ref("p"))})}})
 		body = append(body, collocateVec(n, l, d, lambda, geo, w("tu"), w("tr"), w("ts"), w("tt"), w("tv"), final(w("tv")), p.Prec)...)
-		k.Body = append(body, writeOut(final(w("tv")), out, n3)...)
+		k.Body = append(body, writeOut(final(w("tv")), out, n3, owned)...)
 		return k
 	}
 	b := rowsOf("mb", p.b, q, n, p.Prec)
@@ -371,6 +380,6 @@ func buildCPUVec(p *Problem, vr Variant) *kernel.Kernel {
 		contractVec(w1, w0, nil, bt, 2, [3]int{q, q, q}, p.Prec),
 		contractVec(w0, w1, nil, bt, 1, [3]int{n, q, q}, p.Prec),
 		contractVec(final(w1), w0, nil, bt, 0, [3]int{n, n, q}, p.Prec))
-	k.Body = append(body, writeOut(final(w1), out, n3)...)
+	k.Body = append(body, writeOut(final(w1), out, n3, owned)...)
 	return k
 }

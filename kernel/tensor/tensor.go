@@ -407,7 +407,7 @@ func (in *Instance) Build(c family.Candidate) (*kernel.Kernel, error) {
 	}
 	switch {
 	case v.Kind == cpuVecKind:
-		return buildCPUVec(in.Problem, v), nil
+		return buildCPUVec(in.Problem, v, false), nil
 	case isCPU(v.Kind):
 		return buildCPU(in.Problem, v), nil
 	case v.Kind == pairKind:

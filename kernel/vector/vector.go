@@ -268,24 +268,39 @@ func ScatterDot(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
 
 // Update is CG's x += α·p, r −= α·q with α = sc[num]/sc[den], fused with
 // the partial sums of the new r[i]², over i < nodes.
-func Update(dt kernel.DType, s Shape) (*kernel.Kernel, error) {
-	return reduction("update", dt, s, Nodes, []kernel.Param{
+func Update(dt kernel.DType, s Shape) (*kernel.Kernel, error) { return update(dt, s, false) }
+
+// UpdateZero is Update that also sets q[i] = 0 once it has read it: the
+// zeroing the next atomic scatter-add into q needs (the fused operator of
+// tensor.Fuse), without a launch of its own.
+func UpdateZero(dt kernel.DType, s Shape) (*kernel.Kernel, error) { return update(dt, s, true) }
+
+func update(dt kernel.DType, s Shape, zero bool) (*kernel.Kernel, error) {
+	name, doc, qdoc := "update", "α = sc[num]/sc[den]; x[i] += α·p[i]; r[i] −= α·q[i]; Σ r[i]², over i < nodes", "A·p"
+	if zero {
+		name, doc, qdoc = "update_zero", "α = sc[num]/sc[den]; x[i] += α·p[i]; r[i] −= α·q[i]; q[i] = 0; Σ r[i]², over i < nodes", "A·p, zeroed once read"
+	}
+	return reduction(name, dt, s, Nodes, []kernel.Param{
 		size(Nodes, "L-vector length"),
 		buf("sc", kernel.Real, true, "scalars"),
 		size(Num, "slot of α's numerator (rᵀr)"),
 		size(Den, "slot of α's denominator (pᵀAp)"),
 		buf("p", kernel.Real, true, "search direction"),
-		buf("q", kernel.Real, true, "A·p"),
+		buf("q", kernel.Real, !zero, qdoc),
 		buf("x", kernel.Real, false, "solution"),
 		buf("r", kernel.Real, false, "residual"),
-	}, "α = sc[num]/sc[den]; x[i] += α·p[i]; r[i] −= α·q[i]; Σ r[i]², over i < nodes", func(i kernel.Expr) []kernel.Stmt {
-		return []kernel.Stmt{
+	}, doc, func(i kernel.Expr) []kernel.Stmt {
+		ss := []kernel.Stmt{
 			kernel.DeclReal("alpha", kernel.Div(kernel.At("sc", kernel.Ref(Num)), kernel.At("sc", kernel.Ref(Den)))),
 			kernel.Put("x", kernel.Add(kernel.At("x", i), kernel.Mul(kernel.Ref("alpha"), kernel.At("p", i))), i),
 			kernel.DeclReal("rn", kernel.Sub(kernel.At("r", i), kernel.Mul(kernel.Ref("alpha"), kernel.At("q", i)))),
 			kernel.Put("r", kernel.Ref("rn"), i),
 			kernel.Set("acc", kernel.Add(kernel.Ref("acc"), kernel.Mul(kernel.Ref("rn"), kernel.Ref("rn")))),
 		}
+		if zero {
+			ss = append(ss, kernel.Put("q", kernel.Float(0), i))
+		}
+		return ss
 	})
 }
 

@@ -190,18 +190,28 @@ func TestUpdateDirection(t *testing.T) {
 		p, q, x, r := randoms(rng, n), randoms(rng, n), randoms(rng, n), randoms(rng, n)
 		sc := []float64{0.3, 1.7, 0.9}
 		alpha := sc[2] / sc[1]
-		k, err := Update(kernel.F64, s)
-		out := run(t, k, err, map[string]int64{Nodes: n}, map[string]any{
-			"sc": sc, Num: 2, Den: 1, "p": p, "q": q, "x": x, "r": r, "partial": make([]float64, s.Blocks(n))})
-		xo, ro := out["x"].([]float64), out["r"].([]float64)
-		for i := range n {
-			if !near(xo[i], x[i]+alpha*p[i], 1) || !near(ro[i], r[i]-alpha*q[i], 1) {
-				t.Fatalf("update %+v at %d: x %g r %g, want %g %g", s, i, xo[i], ro[i], x[i]+alpha*p[i], r[i]-alpha*q[i])
+		// UpdateZero also clears q (the next fused scatter-add's start);
+		// Update leaves it.
+		for _, u := range []struct {
+			build func(kernel.DType, Shape) (*kernel.Kernel, error)
+			zero  bool
+		}{{Update, false}, {UpdateZero, true}} {
+			k, err := u.build(kernel.F64, s)
+			out := run(t, k, err, map[string]int64{Nodes: n}, map[string]any{
+				"sc": sc, Num: 2, Den: 1, "p": p, "q": q, "x": x, "r": r, "partial": make([]float64, s.Blocks(n))})
+			xo, ro, qo := out["x"].([]float64), out["r"].([]float64), out["q"].([]float64)
+			for i := range n {
+				if !near(xo[i], x[i]+alpha*p[i], 1) || !near(ro[i], r[i]-alpha*q[i], 1) {
+					t.Fatalf("%s %+v at %d: x %g r %g, want %g %g", k.Name, s, i, xo[i], ro[i], x[i]+alpha*p[i], r[i]-alpha*q[i])
+				}
+				if want := map[bool]float64{false: q[i], true: 0}[u.zero]; qo[i] != want {
+					t.Fatalf("%s %+v: q[%d] = %g after, want %g", k.Name, s, i, qo[i], want)
+				}
 			}
+			checkPartials(t, k.Name, s, n, out["partial"].([]float64), func(i int) float64 { return ro[i] * ro[i] })
 		}
-		checkPartials(t, "update", s, n, out["partial"].([]float64), func(i int) float64 { return ro[i] * ro[i] })
-		k, err = Direction(kernel.F64, s)
-		out = run(t, k, err, map[string]int64{Nodes: n}, map[string]any{"sc": sc, Num: 0, Den: 2, "r": r, "p": p})
+		k, err := Direction(kernel.F64, s)
+		out := run(t, k, err, map[string]int64{Nodes: n}, map[string]any{"sc": sc, Num: 0, Den: 2, "r": r, "p": p})
 		beta := sc[0] / sc[2]
 		for i, y := range out["p"].([]float64) {
 			if !near(y, r[i]+beta*p[i], 1) {
@@ -239,7 +249,7 @@ func TestF32(t *testing.T) {
 func TestRender(t *testing.T) {
 	builders := map[string]func(kernel.DType, Shape) (*kernel.Kernel, error){
 		"gather": Gather, "direction": Direction, "zero": Zero, "atomic": ScatterAtomic,
-		"dot": Dot, "scatter_dot": ScatterDot, "update": Update, "sum": Sum,
+		"dot": Dot, "scatter_dot": ScatterDot, "update": Update, "update_zero": UpdateZero, "sum": Sum,
 	}
 	for _, d := range emit.Dialects() {
 		var ks []*kernel.Kernel
