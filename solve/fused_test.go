@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bespoke-hpc/bespoke/device"
+	"github.com/bespoke-hpc/bespoke/device/cuda"
 	"github.com/bespoke-hpc/bespoke/device/host"
 	"github.com/bespoke-hpc/bespoke/device/opencl"
 	"github.com/bespoke-hpc/bespoke/fem"
@@ -123,4 +124,22 @@ func TestFusedOpenCL(t *testing.T) {
 		cases = append(cases, fusedCase{op: fem.BK5, n: 2, side: 3, dt: kernel.F32, variant: "slab/e1", shape: gpu})
 	}
 	sameSolve(t, dev, cases)
+}
+
+// On CUDA: the layouts of every BK5 family the tuner picks from on a GPU,
+// BP3's cube, computed geometry, fp32 (hardware atomics and block sums).
+func TestFusedCUDA(t *testing.T) {
+	dev, err := cuda.Open(0)
+	if err != nil {
+		testenv.Unavailable(t, "cuda", err)
+	}
+	defer dev.Close()
+	sameSolve(t, dev, []fusedCase{
+		{op: fem.BK5, n: 3, side: 3, dt: kernel.F64},
+		{op: fem.BK5, n: 6, side: 2, dt: kernel.F64, variant: "pair/e1"},
+		{op: fem.BK5, n: 7, side: 2, dt: kernel.F64, variant: "slab2/e2"},
+		{op: fem.BK5, n: 4, side: 2, dt: kernel.F64, variant: "slab-lit/e4/tri"},
+		{op: fem.BK3, n: 3, side: 2, dt: kernel.F64, variant: "cube-lit/e4"},
+		{op: fem.BK5, n: 3, side: 3, dt: kernel.F32, variant: "slab/e2"},
+	})
 }
