@@ -319,8 +319,14 @@ func buildPair(p *Problem, vr Variant) *kernel.Kernel {
 			zero(c.in[a], n), zero(c.out[a], n))
 		load = append(load, kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
 			kernel.Put(c.in[a], kernel.At("u", kernel.Add(kernel.Ref("base"), node(kernel.Ref("l"), rows[a]))), kernel.Ref("l"))}})
-		store = append(store, kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
+		st := kernel.Stmt(kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{
 			kernel.Put("v", kernel.At(c.out[a], kernel.Ref("l")), kernel.Add(kernel.Ref("base"), node(kernel.Ref("l"), rows[a])))}})
+		if a == 1 && n%2 == 1 {
+			// The middle row of an odd n is both slots of its thread:
+			// stored once (the fused form adds what it stores).
+			st = kernel.If{Cond: kernel.Lt(ly, kernel.Const((n-1)/2)), Then: []kernel.Stmt{st}}
+		}
+		store = append(store, st)
 	}
 	body = append(body, kernel.If{Cond: kernel.Ref("live"), Then: load}, kernel.Barrier{})
 	body = append(body, c.stmts()...)
