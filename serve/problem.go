@@ -159,9 +159,6 @@ func (r *resolved) device(backend string, d *Device) error {
 	}
 	gpu := r.dialect == emit.CUDA || (r.dialect == emit.OpenCL && dev.Type != "cpu")
 	r.target = family.Target{GPU: gpu, MinBlocks: emit.HonoursMinBlocks(r.dialect)}
-	if gpu {
-		r.target.Units = dev.ComputeUnits
-	}
 	r.info = device.Info{Backend: backend, Name: dev.Name, Platform: dev.Driver, ComputeUnits: dev.ComputeUnits, GPU: gpu, CopyGBs: dev.BandwidthGBs}
 	if r.dialect == emit.CUDA {
 		r.target.CUDAArch = dev.CUDAArch

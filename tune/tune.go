@@ -20,9 +20,6 @@ import (
 // dialect honours, and, on CUDA, its compute capability.
 func Target(dev device.Device) family.Target {
 	t := family.Target{GPU: dev.Info().GPU, MinBlocks: emit.HonoursMinBlocks(dev.Dialect())}
-	if t.GPU {
-		t.Units = dev.Info().ComputeUnits
-	}
 	if dev.Dialect() == emit.CUDA {
 		t.CUDAArch = CUDAArch(dev.Info().Arch)
 	}
@@ -34,9 +31,6 @@ func Target(dev device.Device) family.Target {
 func TargetOf(i device.Info) family.Target {
 	d := emit.Dialect(i.Backend)
 	t := family.Target{GPU: i.GPU, MinBlocks: emit.HonoursMinBlocks(d)}
-	if t.GPU {
-		t.Units = i.ComputeUnits
-	}
 	if d == emit.CUDA {
 		t.CUDAArch = CUDAArch(i.Arch)
 	}

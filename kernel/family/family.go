@@ -30,10 +30,6 @@ type Target struct {
 	// on tensor cores (kernel.MMA) are offered where it reaches their
 	// kernel.Hints.MinArch.
 	CUDAArch int
-	// Units is the device's multiprocessors (compute units) on a GPU, 0
-	// where unknown: families that split a problem into blocks may size
-	// them so that a small problem still fills the device.
-	Units int
 }
 
 // Candidate is one variant of a family's kernels, named stably (the name

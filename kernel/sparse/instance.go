@@ -256,7 +256,6 @@ func (in *Instance) candidateList(t family.Target) []family.Candidate {
 	if !t.MinBlocks {
 		vs = slices.DeleteFunc(vs, func(v Variant) bool { return v.launch().occupancy > 0 })
 	}
-	vs = fillUnits(in.Problem, in.N, t.Units, vs)
 	out := make([]family.Candidate, len(vs))
 	for i, v := range vs {
 		out[i] = v
