@@ -32,6 +32,13 @@ import (
 // B's entries come from shared memory (read by all threads of a warp at
 // once: a broadcast) or, Literal, are written into the code.
 func buildCube(p *Problem, vr Variant) *kernel.Kernel {
+	k := plainCubeKernel(p, vr)
+	padCube(k, p.basis.Q(), vr.PerBlock)
+	return k
+}
+
+// plainCubeKernel is buildCube's kernel with s as built, s[E][Q][Q][Q|1].
+func plainCubeKernel(p *Problem, vr Variant) *kernel.Kernel {
 	n, q, e := p.N+1, p.basis.Q(), vr.PerBlock
 	what := "mass with Gauss–Legendre quadrature, v_e = Bᵀ (w|J|)_e B u_e"
 	if p.Kernel == fem.BK3 {

@@ -90,6 +90,13 @@ func foldContract(m func(o, i int) float64, outs, ins int, prec kernel.DType, ge
 // the stages along x and y, rows β and Q−1−β along z and in BK3's
 // collocation stage, the pair stage of BK5's pair layout).
 func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
+	k := plainCube2Kernel(p, vr)
+	padCube(k, p.basis.Q(), vr.PerBlock)
+	return k
+}
+
+// plainCube2Kernel is buildCube2's kernel with s as built.
+func plainCube2Kernel(p *Problem, vr Variant) *kernel.Kernel {
 	n, q, e := p.N+1, p.basis.Q(), vr.PerBlock
 	pair := vr.Kind == cubePairKind
 	ty, h := q, half(q)
