@@ -30,40 +30,94 @@ func plainCube(q int) cubeStrides {
 // at least 16 (a bank group of doubles) so that small elements can move.
 func padSlack(words int) int { return max(words/8, 16) }
 
-// padMemo holds each kernel's chosen strides by name (the name fixes the
+// cubeMap is which thread runs which pencil in the stages along x and y:
+// as first written, thread (lx, ly) runs pencil (b, c) = (lx, ly) along x
+// and (α, c) = (lx, ly) along y; swapped, (ly, lx). A warp's lanes then
+// step through s by other strides, which a layout of s may suit better:
+// with rows of Q, stage x wants the plane stride to put a row's lanes in
+// other banks than the next row's, stage y wants it to continue them, and
+// no one stride does both.
+type cubeMap struct{ swapX, swapY bool }
+
+// cubeMaps are the maps padCube tries, the first as written.
+var cubeMaps = []cubeMap{{}, {swapY: true}, {swapX: true}, {swapX: true, swapY: true}}
+
+// roles are the pencil's indices in the stages along x, (b, c), and y,
+// (α, c), in terms of the thread's.
+func (m cubeMap) roles() (xb, xc, ya, yc kernel.Expr) {
+	xb, xc, ya, yc = lx, ly, lx, ly
+	if m.swapX {
+		xb, xc = ly, lx
+	}
+	if m.swapY {
+		ya, yc = ly, lx
+	}
+	return xb, xc, ya, yc
+}
+
+// cubeChoice is the map and strides padCube chose.
+type cubeChoice struct {
+	m  cubeMap
+	st cubeStrides
+}
+
+// padMemo holds each kernel's choice by name (the name fixes the
 // operator, order, precision, layout and elements per block).
 var padMemo sync.Map
 
-// padCube lays out k's cube s (built as s[e][q][q][q|1]) with the strides
-// of fewest conflict wavefronts, the block's shared memory kept within
-// MaxShared; it leaves k as built where the plain layout is as good, or
-// where the bank model cannot follow k (TestCubePadding makes sure that
-// it can for every candidate).
-func padCube(k *kernel.Kernel, q, e int) {
-	var st cubeStrides
+// padCube is the kernel build gives for the map of fewest conflict
+// wavefronts, its s laid out with the strides of fewest (the block's
+// shared memory within MaxShared). It keeps the kernel as first written
+// where nothing does better, or where the bank model cannot follow it
+// (TestCubePadding makes sure that it can for every candidate).
+func padCube(build func(cubeMap) *kernel.Kernel, q, e int) *kernel.Kernel {
+	k := build(cubeMap{})
+	var ch cubeChoice
 	if v, ok := padMemo.Load(k.Name); ok {
-		st = v.(cubeStrides)
+		ch = v.(cubeChoice)
 	} else {
-		var err error
-		if st, err = chooseCube(k, q, e); err != nil {
-			st = plainCube(q)
-		}
-		padMemo.Store(k.Name, st)
+		ch = chooseCube(build, k, q, e)
+		padMemo.Store(k.Name, ch)
 	}
-	if st != plainCube(q) {
-		layCube(k, st, e)
+	if ch.m != (cubeMap{}) {
+		k = build(ch.m)
 	}
+	if ch.st != plainCube(q) {
+		layCube(k, ch.st, e)
+	}
+	return k
 }
 
-// chooseCube searches the strides: rows of at least Q words, planes and
-// elements that do not overlap, each stride tried over a bank group's
-// residues, at most padSlack more words per element and MaxShared in
-// all; the plain layout unless another has fewer conflict wavefronts
-// (loads and stores), the fewest words among equals.
-func chooseCube(k *kernel.Kernel, q, e int) (cubeStrides, error) {
+// chooseCube is the map and strides of fewest conflict wavefronts (loads
+// and stores of every shared array), the first map among equals.
+func chooseCube(build func(cubeMap) *kernel.Kernel, k0 *kernel.Kernel, q, e int) cubeChoice {
+	best, bestC := cubeChoice{st: plainCube(q)}, -1
+	for i, m := range cubeMaps {
+		k := k0
+		if i > 0 {
+			k = build(m)
+		}
+		st, c, err := chooseStrides(k, q, e)
+		if err != nil {
+			return cubeChoice{st: plainCube(q)}
+		}
+		if bestC < 0 || c < bestC {
+			best, bestC = cubeChoice{m, st}, c
+		}
+	}
+	return best
+}
+
+// chooseStrides searches the strides of k's s: rows of at least Q words,
+// planes and elements that do not overlap, each stride tried over a bank
+// group's residues, at most padSlack more words per element and
+// MaxShared in all; the plain layout unless another has fewer conflict
+// wavefronts, the fewest words among equals. c is the kernel's conflict
+// wavefronts with them, every shared array's.
+func chooseStrides(k *kernel.Kernel, q, e int) (best cubeStrides, c int, err error) {
 	t, err := traceShared(k)
 	if err != nil {
-		return cubeStrides{}, err
+		return cubeStrides{}, 0, err
 	}
 	word := k.TypeBytes(kernel.Real)
 	banks := bankBytes / word
@@ -77,20 +131,27 @@ func chooseCube(k *kernel.Kernel, q, e int) (cubeStrides, error) {
 	limit := min(plain.se+padSlack(plain.se), (MaxShared/word-other)/e)
 	passes := cubePasses(t, banks)
 	plainC := cubeCost(passes, plain, banks)
-	best, bestC := plain, plainC
+	best, c = plain, plainC
 	span := min(banks, 16)
 	for sb := q; sb < q+span; sb++ {
 		for sc := (q-1)*sb + q; sc < (q-1)*sb+q+span; sc++ {
 			lo := (q-1)*sc + (q-1)*sb + q
 			for se := lo; se < lo+span && se <= limit; se++ {
 				s := cubeStrides{se, sc, sb}
-				if c := cubeCost(passes, s, banks); c < bestC || c == bestC && c < plainC && se < best.se {
-					best, bestC = s, c
+				if x := cubeCost(passes, s, banks); x < c || x == c && x < plainC && se < best.se {
+					best, c = s, x
 				}
 			}
 		}
 	}
-	return best, nil
+	// The other arrays' conflicts do not change with s's layout, but do
+	// with the map.
+	st := strideMap{}
+	for _, sh := range k.Shared {
+		st[sh.Name] = rowMajor(sh.Dims)
+	}
+	all := t.count(st, word)
+	return best, c + all.LoadConflicts() + all.StoreConflicts() - plainC, nil
 }
 
 // cubePass is one pass (a half-warp of doubles, a warp of floats) of an

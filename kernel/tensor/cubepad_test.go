@@ -14,8 +14,9 @@ import (
 
 // padded are cube layouts whose s padCube lays out anew (several
 // elements a block among them, the last block part empty at 7
-// elements), at the orders the H200 profiles found them bound by shared
-// memory.
+// elements), with the threads' roles as written and swapped in the
+// stages along x, along y and both, mostly at the orders the H200
+// profiles found bound by shared memory.
 var padded = []struct {
 	op     fem.Kernel
 	orders []int
@@ -24,11 +25,14 @@ var padded = []struct {
 	short  bool // run by -short on a compiled backend
 }{
 	{fem.BK1, []int{1}, 1, []string{"cube-lit/e4", "cube/e2"}, true},
-	{fem.BK1, []int{2, 3}, 0, []string{"cube-lit/e4"}, false},
+	{fem.BK1, []int{3}, 0, []string{"cube-lit/e4"}, true},  // x and y swapped
+	{fem.BK1, []int{4}, 0, []string{"cube-lit/e4"}, false}, // y swapped
 	{fem.BK1, []int{8}, 0, []string{"cube-fold/e1"}, false},
 	{fem.BK3, []int{1}, 1, []string{"cube-lit/e4", "cube/e2"}, true},
-	{fem.BK3, []int{3, 4}, 0, []string{"cube-lit/e2"}, false},
+	{fem.BK3, []int{3}, 0, []string{"cube-lit/e2"}, false},
+	{fem.BK3, []int{4}, 0, []string{"cube-fold2/e2"}, false},
 	{fem.BK3, []int{5}, 0, []string{"cube-pair/e1"}, true},
+	{fem.BK3, []int{5}, 0, []string{"cube-pair/e4"}, false}, // x swapped
 	{fem.BK3, []int{7}, 0, []string{"cube-pair/e2"}, false},
 }
 
