@@ -8,14 +8,15 @@ import (
 
 // The cube layouts (buildCube, buildCube2) are written against the
 // logical array s[z][c][b][a] (element z's point (a, b, c)). Every stage
-// reads it along a different axis with lanes spread over the other two,
-// so no one set of row-major strides spreads every stage's lanes over the
-// banks (rows of Q, or Q|1, put the lanes of two rows or two elements of
-// a half-warp in one bank: a third of BK1's shared-load wavefronts at N =
-// 1, 3–5 and 8 were conflicts). padCube lays s out instead with the
-// strides (element, plane, row) that the bank model (bank.go) finds the
-// fewest conflict wavefronts for, over every access of the block, within
-// a little more memory; s becomes s[z][c·Sc + b·Sb + a].
+// reads it along a different axis with a warp's lanes spread over the
+// other two, so no one set of row-major strides spreads every stage's
+// lanes over the banks (rows of Q, or Q|1, put lanes of two rows or two
+// elements of a half-warp in one bank: a third of BK1's shared-load
+// wavefronts at N = 1, 3–5 and 8 were conflicts). padCube chooses, by the
+// bank model (bank.go) over every access of the block, which thread runs
+// which pencil in the stages along x and y and the strides of s
+// (element, plane, row: s[z][c·Sc + b·Sb + a]) within a little more
+// memory (docs/rationale.md#cube-banks).
 
 // cubeStrides are the word strides of s's element, plane and row.
 type cubeStrides struct{ se, sc, sb int }
