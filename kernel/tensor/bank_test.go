@@ -143,9 +143,10 @@ func isCube(kind string) bool {
 // (s[E][Q][Q][Q|1]): never more conflict wavefronts (loads and stores)
 // for any offered candidate, the bank model able to follow every one
 // (else padCube keeps it as written), the block within MaxShared; and,
-// for the best layouts of the H200's profiles at N = 1–8
-// (docs/results/h200/ncu-fem-f64.csv), fewer conflicts per load, at most
-// those given (before: BK1 0.30–1.08, BK3 0.04–0.40).
+// for the best layouts of the H200's profiles at N = 1–12
+// (docs/results/h200/ncu-fem-f64.csv), at most the conflicts per load
+// given: below those as written at N = 1–8 (BK1 0.30–1.08, BK3
+// 0.04–0.40). -v prints them before and after.
 func TestCubePadding(t *testing.T) {
 	for _, c := range []struct {
 		op      fem.Kernel
@@ -169,6 +170,14 @@ func TestCubePadding(t *testing.T) {
 		{fem.BK3, 6, "cube-pair/e2", 0},
 		{fem.BK3, 7, "cube-pair/e2", 0.04},
 		{fem.BK3, 8, "cube-pair/e1", 0.015},
+		{fem.BK1, 9, "cube-fold/e1", 0.52},
+		{fem.BK1, 10, "cube-fold/e1", 0.42},
+		{fem.BK1, 11, "cube-fold/e1", 0.59},
+		{fem.BK1, 12, "cube-fold/e1", 0.47},
+		{fem.BK3, 9, "cube-fold/e1", 0.032},
+		{fem.BK3, 10, "cube-pair/e1", 0.04},
+		{fem.BK3, 11, "cube-fold/e1", 0.027},
+		{fem.BK3, 12, "cube-fold/e1", 0.022},
 	} {
 		p, err := New(c.op, c.n, 0.7, kernel.F64)
 		if err != nil {
@@ -191,8 +200,11 @@ func TestCubePadding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if after.LoadConflicts() >= before.LoadConflicts() || after.PerLoad() > c.perLoad {
-			t.Errorf("%s N=%d %s: %.3f conflict wavefronts per load (before %.3f), want at most %.3f", c.op, c.n, c.variant, after.PerLoad(), before.PerLoad(), c.perLoad)
+		t.Logf("%s N=%d %s: %.3f conflict wavefronts per load before, %.3f after (%.1f %% → %.1f %% of the loads' wavefronts); per store %.3f → %.3f; s %v",
+			c.op, c.n, c.variant, before.PerLoad(), after.PerLoad(), 100*before.Share(), 100*after.Share(),
+			float64(before.StoreConflicts())/float64(before.Stores), float64(after.StoreConflicts())/float64(after.Stores), k.Shared[0].Dims)
+		if after.PerLoad() > c.perLoad || after.LoadConflicts()+after.StoreConflicts() > before.LoadConflicts()+before.StoreConflicts() {
+			t.Errorf("%s N=%d %s: %.3f conflict wavefronts per load (before %.3f), want at most %.3f, and no more in all", c.op, c.n, c.variant, after.PerLoad(), before.PerLoad(), c.perLoad)
 		}
 	}
 	orders, f32Up := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, 4
