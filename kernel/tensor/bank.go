@@ -8,13 +8,15 @@ import (
 	"github.com/bespoke-hpc/bespoke/kernel"
 )
 
-// The bank model of a GPU's shared memory (NVIDIA from Volta on, and the
-// same arithmetic on AMD's LDS): 32 banks of 4 bytes, 128 bytes served per
-// wavefront. A warp's access of b-byte words is served in passes of 128/b
-// lanes (the whole warp for 4-byte words, each half-warp for 8-byte
-// ones); within a pass, lanes that read one word share it (a broadcast),
-// and distinct words in one bank group (word index mod 128/b) take one
-// wavefront each. A pass with no active lane costs nothing.
+// The bank model of a GPU's shared memory (NVIDIA's from Volta on): 32
+// banks of 4 bytes, 128 bytes served per wavefront. A warp's access of
+// b-byte words is served in passes of 128/b lanes (the whole warp for
+// 4-byte words, each half-warp for 8-byte ones); within a pass, lanes
+// that read one word share it (a broadcast), and distinct words in one
+// bank group (word index mod 128/b) take one wavefront each. A pass with
+// no active lane costs nothing. Conflicts are the wavefronts beyond one
+// per pass (docs/rationale.md#cube-banks compares them with Nsight
+// Compute's counts).
 const (
 	warpLanes   = 32
 	bankBytes   = 128 // served per wavefront

@@ -11,8 +11,7 @@ import (
 // reads it along a different axis with a warp's lanes spread over the
 // other two, so no one set of row-major strides spreads every stage's
 // lanes over the banks (rows of Q, or Q|1, put lanes of two rows or two
-// elements of a half-warp in one bank: a third of BK1's shared-load
-// wavefronts at N = 1, 3–5 and 8 were conflicts). padCube chooses, by the
+// elements of a half-warp in one bank). padCube chooses, by the
 // bank model (bank.go) over every access of the block, which thread runs
 // which pencil in the stages along x and y and the strides of s
 // (element, plane, row: s[z][c·Sc + b·Sb + a]) within a little more
