@@ -10,8 +10,8 @@ import (
 // buildCube is the kernel of the over-integrated operators, BK1 and BK3:
 // a block of Q×Q×E threads (Q = N+2 Gauss points per direction), slab z
 // on element gx·E + z, the whole element in shared memory, s[z][c][b][a]
-// (element z's point (a, b, c)). Every 1-D contraction is done by threads that
-// each own a pencil along the contracted direction: they read it into
+// (element z's point (a, b, c)). Every 1-D contraction is done by threads
+// that each own a pencil along the contracted direction: they read it into
 // registers and write the result back in place, so one barrier separates
 // stages (the design that lifted the mass operator from a barrier per
 // layer to six per element):
