@@ -10,8 +10,8 @@ import (
 // buildCube is the kernel of the over-integrated operators, BK1 and BK3:
 // a block of Q×Q×E threads (Q = N+2 Gauss points per direction), slab z
 // on element gx·E + z, the whole element in shared memory, s[z][c][b][a]
-// (Q×Q×(Q|1) per element). Every 1-D contraction is done by threads that
-// each own a pencil along the contracted direction: they read it into
+// (element z's point (a, b, c)). Every 1-D contraction is done by threads
+// that each own a pencil along the contracted direction: they read it into
 // registers and write the result back in place, so one barrier separates
 // stages (the design that lifted the mass operator from a barrier per
 // layer to six per element):
@@ -31,7 +31,16 @@ import (
 //
 // B's entries come from shared memory (read by all threads of a warp at
 // once: a broadcast) or, Literal, are written into the code.
+//
+// Which thread runs which pencil in the stages along x and y, and the
+// strides of s, are padCube's choice (cubepad.go).
 func buildCube(p *Problem, vr Variant) *kernel.Kernel {
+	return padCube(func(m cubeMap) *kernel.Kernel { return plainCubeKernel(p, vr, m) }, p.basis.Q(), vr.PerBlock)
+}
+
+// plainCubeKernel is buildCube's kernel with the thread roles m and s as
+// built, s[E][Q][Q][Q|1].
+func plainCubeKernel(p *Problem, vr Variant, m cubeMap) *kernel.Kernel {
 	n, q, e := p.N+1, p.basis.Q(), vr.PerBlock
 	what := "mass with Gauss–Legendre quadrature, v_e = Bᵀ (w|J|)_e B u_e"
 	if p.Kernel == fem.BK3 {
@@ -74,7 +83,10 @@ func buildCube(p *Problem, vr Variant) *kernel.Kernel {
 		return out
 	}
 	nodes := kernel.And(kernel.Lt(lx, kernel.Const(n)), kernel.Lt(ly, kernel.Const(n)))
-	rows := kernel.Lt(ly, kernel.Const(n))
+	// The stages along x run pencil (b, c) = (xb, xc), those along y
+	// pencil (α, c) = (ya, yc), on the threads with yc < n.
+	xb, xc, ya, yc := m.roles()
+	rows := kernel.Lt(yc, kernel.Const(n))
 	body := append(append(prologue(p, vr, stage...), g.Setup()...), g.Pencil(lx, ly, "")...)
 	body = append(body,
 		kernel.Decl{Type: kernel.Real, Name: "r", Dims: []int{q}},
@@ -84,13 +96,13 @@ func buildCube(p *Problem, vr Variant) *kernel.Kernel {
 				sput(kernel.At("u", kernel.Add(kernel.Ref("base"), kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(kernel.Ref("l"), kernel.Const(n)), ly), kernel.Const(n)), lx))), kernel.Ref("l"), ly, lx)}},
 		}},
 		kernel.Barrier{},
-		// 1: along x, thread (b, c) = (lx, ly).
-		kernel.If{Cond: nodes, Then: contract(n, func(i int) kernel.Expr { return s(ly, lx, kernel.Const(i)) }, q, bm,
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, lx, kernel.Const(o)) })},
+		// 1: along x, pencil (b, c) = (xb, xc).
+		kernel.If{Cond: nodes, Then: contract(n, func(i int) kernel.Expr { return s(xc, xb, kernel.Const(i)) }, q, bm,
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, xc, xb, kernel.Const(o)) })},
 		kernel.Barrier{},
-		// 2: along y, thread (α, c) = (lx, ly).
-		kernel.If{Cond: rows, Then: contract(n, func(i int) kernel.Expr { return s(ly, kernel.Const(i), lx) }, q, bm,
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, kernel.Const(o), lx) })},
+		// 2: along y, pencil (α, c) = (ya, yc).
+		kernel.If{Cond: rows, Then: contract(n, func(i int) kernel.Expr { return s(yc, kernel.Const(i), ya) }, q, bm,
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, yc, kernel.Const(o), ya) })},
 		kernel.Barrier{},
 	)
 	// 3: along z, thread (α, β) = (lx, ly): rq holds the values at the
@@ -130,11 +142,11 @@ func buildCube(p *Problem, vr Variant) *kernel.Kernel {
 	}
 	body = append(body,
 		kernel.Barrier{},
-		kernel.If{Cond: rows, Then: contract(q, func(i int) kernel.Expr { return s(ly, kernel.Const(i), lx) }, n, bt,
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, kernel.Const(o), lx) })},
+		kernel.If{Cond: rows, Then: contract(q, func(i int) kernel.Expr { return s(yc, kernel.Const(i), ya) }, n, bt,
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, yc, kernel.Const(o), ya) })},
 		kernel.Barrier{},
-		kernel.If{Cond: nodes, Then: contract(q, func(i int) kernel.Expr { return s(ly, lx, kernel.Const(i)) }, n, bt,
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, ly, lx, kernel.Const(o)) })},
+		kernel.If{Cond: nodes, Then: contract(q, func(i int) kernel.Expr { return s(xc, xb, kernel.Const(i)) }, n, bt,
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, xc, xb, kernel.Const(o)) })},
 		kernel.Barrier{},
 		kernel.If{Cond: kernel.And(kernel.Ref("live"), nodes), Then: []kernel.Stmt{
 			kernel.For{Var: "l", From: kernel.Const(0), To: kernel.Const(n), Unroll: true, Body: []kernel.Stmt{

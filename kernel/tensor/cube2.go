@@ -89,7 +89,15 @@ func foldContract(m func(o, i int) float64, outs, ins int, prec kernel.DType, ge
 // running the pencils of two rows in every stage (rows y and y + ⌈Q/2⌉ in
 // the stages along x and y, rows β and Q−1−β along z and in BK3's
 // collocation stage, the pair stage of BK5's pair layout).
+// Which thread runs which pencil in the stages along x and y, and the
+// strides of s, are padCube's choice (cubepad.go).
 func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
+	return padCube(func(m cubeMap) *kernel.Kernel { return plainCube2Kernel(p, vr, m) }, p.basis.Q(), vr.PerBlock)
+}
+
+// plainCube2Kernel is buildCube2's kernel with the thread roles m and s
+// as built.
+func plainCube2Kernel(p *Problem, vr Variant, m cubeMap) *kernel.Kernel {
 	n, q, e := p.N+1, p.basis.Q(), vr.PerBlock
 	pair := vr.Kind == cubePairKind
 	ty, h := q, half(q)
@@ -177,20 +185,39 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 		}))
 	}
 	body = append(append(body, st...), kernel.Barrier{})
-	// 1: along x, thread (b, c) = (lx, y).
+	// The stages along x run pencil (b, c) = xRoles(y) on the threads of
+	// row y < n with lx < n; those along y pencil (α, c) = yRoles(y) on
+	// the threads of row y in ySlots with yCond (c < n).
+	xRoles := func(y kernel.Expr) (b, c kernel.Expr) {
+		if m.swapX {
+			return y, lx
+		}
+		return lx, y
+	}
+	ySlots, yCond := slots(n), kernel.Expr(nil)
+	if m.swapY {
+		ySlots, yCond = slots(q), nodesX
+	}
+	yRoles := func(y kernel.Expr) (alpha, c kernel.Expr) {
+		if m.swapY {
+			return y, lx
+		}
+		return lx, y
+	}
+	// 1: along x.
 	for a, sl := range slots(n) {
-		y := sl.y
+		b, c := xRoles(sl.y)
 		body = append(body, guarded(nodesX, sl.guard, foldContract(bm, q, n, p.Prec,
-			func(i int) kernel.Expr { return s(y, lx, kernel.Const(i)) },
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, y, lx, kernel.Const(o)) }, fmt.Sprintf("p%d", a))))
+			func(i int) kernel.Expr { return s(c, b, kernel.Const(i)) },
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, c, b, kernel.Const(o)) }, fmt.Sprintf("p%d", a))))
 	}
 	body = append(body, kernel.Barrier{})
-	// 2: along y, thread (α, c) = (lx, y).
-	for a, sl := range slots(n) {
-		y := sl.y
-		body = append(body, guarded(nil, sl.guard, foldContract(bm, q, n, p.Prec,
-			func(i int) kernel.Expr { return s(y, kernel.Const(i), lx) },
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, y, kernel.Const(o), lx) }, fmt.Sprintf("p%d", a))))
+	// 2: along y.
+	for a, sl := range ySlots {
+		al, c := yRoles(sl.y)
+		body = append(body, guarded(yCond, sl.guard, foldContract(bm, q, n, p.Prec,
+			func(i int) kernel.Expr { return s(c, kernel.Const(i), al) },
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, c, kernel.Const(o), al) }, fmt.Sprintf("p%d", a))))
 	}
 	body = append(body, kernel.Barrier{})
 	// 3: along z, thread (α, β): rq holds the values at the points of
@@ -253,18 +280,18 @@ func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
 			func(c int, x kernel.Expr) kernel.Stmt { return sput(x, kernel.Const(c), b, lx) }, fmt.Sprintf("p%d", a))))
 	}
 	body = append(body, kernel.Barrier{})
-	for a, sl := range slots(n) {
-		y := sl.y
-		body = append(body, guarded(nil, sl.guard, foldContract(bt, n, q, p.Prec,
-			func(i int) kernel.Expr { return s(y, kernel.Const(i), lx) },
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, y, kernel.Const(o), lx) }, fmt.Sprintf("p%d", a))))
+	for a, sl := range ySlots {
+		al, c := yRoles(sl.y)
+		body = append(body, guarded(yCond, sl.guard, foldContract(bt, n, q, p.Prec,
+			func(i int) kernel.Expr { return s(c, kernel.Const(i), al) },
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, c, kernel.Const(o), al) }, fmt.Sprintf("p%d", a))))
 	}
 	body = append(body, kernel.Barrier{})
 	for a, sl := range slots(n) {
-		y := sl.y
+		b, c := xRoles(sl.y)
 		body = append(body, guarded(nodesX, sl.guard, foldContract(bt, n, q, p.Prec,
-			func(i int) kernel.Expr { return s(y, lx, kernel.Const(i)) },
-			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, y, lx, kernel.Const(o)) }, fmt.Sprintf("p%d", a))))
+			func(i int) kernel.Expr { return s(c, b, kernel.Const(i)) },
+			func(o int, x kernel.Expr) kernel.Stmt { return sput(x, c, b, kernel.Const(o)) }, fmt.Sprintf("p%d", a))))
 	}
 	body = append(body, kernel.Barrier{})
 	st = nil

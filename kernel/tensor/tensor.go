@@ -372,7 +372,9 @@ func (in *Instance) check(v Variant) error {
 	return nil
 }
 
-// sharedBytes is what a variant's block declares.
+// sharedBytes is what a variant's block declares, the cube layouts' s
+// before padCube (cubepad.go) pads it, which keeps the block within
+// MaxShared.
 func (in *Instance) sharedBytes(v Variant) int {
 	if w, ok := in.sharedWords3(v); ok {
 		return w * in.Prec.Bytes()
