@@ -35,6 +35,9 @@ import (
 // Which thread runs which pencil in the stages along x and y, and the
 // strides of s, are padCube's choice (cubepad.go).
 func buildCube(p *Problem, vr Variant) *kernel.Kernel {
+	if vr.RowMajor {
+		return plainCubeKernel(p, vr, cubeMaps[0])
+	}
 	return padCube(func(m cubeMap) *kernel.Kernel { return plainCubeKernel(p, vr, m) }, p.basis.Q(), vr.PerBlock)
 }
 

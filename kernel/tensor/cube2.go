@@ -92,6 +92,9 @@ func foldContract(m func(o, i int) float64, outs, ins int, prec kernel.DType, ge
 // Which thread runs which pencil in the stages along x and y, and the
 // strides of s, are padCube's choice (cubepad.go).
 func buildCube2(p *Problem, vr Variant) *kernel.Kernel {
+	if vr.RowMajor {
+		return plainCube2Kernel(p, vr, cubeMaps[0])
+	}
 	return padCube(func(m cubeMap) *kernel.Kernel { return plainCube2Kernel(p, vr, m) }, p.basis.Q(), vr.PerBlock)
 }
 

@@ -223,27 +223,35 @@ type Variant struct {
 	PerBlock int
 	Literal  bool // Kind ends in "-lit"
 	Geo      Geometry
+	// RowMajor ("/rm"), for the cube layouts: s row-major and the
+	// threads' pencils as written, not padCube's choice by the bank
+	// model (cubepad.go), which the tuner then measures against it.
+	RowMajor bool
 }
 
 // Name is e.g. "slab/e2", or "slab/e2/tri" with the factors computed.
 func (v Variant) Name() string {
-	if v.Geo != Stored {
-		return fmt.Sprintf("%s/e%d/%s", v.Kind, v.PerBlock, geoSuffix[v.Geo])
+	s := fmt.Sprintf("%s/e%d", v.Kind, v.PerBlock)
+	if v.RowMajor {
+		s += "/rm"
 	}
-	return fmt.Sprintf("%s/e%d", v.Kind, v.PerBlock)
+	if v.Geo != Stored {
+		s += "/" + geoSuffix[v.Geo]
+	}
+	return s
 }
 
-var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|cpu-vec|pair|cube-fold|cube-pair|slab2|cube-fold2|pair-cap)(?:/e(\d+))?(?:/(tri|aff))?$`)
+var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|cpu-vec|pair|cube-fold|cube-pair|slab2|cube-fold2|pair-cap)(?:/e(\d+))?(/rm)?(?:/(tri|aff))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE, slab2/eE, pair/eE or pair-cap/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cube-fold2/eE for bk3, cpu/e1, cpu-vec/e4 or cpu-vec/e8 for any; /tri or /aff after it computes the geometry)", s)
+		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE, slab2/eE, pair/eE or pair-cap/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cube-fold2/eE for bk3, cpu/e1, cpu-vec/e4 or cpu-vec/e8 for any; /rm after a cube layout keeps its shared memory row-major; /tri or /aff after it computes the geometry)", s)
 	}
-	v := Variant{Kind: m[1], PerBlock: 1, Literal: strings.HasSuffix(m[1], "-lit")}
-	if m[3] != "" {
-		v.Geo, _ = ParseGeometry(m[3])
+	v := Variant{Kind: m[1], PerBlock: 1, Literal: strings.HasSuffix(m[1], "-lit"), RowMajor: m[3] != ""}
+	if m[4] != "" {
+		v.Geo, _ = ParseGeometry(m[4])
 	}
 	if m[2] != "" {
 		var err error
@@ -301,9 +309,26 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 				continue // the block is full enough with fewer
 			}
 			out = append(out, in.withGeometries(v)...)
+			if t.CUDAArch > 0 && isCubeKind(kind) {
+				// Where the tuner measures on a GPU: the row-major
+				// twin of padCube's layout (BK1 N = 12 ran slower
+				// padded, docs/rationale.md#cube-banks).
+				w := v
+				w.RowMajor = true
+				out = append(out, w)
+			}
 		}
 	}
 	return out
+}
+
+// isCubeKind reports whether kind is a cube layout (s laid out by padCube).
+func isCubeKind(kind string) bool {
+	switch kind {
+	case "cube", "cube-lit", cubeFoldKind, cubePairKind, cubeFold2Kind:
+		return true
+	}
+	return false
 }
 
 // storedOnly are the layouts that read stored factors only: the
@@ -351,6 +376,8 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("tensor: %s has no layout %q (it has %s)", in.Kernel, v.Kind, strings.Join(in.kinds(), ", "))
 	case v.Geo != Stored && !slices.Contains(in.geos, v.Geo):
 		return fmt.Errorf("tensor: %s: the mesh%s is not %s (curved, or not made of parallelepipeds): its geometric factors are stored", v.Name(), in.on(), v.Geo)
+	case v.RowMajor && !isCubeKind(v.Kind):
+		return fmt.Errorf("tensor: %s: /rm is for the cube layouts", v.Name())
 	case v.Geo != Stored && storedOnly(v.Kind):
 		return fmt.Errorf("tensor: %s: the %s layout reads stored factors only", v.Name(), v.Kind)
 	case isCPU(v.Kind) && !slices.Contains(cpuPerBlock(v.Kind), v.PerBlock):
