@@ -211,9 +211,10 @@ func TestStructureFamilies(t *testing.T) {
 		{pyfrElementOp(t, "pri", 5, "m460"), true, true, true, 2, 1},
 		{pyfrElementOp(t, "pri", 5, "m132"), true, true, true, 2, 1},
 		{pyfrElementOp(t, "pri", 6, "m460"), true, true, false, 0, 1},
-		// The model prices its blocks kernels (four phases through the
-		// accumulator) 1.07× over the pruning factor of the unrolled ones,
-		// which it wrongly thinks reach the roof.
+		// The model prices its blocks kernels (three phases through the
+		// accumulator, issue-bound) 1.07× over the pruning factor of the
+		// unrolled ones, which it wrongly thinks reach the roof
+		// (docs/rationale.md#near-classes).
 		{pyfrElementOp(t, "pri", 6, "m132"), true, true, false, 0, -1},
 		{pyfrElementOp(t, "pri", 5, "m0"), true, true, true, 0, 0},
 		{pyfrElementOp(t, "pyr", 5, "m460"), false, false, true, 0, 0},

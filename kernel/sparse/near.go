@@ -20,7 +20,7 @@ import (
 // the 28 lines). Exact classes then cut the gradient into 22 loops of 1–3
 // blocks, 1,300 lines of CUDA whose instruction-cache misses and idle
 // warps at the barriers held the kernels at 20–32 % of the H200's roof
-// (docs/rationale.md#partial-kronecker).
+// (docs/rationale.md#near-classes).
 //
 // planNear finds the structure without those: the supports that group
 // lines into blocks leave out entries under strayRel of A's largest, and
