@@ -594,7 +594,8 @@ func nearCheckOps(t *testing.T, rng *rand.Rand) []*operator.Operator {
 }
 
 // The C backend compiles and runs the first and last blocks candidates of
-// the operators of near classes, fp64 with β = 0 and fp32 with β = 1.
+// the operators of near classes, fp64 with β = 0 and fp32 with β = 1;
+// under -short the first in fp64.
 func TestNearHost(t *testing.T) {
 	dev, err := host.Open()
 	if err != nil {
@@ -612,6 +613,10 @@ func TestNearHost(t *testing.T) {
 			all := variantCases(t, rng, op, dt, beta, 45, BlocksCandidates, nil)
 			if len(all) == 0 {
 				t.Fatalf("%s: no blocks candidates", op.Name)
+			}
+			if testing.Short() {
+				cs = append(cs, all[0])
+				break
 			}
 			cs = append(cs, all[0], all[len(all)-1])
 		}
@@ -636,4 +641,63 @@ func TestNearOpenCL(t *testing.T) {
 		cs = append(cs, variantCases(t, rng, op, kernel.F64, 0, 45, BlocksCandidates, nil)[0])
 	}
 	runCases(t, dev, cs)
+}
+
+// Near classes (near.go) merge the copies of a block that differ in a
+// value or two, or carry a stray, into one loop, and leave a copy that
+// differs throughout its own loop; the kernels of every plan compute the
+// product (interpreter, as written and lowered, fp64 and fp32).
+func TestNearClasses(t *testing.T) {
+	rng := testenv.Rand(t)
+	const s, copies = 4, 6 // copies of an s×s block on the diagonal
+	block := func() []float64 {
+		d := make([]float64, s*s)
+		for i := range d {
+			d[i] = signed(rng)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(a []float64, d []float64) // a: the operator, d: the block
+		loops  int
+		vary   int // values chosen by variant, and strays, in the first loop
+		strays int
+	}{
+		{"identical", func(a, d []float64) {}, 1, 0, 0},
+		{"rounded", func(a, d []float64) { a[(3*s+1)*s*copies+3*s+2] *= 1 + 1e-12 }, 1, 1, 0},
+		{"stray", func(a, d []float64) { a[(2*s+1)*s*copies+4*s] = 1e-11 }, 1, 0, 1},
+		{"different", func(a, d []float64) {
+			other := block()
+			for i := 0; i < s; i++ {
+				copy(a[(3*s+i)*s*copies+3*s:], other[i*s:(i+1)*s])
+			}
+		}, 2, 0, 0}, // the others one loop (t = 0, 1, 2 | 4, 5: q = 3)
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := s * copies
+			a, d := make([]float64, n*n), block()
+			for c := 0; c < copies; c++ {
+				for i := 0; i < s; i++ {
+					copy(a[(c*s+i)*n+c*s:], d[i*s:(i+1)*s])
+				}
+			}
+			tc.change(a, d)
+			op := mustOp(t, n, n, a)
+			op.Name = "near-" + tc.name
+			p, err := newGen(Problem{Op: op, DType: kernel.F64, Alpha: 1}, Defaults(Blocks)).plan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := p.phases[0].loops[0]
+			if p.loops() != tc.loops || len(l.vary) != tc.vary || len(l.strays) != tc.strays {
+				t.Errorf("%d loops, the first with %d values by variant and %d strays; want %d, %d, %d", p.loops(), len(l.vary), len(l.strays), tc.loops, tc.vary, tc.strays)
+			}
+			for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
+				for _, c := range variantCases(t, rng, op, dt, 1, 13, nil, []string{"blocks/x8-y4", "blocks/x4-y2-t2"}) {
+					interpretBoth(t, c, nil)
+				}
+			}
+		})
+	}
 }
