@@ -57,8 +57,14 @@ const (
 	blocksLargeShared = 160 << 10
 )
 
-// blockTask is one dense block of A: rows × cols, both ascending.
-type blockTask struct{ rows, cols []int }
+// blockTask is one dense block of A: rows × cols, both ascending; strays
+// are the entries (row, column of A) outside every block that it adds to
+// its rows (near.go), and class is its class in a plan.
+type blockTask struct {
+	rows, cols []int
+	strays     [][2]int
+	class      int
+}
 
 // blockClass is a tile shape and its values: row i of a block is its first
 // row plus rowOff[i], column j its first column plus colOff[j], and the
@@ -74,10 +80,19 @@ type affine struct{ base, a, b int }
 func (f affine) at(t, q int) int { return f.base + f.a*(t/q) + f.b*(t%q) }
 
 // blockLoop is a run of blocks of one class: block t < count has its first
-// row at row.at(t, q) and its first column at col.at(t, q).
+// row at row.at(t, q) and its first column at col.at(t, q). In a plan of
+// near classes (near.go) its blocks share the tile of the class of its
+// first block but for the entries vary, and add the strays; variant[t]
+// is block t's row of variants, the values of the entries vary and of the
+// strays (zero where block t has none).
 type blockLoop struct {
 	class, count, q int
 	row, col        affine
+	blocks          []blockTask // in the order of t
+	vary            []int       // entries of the tile
+	strays          [][2]int    // (row of the tile, column of A)
+	variant         []int
+	variants        [][]float64
 }
 
 // blockPhase is a set of loops whose blocks write disjoint rows; lo and hi
@@ -177,11 +192,33 @@ func planBlocks(g *gen) (*blockPlan, error) {
 		// Blocks over a tile's bounds, cut into pieces (kron.go).
 		p, err := g.planPieces()
 		if err != nil {
-			return nil, fmt.Errorf("no block structure (%s; %v)", strings.Join(errs, "; "), err)
+			errs = append(errs, err.Error())
 		}
-		return p, nil
+		best = p
+	}
+	// Loops of few blocks: classes that differ by rounding, or strays
+	// (near.go), may have cut a factor's copies apart.
+	if best == nil || best.shortLoops() {
+		if p, err := g.planNear(); err == nil && (best == nil || p.loops() < best.loops()) {
+			return p, nil
+		} else if best == nil {
+			return nil, fmt.Errorf("no block structure (%s; near classes: %v)", strings.Join(errs, "; "), err)
+		}
 	}
 	return best, nil
+}
+
+// shortLoops says whether some loop runs over fewer than blocksMinReuse
+// blocks.
+func (p *blockPlan) shortLoops() bool {
+	for _, ph := range p.phases {
+		for _, l := range ph.loops {
+			if l.count < blocksMinReuse {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // loads is the values a column's blocks read from shared memory.
@@ -306,6 +343,13 @@ func isSubset(a, b []int) bool {
 // planTasks classes the blocks, deals them into phases of disjoint rows
 // and the classes of each phase into affine loops.
 func (g *gen) planTasks(by string, tasks []blockTask) (*blockPlan, error) {
+	return g.planWith(by, tasks, false)
+}
+
+// planWith is planTasks; with near, the loops of a phase run over the
+// blocks of near classes together (near.go).
+func (g *gen) planWith(by string, tasks []blockTask, near bool) (*blockPlan, error) {
+	tasks = slices.Clone(tasks)
 	p := &blockPlan{by: by, tasks: len(tasks)}
 	classOf := make([]int, len(tasks))
 	index := map[string]int{}
@@ -331,6 +375,11 @@ func (g *gen) planTasks(by string, tasks []blockTask) (*blockPlan, error) {
 			p.classes = append(p.classes, c)
 		}
 		classOf[ti] = id
+		tasks[ti].class = id
+	}
+	group := classOf // the loops' classes: each its own, or near ones together
+	if near {
+		group = nearGroups(p.classes, classOf)
 	}
 	// Phases: each block goes to the first phase none of whose blocks
 	// writes one of its rows, in order of the rows of B they read (so
@@ -373,14 +422,22 @@ func (g *gen) planTasks(by string, tasks []blockTask) (*blockPlan, error) {
 		for c := range p.classes {
 			var run []blockTask
 			for _, ti := range order {
-				if phaseOf[ti] == ph && classOf[ti] == c {
+				if phaseOf[ti] == ph && group[ti] == c {
 					run = append(run, tasks[ti])
 					phase.lo = min(phase.lo, tasks[ti].cols[0])
 					phase.hi = max(phase.hi, tasks[ti].cols[len(tasks[ti].cols)-1]+1)
+					for _, s := range tasks[ti].strays {
+						phase.lo, phase.hi = min(phase.lo, s[1]), max(phase.hi, s[1]+1)
+					}
 				}
 			}
 			for _, l := range affineLoops(run) {
-				l.class = c
+				l.class = l.blocks[0].class
+				if near {
+					if err := g.variants(p, &l); err != nil {
+						return nil, err
+					}
+				}
 				phase.loops = append(phase.loops, l)
 			}
 		}
@@ -423,6 +480,7 @@ func affineLoops(run []blockTask) []blockLoop {
 	})
 	for _, order := range [][]blockTask{run, byRow} {
 		if l, ok := fitAffine(order); ok {
+			l.blocks = order
 			return []blockLoop{l}
 		}
 	}
@@ -436,6 +494,7 @@ func affineLoops(run []blockTask) []blockLoop {
 			e++
 		}
 		l, _ := fitLine(run[s:e])
+		l.blocks = run[s:e]
 		out = append(out, l)
 		s = e
 	}
@@ -931,7 +990,9 @@ func (b *blocksBuild) tileEnd() []kernel.Stmt {
 
 // blocksLoop is one loop of a plan: each y thread takes blocks t = (ty −
 // rot) mod Split, + Split, …, reads the block's columns from bsh (staged
-// from row lo of B) and writes or accumulates its rows.
+// from row lo of B) and writes or accumulates its rows; the values that
+// differ between the loop's blocks, and its strays, are chosen by the
+// block's variant vk (near.go).
 func (g *gen) blocksLoop(p *blockPlan, l blockLoop, tag string, rot, lo int, mode blockMode, store func(row, val kernel.Expr) kernel.Stmt) []kernel.Stmt {
 	v := g.v.(BlocksParams)
 	c := p.classes[l.class]
@@ -952,23 +1013,45 @@ func (g *gen) blocksLoop(p *blockPlan, l blockLoop, tag string, rot, lo int, mod
 	}
 	col0 := first(affine{base: l.col.base - lo, a: l.col.a, b: l.col.b})
 	inner := []kernel.Stmt{kernel.DeclIndex("r0", first(l.row)), kernel.DeclIndex("c0", col0)}
+	if len(l.variants) > 1 {
+		inner = append(inner, kernel.DeclIndex("vk", variantIndex(l.variant, len(l.variants))))
+	}
 	vals := make([]string, len(c.colOff))
 	for j, off := range c.colOff {
 		vals[j] = fmt.Sprintf("v%d", j)
 		inner = append(inner, kernel.DeclReal(vals[j], kernel.At("bsh", plus(off, kernel.Ref("c0")), kernel.Ref("tx"))))
 	}
+	strayVal := map[int]string{} // a stray's column of A: its value's name
+	for _, s := range l.strays {
+		if _, ok := strayVal[s[1]]; !ok {
+			strayVal[s[1]] = fmt.Sprintf("s%d", len(strayVal))
+			inner = append(inner, kernel.DeclReal(strayVal[s[1]], kernel.At("bsh", kernel.Const(s[1]-lo), kernel.Ref("tx"))))
+		}
+	}
 	for i, off := range c.rowOff {
 		var sum kernel.Expr
-		for j := range c.colOff {
-			a := c.vals[i*len(c.colOff)+j]
-			if a == 0 {
-				continue
-			}
-			term := kernel.Mul(kernel.Float(a), kernel.Ref(vals[j]))
+		add := func(term kernel.Expr) {
 			if sum == nil {
 				sum = term
 			} else {
 				sum = kernel.Add(sum, term)
+			}
+		}
+		for j := range c.colOff {
+			e := i*len(c.colOff) + j
+			if k := slices.Index(l.vary, e); k >= 0 {
+				add(kernel.Mul(l.variantValue(k), kernel.Ref(vals[j])))
+				continue
+			}
+			a := c.vals[e]
+			if a == 0 {
+				continue
+			}
+			add(kernel.Mul(kernel.Float(a), kernel.Ref(vals[j])))
+		}
+		for k, s := range l.strays {
+			if s[0] == i {
+				add(kernel.Mul(l.variantValue(len(l.vary)+k), kernel.Ref(strayVal[s[1]])))
 			}
 		}
 		if sum == nil {

@@ -40,6 +40,7 @@ type gen struct {
 
 	blocks    *blockPlan // plan(), once computed
 	blocksErr error
+	below     float64 // sig: the least magnitude that counts (0: any non-zero)
 }
 
 func newGen(pb Problem, v Variant) *gen {

@@ -144,12 +144,18 @@ func (g *gen) planPieces() (*blockPlan, error) {
 // transposed) until a piece's tile fits. Each piece keeps only its rows
 // and columns with a non-zero inside it. Identical blocks are cut alike.
 func (g *gen) pieces(tasks []blockTask, transposed bool) []blockTask {
+	return g.cutPieces(tasks, !transposed)
+}
+
+// cutPieces is pieces, cutting a block's rows first where rowsFirst, else
+// its columns.
+func (g *gen) cutPieces(tasks []blockTask, rowsFirst bool) []blockTask {
 	var out []blockTask
 	for _, t := range tasks {
 		r, c := len(t.rows), len(t.cols)
 		nr, nc := ceilDiv(r, blocksMaxRows), ceilDiv(c, blocksMaxCols)
 		for ceilDiv(r, nr)*ceilDiv(c, nc) > blocksMaxTile {
-			if (!transposed && ceilDiv(r, nr) > 1) || ceilDiv(c, nc) == 1 {
+			if (rowsFirst && ceilDiv(r, nr) > 1) || ceilDiv(c, nc) == 1 {
 				nr++
 			} else {
 				nc++
@@ -184,16 +190,16 @@ func cutEven(xs []int, n int) [][]int {
 }
 
 // trim keeps the rows and columns of a piece with a non-zero inside it
-// (false: none).
+// (false: none); one that counts in the supports (sig).
 func (g *gen) trim(rows, cols []int) (blockTask, bool) {
 	var t blockTask
 	for _, i := range rows {
-		if slices.ContainsFunc(cols, func(r int) bool { return g.at(i, r) != 0 }) {
+		if slices.ContainsFunc(cols, func(r int) bool { return g.sig(i, r) }) {
 			t.rows = append(t.rows, i)
 		}
 	}
 	for _, r := range cols {
-		if slices.ContainsFunc(rows, func(i int) bool { return g.at(i, r) != 0 }) {
+		if slices.ContainsFunc(rows, func(i int) bool { return g.sig(i, r) }) {
 			t.cols = append(t.cols, r)
 		}
 	}
