@@ -18,9 +18,8 @@ import (
 // patterns (levels {0, 3, 6}, {1, 4}, {2, 5}), and a few entries of 1e-10
 // couple points the line's derivative should not (a stray column in 5 of
 // the 28 lines). Exact classes then cut the gradient into 22 loops of 1–3
-// blocks, 1,300 lines of CUDA whose instruction-cache misses and idle
-// warps at the barriers held the kernels at 20–32 % of the H200's roof
-// (docs/rationale.md#near-classes).
+// blocks, 1,300 lines of CUDA: instruction-cache misses and warps idle
+// at the barriers (docs/rationale.md#near-classes).
 //
 // planNear finds the structure without those: the supports that group
 // lines into blocks leave out entries under strayRel of A's largest, and

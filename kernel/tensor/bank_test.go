@@ -143,7 +143,7 @@ func isCube(kind string) bool {
 // (s[E][Q][Q][Q|1]): never more conflict wavefronts (loads and stores)
 // for any offered candidate, the bank model able to follow every one
 // (else padCube keeps it as written), the block within MaxShared; and,
-// for the best layouts of the H200's profiles at N = 1–12
+// for the best layouts of the profiled kernels at N = 1–12
 // (docs/results/h200/ncu-fem-f64.csv), at most the conflicts per load
 // given: below those as written at N = 1–8 (BK1 0.30–1.08, BK3
 // 0.04–0.40). -v prints them before and after.

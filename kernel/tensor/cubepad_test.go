@@ -15,8 +15,8 @@ import (
 // padded are cube layouts whose s padCube lays out anew (several
 // elements a block among them, the last block part empty at 7
 // elements), with the threads' roles as written and swapped in the
-// stages along x, along y and both, mostly at the orders the H200
-// profiles found bound by shared memory.
+// stages along x, along y and both, mostly at the orders the profiles
+// found bound by shared memory.
 var padded = []struct {
 	op     fem.Kernel
 	orders []int

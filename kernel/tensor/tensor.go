@@ -311,8 +311,8 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 			out = append(out, in.withGeometries(v)...)
 			if t.CUDAArch > 0 && isCubeKind(kind) {
 				// Where the tuner measures on a GPU: the row-major
-				// twin of padCube's layout (BK1 N = 12 ran slower
-				// padded, docs/rationale.md#cube-banks).
+				// twin of padCube's layout, whose bank model counts
+				// shared memory only (docs/rationale.md#cube-banks).
 				w := v
 				w.RowMajor = true
 				out = append(out, w)
