@@ -179,6 +179,9 @@ func TestCubePadding(t *testing.T) {
 		{fem.BK3, 11, "cube-fold/e1", 0.027},
 		{fem.BK3, 12, "cube-fold/e1", 0.022},
 	} {
+		if testing.Short() && c.n > 4 && c.n != 8 {
+			continue // -short: the orders the padding clears, and N = 8
+		}
 		p, err := New(c.op, c.n, 0.7, kernel.F64)
 		if err != nil {
 			t.Fatal(err)
@@ -209,7 +212,7 @@ func TestCubePadding(t *testing.T) {
 	}
 	orders, f32Up := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, 4
 	if testing.Short() {
-		orders, f32Up = []int{1, 3, 4, 7, 15}, 2 // 15: the most shared memory
+		orders, f32Up = []int{1, 7, 15}, 1 // 15: the most shared memory
 	}
 	for _, op := range []fem.Kernel{fem.BK1, fem.BK3} {
 		for _, n := range orders {
