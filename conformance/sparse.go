@@ -267,7 +267,7 @@ func RunSparseVariants(t *testing.T, dev device.Device) {
 	names := Representative
 	if testing.Short() {
 		names = ShortRepresentative
-		shortNote(t, fmt.Sprintf("the operators %v, one precision each, not %v in both", names, Representative))
+		shortNote(t, fmt.Sprintf("the operators %v, one precision and one β each, not %v in both and every β", names, Representative))
 	}
 	ops, err := PyFR(dir, names...)
 	if err != nil {
@@ -282,11 +282,12 @@ func RunSparseVariants(t *testing.T, dev device.Device) {
 	total := 0
 	var mu sync.Mutex
 	for i, op := range ops {
-		dts := DTypes
-		if testing.Short() { // one precision an operator, in turn
+		dts, betas := DTypes, Betas
+		if testing.Short() { // one precision and one β an operator, in turn
 			dts = DTypes[i%2 : i%2+1]
+			betas = Betas[i%len(Betas) : i%len(Betas)+1]
 		}
-		cs, err := SparseCases(rng, SparseShape{Op: op, N: 1001, LDB: 1004, LDC: 1010}, dts, Betas, []float64{0.5}, 1)
+		cs, err := SparseCases(rng, SparseShape{Op: op, N: 1001, LDB: 1004, LDC: 1010}, dts, betas, []float64{0.5}, 1)
 		if err != nil {
 			t.Fatalf("%s: %v", op.Name, err)
 		}
