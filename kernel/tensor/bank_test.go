@@ -122,21 +122,15 @@ func TestBankTrace(t *testing.T) {
 // cubeGPU are the targets whose candidates the padding covers.
 var cubeGPU = family.Target{GPU: true, MinBlocks: true, CUDAArch: 90}
 
-// plainOf is v's kernel with s as built (no padding).
-func plainOf(p *Problem, v Variant) *kernel.Kernel {
-	if v.Kind == "cube" || v.Kind == "cube-lit" {
-		return plainCubeKernel(p, v, cubeMap{})
+// plainOf is v's kernel with s as built (no padding): its /rm twin.
+func plainOf(t *testing.T, p *Problem, v Variant) *kernel.Kernel {
+	t.Helper()
+	v.RowMajor = true
+	k, err := (&Instance{Problem: p, E: 100}).Build(v)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return plainCube2Kernel(p, v, cubeMap{})
-}
-
-// isCube says whether a kind holds the element cube s.
-func isCube(kind string) bool {
-	switch kind {
-	case "cube", "cube-lit", cubeFoldKind, cubePairKind, cubeFold2Kind:
-		return true
-	}
-	return false
+	return k
 }
 
 // The chosen maps and layouts of s against the kernel as first written
@@ -195,7 +189,7 @@ func TestCubePadding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before, err := BankConflicts(plainOf(p, v))
+		before, err := BankConflicts(plainOf(t, p, v))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,10 +221,10 @@ func TestCubePadding(t *testing.T) {
 				in := &Instance{Problem: p, E: 100}
 				for _, cand := range in.Candidates(cubeGPU) {
 					v := cand.(Variant)
-					if !isCube(v.Kind) || v.Geo != Stored {
+					if !isCubeKind(v.Kind) || v.RowMajor || v.Geo != Stored {
 						continue
 					}
-					plain := plainOf(p, v)
+					plain := plainOf(t, p, v)
 					if _, err := traceShared(plain); err != nil {
 						t.Errorf("%s %s: %v", p.Label(), v.Name(), err)
 						continue
