@@ -161,7 +161,7 @@ func (r *resolved) device(backend string, d *Device) error {
 	r.target = family.Target{GPU: gpu, MinBlocks: emit.HonoursMinBlocks(r.dialect)}
 	r.info = device.Info{Backend: backend, Name: dev.Name, Platform: dev.Driver, ComputeUnits: dev.ComputeUnits, GPU: gpu, CopyGBs: dev.BandwidthGBs}
 	if r.dialect == emit.CUDA {
-		r.target.CUDAArch = dev.CUDAArch
+		r.target.CUDAArch, r.target.Units = dev.CUDAArch, dev.ComputeUnits
 		r.info.Arch = fmt.Sprintf("sm_%d", dev.CUDAArch)
 	}
 	return nil

@@ -17,11 +17,13 @@ import (
 
 // Target describes a device for the families' choice of candidates:
 // whether it is a GPU (device.Info.GPU, which each backend sets), what its
-// dialect honours, and, on CUDA, its compute capability.
+// dialect honours, and, on CUDA, its compute capability and
+// multiprocessors.
 func Target(dev device.Device) family.Target {
 	t := family.Target{GPU: dev.Info().GPU, MinBlocks: emit.HonoursMinBlocks(dev.Dialect())}
 	if dev.Dialect() == emit.CUDA {
 		t.CUDAArch = CUDAArch(dev.Info().Arch)
+		t.Units = dev.Info().ComputeUnits
 	}
 	return t
 }
@@ -33,6 +35,7 @@ func TargetOf(i device.Info) family.Target {
 	t := family.Target{GPU: i.GPU, MinBlocks: emit.HonoursMinBlocks(d)}
 	if d == emit.CUDA {
 		t.CUDAArch = CUDAArch(i.Arch)
+		t.Units = i.ComputeUnits
 	}
 	return t
 }

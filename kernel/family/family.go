@@ -30,6 +30,10 @@ type Target struct {
 	// on tensor cores (kernel.MMA) are offered where it reaches their
 	// kernel.Hints.MinArch.
 	CUDAArch int
+	// Units is the device's multiprocessors (compute units) where known,
+	// else 0: kernels whose blocks each take a run of tiles size that
+	// run so that the blocks fill the device (n baked in).
+	Units int
 }
 
 // Candidate is one variant of a family's kernels, named stably (the name

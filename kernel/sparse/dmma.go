@@ -301,7 +301,7 @@ func (v MMAParams) valid() error {
 		return fmt.Errorf("variant %s: warps along the columns must be 1..32", v.Name())
 	case v.Chunk < sh.K || v.Chunk%sh.K != 0 || v.Chunk > 128:
 		return fmt.Errorf("variant %s: chunk must be a multiple of %d, at most 128", v.Name(), sh.K)
-	case v.Block < 0 || v.Block > 4096:
+	case v.Block < 0 || v.Block > dmmaMaxBlockTiles:
 		return fmt.Errorf("variant %s: tiles a block must be 0 (α·A streamed) to 4096", v.Name())
 	case v.Occupancy < 0 || v.Occupancy > 8:
 		return fmt.Errorf("variant %s: blocks a multiprocessor (-b) must be 1..8", v.Name())
@@ -462,11 +462,11 @@ func (v MMAParams) check(pb Problem) error {
 // tensor cores beat the unrolled kernels (docs/rationale.md#dmma-threshold).
 const dmmaMinEntries = 1200
 
-func DMMACandidates(pb Problem, arch int) []Variant {
+func DMMACandidates(pb Problem, arch, units int) []Variant {
 	if pb.DType != kernel.F64 || arch < 80 {
 		return nil
 	}
-	out := variants(mmaCandidates(pb, arch, DMMA, []kernel.MMAShape{kernel.M8N8K4, kernel.M16N8K4, kernel.M16N8K8},
+	out := variants(mmaCandidates(pb, arch, units, DMMA, []kernel.MMAShape{kernel.M8N8K4, kernel.M16N8K4, kernel.M16N8K8},
 		func(mt, nc int, _ bool) []MMAParams {
 			// Up to 32 columns and 32 sums a warp; where one warp
 			// takes every row, also half as many columns (more warps
@@ -481,7 +481,7 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 	if len(out) == 0 {
 		return out
 	}
-	out = append(out, dmmaRegACandidates(pb, arch)...)
+	out = append(out, dmmaRegACandidates(pb, arch, units)...)
 	if arch < 90 || pb.Op.Rows*pb.Op.Cols > dmmaSmallEntries {
 		return out
 	}
@@ -490,6 +490,7 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 	for _, sh := range []kernel.MMAShape{kernel.M16N8K4, kernel.M16N8K8} {
 		for _, kc := range dmmaAsyncChunks(pb.Op.Cols, sh.K) {
 			v := MMAParams{Kind: DMMA, MMA: sh.String(), Rows: 1, Width: 1, Split: 4, Chunk: kc, Block: dmmaTiles / 2, Stages: 4}
+			v.Block = v.fillTiles(pb, units, v.blocksPerUnit(pb), v.Block)
 			if pb.Check(v) == nil && v.dmmaLayout(pb).threads <= dmmaMaxCandidateThreads && v.dmmaShared(pb) <= dmmaSharedLimit(arch) {
 				if !slices.ContainsFunc(out, func(o Variant) bool { return o.Name() == v.Name() }) {
 					out = append(out, v)
@@ -508,7 +509,7 @@ func DMMACandidates(pb Problem, arch int) []Variant {
 // estimated registers stay within dmmaRegACandidateRegs. They win on some
 // operators with k ≤ 64 and lose where k is 84 or more
 // (docs/rationale.md#dmma-a-in-registers).
-func dmmaRegACandidates(pb Problem, arch int) []Variant {
+func dmmaRegACandidates(pb Problem, arch, units int) []Variant {
 	if pb.Op.Cols > dmmaRegAMaxCols {
 		return nil
 	}
@@ -522,6 +523,7 @@ func dmmaRegACandidates(pb Problem, arch int) []Variant {
 		}
 		kc := (pb.Op.Cols + f.sh.K - 1) / f.sh.K * f.sh.K
 		v := MMAParams{Kind: DMMA, MMA: f.sh.String(), Rows: f.rows, Width: f.width, Split: 2, Chunk: kc, Block: 2 * dmmaTiles, Stages: f.stages, RegA: true}
+		v.Block = v.fillTiles(pb, units, 1, v.Block)
 		if pb.Check(v) != nil {
 			continue
 		}
@@ -554,7 +556,7 @@ const dmmaSmallEntries = 2048
 // (m16n8k4 resident only), the warps' rows as DMMACandidates says, each
 // of the widths (fragments along the columns, and SplitA) forms gives for
 // Mt and the elements nc of a C fragment, resident or not.
-func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, forms func(mt, nc int, resident bool) []MMAParams) []MMAParams {
+func mmaCandidates(pb Problem, arch, units int, fam Family, shapes []kernel.MMAShape, forms func(mt, nc int, resident bool) []MMAParams) []MMAParams {
 	st := operator.Analyze(pb.Op)
 	if !mmaPays(pb.Op, st) || pb.Op.Rows*pb.Op.Cols < dmmaMinEntries {
 		return nil
@@ -595,7 +597,9 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 						var vs []MMAParams
 						if resident {
 							for _, kc := range dmmaDeepChunks(pb.Op.Cols, sh.K) {
-								vs = append(vs, MMAParams{Kind: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, StageB: f.StageB, Split: wn, Chunk: kc, Block: dmmaTiles, RowGroups: groups})
+								v := MMAParams{Kind: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, StageB: f.StageB, Split: wn, Chunk: kc, Block: dmmaTiles, RowGroups: groups}
+								v.Block = v.fillTiles(pb, units, 1, v.Block)
+								vs = append(vs, v)
 							}
 							// B copied asynchronously, where
 							// the device has cp.async (dmma
@@ -607,7 +611,11 @@ func mmaCandidates(pb Problem, arch int, fam Family, shapes []kernel.MMAShape, f
 								}
 								var as []MMAParams
 								for _, kc := range dmmaAsyncChunks(pb.Op.Cols, sh.K) {
-									as = append(as, MMAParams{Kind: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, Split: wn, Chunk: kc, Block: a.tiles, Stages: a.stages, RowGroups: groups})
+									v := MMAParams{Kind: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, Split: wn, Chunk: kc, Block: a.tiles, Stages: a.stages, RowGroups: groups}
+									if v.Block = v.fillTiles(pb, units, a.perUnit, v.Block); pb.N > 0 && units > 0 && v.blocksPerUnit(pb) < a.perUnit {
+										continue
+									}
+									as = append(as, v)
 								}
 								n := len(out)
 								first(as)
@@ -660,8 +668,44 @@ func dmmaRowGroups(pb Problem, arch int, fam Family, sh kernel.MMAShape, mt int,
 
 // dmmaAsync are the buffers of B and tiles a block the asynchronous
 // candidates (-a) try: three or four buffers hide B's latency; five or six
-// gained nothing more (docs/rationale.md#dmma-async).
-var dmmaAsync = []struct{ stages, tiles int }{{3, dmmaTiles}, {4, dmmaTiles}, {3, 2 * dmmaTiles}}
+// gained nothing more (docs/rationale.md#dmma-async). Where the columns
+// and the device's multiprocessors are known, the tiles are those that
+// fill the device in one wave of perUnit blocks a multiprocessor (see
+// fillTiles); else the fixed count.
+var dmmaAsync = []struct{ stages, tiles, perUnit int }{{3, dmmaTiles, 1}, {4, dmmaTiles, 1}, {3, 2 * dmmaTiles, 2}}
+
+// fillTiles is the tiles a block of resident variant v takes so that
+// its blocks fill a device of units multiprocessors in one wave, perUnit
+// blocks to each (every block stages α·A once and then runs its tiles
+// back to back): at PyFR's column counts a partial second wave, or a
+// wave that leaves multiprocessors idle, cost up to half the time
+// (docs/rationale.md#dmma-waves). def where n (baked in) or the
+// multiprocessors are not known.
+func (v MMAParams) fillTiles(pb Problem, units, perUnit, def int) int {
+	if pb.N <= 0 || units <= 0 {
+		return def
+	}
+	l := v.dmmaLayout(pb)
+	return waveTiles(pb.N, l.cols, l.groups, units*perUnit)
+}
+
+// waveTiles is the tiles of cols columns (of n) a block takes so that
+// the blocks, groups to each tile, number at most slots: one wave.
+func waveTiles(n, cols, groups, slots int) int {
+	tiles := (n + cols - 1) / cols
+	blocks := max(1, slots/max(1, groups))
+	return min(dmmaMaxBlockTiles, max(1, (tiles+blocks-1)/blocks))
+}
+
+// dmmaMaxBlockTiles is the most tiles a block takes (-t).
+const dmmaMaxBlockTiles = 4096
+
+// blocksPerUnit is how many blocks of v a multiprocessor holds by its
+// shared memory (228 KiB on sm_90, 1 KiB of it reserved a block) and
+// threads (2,048).
+func (v MMAParams) blocksPerUnit(pb Problem) int {
+	return max(1, min((dmmaMaxShared+1024)/(v.dmmaShared(pb)+1024), 2048/max(32, v.dmmaLayout(pb).threads)))
+}
 
 // dmmaAsyncChunks lists the chunks to try for an asynchronous variant,
 // best first: multiples of kk from 24 down to 16 that divide k rounded up

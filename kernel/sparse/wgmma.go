@@ -130,7 +130,7 @@ func (v WGMMAParams) valid() error {
 		return fmt.Errorf("variant %s: warpgroups a block (-x) must be 1..8", v.Name())
 	case v.Chunk < 8 || v.Chunk%8 != 0 || v.Chunk > 128:
 		return fmt.Errorf("variant %s: chunk (-c) must be a multiple of 8, at most 128", v.Name())
-	case v.Block < 1 || v.Block > 4096:
+	case v.Block < 1 || v.Block > dmmaMaxBlockTiles:
 		return fmt.Errorf("variant %s: tiles a block (-t) must be 1..4096", v.Name())
 	case v.Stages < 2 || v.Stages > dmmaMaxStages:
 		return fmt.Errorf("variant %s: buffers of B (-a) must be 2..%d", v.Name(), dmmaMaxStages)
@@ -226,7 +226,7 @@ const wgmmaMinEntries = dmmaMinEntries
 // the rows split over the fewest blocks whose share of α·A fits. Each of
 // these shapes won somewhere among the p5–p6 tets
 // (docs/rationale.md#wgmma-shapes).
-func WGMMACandidates(pb Problem, arch int) []Variant {
+func WGMMACandidates(pb Problem, arch, units int) []Variant {
 	if pb.DType != kernel.F32 || arch != 90 {
 		return nil
 	}
@@ -243,6 +243,9 @@ func WGMMACandidates(pb Problem, arch int) []Variant {
 					v := WGMMAParams{Split: x, Chunk: c, Block: dmmaTiles, Stages: s, Overlap: true, Apart: true}
 					if g > 1 {
 						v.RowGroups = g
+					}
+					if pb.N > 0 && units > 0 { // one wave (see MMAParams.fillTiles)
+						v.Block = waveTiles(pb.N, 64*x, g, units)
 					}
 					if pb.Check(v) != nil {
 						continue
