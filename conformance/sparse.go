@@ -415,11 +415,11 @@ func RunSparseTensorCores(t *testing.T, dev device.Device) {
 			var vs []sparse.Variant
 			switch {
 			case dt == kernel.F64:
-				vs = append(sparse.DMMACandidates(baked, arch, 0), regAVariants(t, baked)...)
+				vs = append(sparse.DMMACandidates(baked, arch, sparse.Fill{}), regAVariants(t, baked)...)
 			case arch == 90:
-				vs = sparse.WGMMACandidates(baked, arch, 0)
+				vs = sparse.WGMMACandidates(baked, arch, sparse.Fill{})
 			default:
-				vs = append(sparse.TMMACandidates(baked, arch, 0), sparse.Defaults(sparse.TMMA))
+				vs = append(sparse.TMMACandidates(baked, arch, sparse.Fill{}), sparse.Defaults(sparse.TMMA))
 			}
 			if len(vs) == 0 {
 				t.Fatalf("%s %s: no tensor-core candidates on sm_%d", op.Name, dt, arch)

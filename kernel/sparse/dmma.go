@@ -462,11 +462,11 @@ func (v MMAParams) check(pb Problem) error {
 // tensor cores beat the unrolled kernels (docs/rationale.md#dmma-threshold).
 const dmmaMinEntries = 1200
 
-func DMMACandidates(pb Problem, arch, units int) []Variant {
+func DMMACandidates(pb Problem, arch int, fill Fill) []Variant {
 	if pb.DType != kernel.F64 || arch < 80 {
 		return nil
 	}
-	out := variants(mmaCandidates(pb, arch, units, DMMA, []kernel.MMAShape{kernel.M8N8K4, kernel.M16N8K4, kernel.M16N8K8},
+	out := variants(mmaCandidates(pb, arch, fill, DMMA, []kernel.MMAShape{kernel.M8N8K4, kernel.M16N8K4, kernel.M16N8K8},
 		func(mt, nc int, _ bool) []MMAParams {
 			// Up to 32 columns and 32 sums a warp; where one warp
 			// takes every row, also half as many columns (more warps
@@ -481,7 +481,7 @@ func DMMACandidates(pb Problem, arch, units int) []Variant {
 	if len(out) == 0 {
 		return out
 	}
-	out = append(out, dmmaRegACandidates(pb, arch, units)...)
+	out = append(out, dmmaRegACandidates(pb, arch, fill)...)
 	if arch < 90 || pb.Op.Rows*pb.Op.Cols > dmmaSmallEntries {
 		return out
 	}
@@ -490,7 +490,7 @@ func DMMACandidates(pb Problem, arch, units int) []Variant {
 	for _, sh := range []kernel.MMAShape{kernel.M16N8K4, kernel.M16N8K8} {
 		for _, kc := range dmmaAsyncChunks(pb.Op.Cols, sh.K) {
 			v := MMAParams{Kind: DMMA, MMA: sh.String(), Rows: 1, Width: 1, Split: 4, Chunk: kc, Block: dmmaTiles / 2, Stages: 4}
-			v.Block = v.fillTiles(pb, units, v.blocksPerUnit(pb), v.Block)
+			v.Block = v.fillTiles(pb, fill, v.blocksPerUnit(pb), v.Block)
 			if pb.Check(v) == nil && v.dmmaLayout(pb).threads <= dmmaMaxCandidateThreads && v.dmmaShared(pb) <= dmmaSharedLimit(arch) {
 				if !slices.ContainsFunc(out, func(o Variant) bool { return o.Name() == v.Name() }) {
 					out = append(out, v)
@@ -509,7 +509,7 @@ func DMMACandidates(pb Problem, arch, units int) []Variant {
 // estimated registers stay within dmmaRegACandidateRegs. They win on some
 // operators with k ≤ 64 and lose where k is 84 or more
 // (docs/rationale.md#dmma-a-in-registers).
-func dmmaRegACandidates(pb Problem, arch, units int) []Variant {
+func dmmaRegACandidates(pb Problem, arch int, fill Fill) []Variant {
 	if pb.Op.Cols > dmmaRegAMaxCols {
 		return nil
 	}
@@ -523,7 +523,7 @@ func dmmaRegACandidates(pb Problem, arch, units int) []Variant {
 		}
 		kc := (pb.Op.Cols + f.sh.K - 1) / f.sh.K * f.sh.K
 		v := MMAParams{Kind: DMMA, MMA: f.sh.String(), Rows: f.rows, Width: f.width, Split: 2, Chunk: kc, Block: 2 * dmmaTiles, Stages: f.stages, RegA: true}
-		v.Block = v.fillTiles(pb, units, 1, v.Block)
+		v.Block = v.fillTiles(pb, fill, 1, v.Block)
 		if pb.Check(v) != nil {
 			continue
 		}
@@ -556,7 +556,7 @@ const dmmaSmallEntries = 2048
 // (m16n8k4 resident only), the warps' rows as DMMACandidates says, each
 // of the widths (fragments along the columns, and SplitA) forms gives for
 // Mt and the elements nc of a C fragment, resident or not.
-func mmaCandidates(pb Problem, arch, units int, fam Family, shapes []kernel.MMAShape, forms func(mt, nc int, resident bool) []MMAParams) []MMAParams {
+func mmaCandidates(pb Problem, arch int, fill Fill, fam Family, shapes []kernel.MMAShape, forms func(mt, nc int, resident bool) []MMAParams) []MMAParams {
 	st := operator.Analyze(pb.Op)
 	if !mmaPays(pb.Op, st) || pb.Op.Rows*pb.Op.Cols < dmmaMinEntries {
 		return nil
@@ -598,7 +598,7 @@ func mmaCandidates(pb Problem, arch, units int, fam Family, shapes []kernel.MMAS
 						if resident {
 							for _, kc := range dmmaDeepChunks(pb.Op.Cols, sh.K) {
 								v := MMAParams{Kind: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, StageB: f.StageB, Split: wn, Chunk: kc, Block: dmmaTiles, RowGroups: groups}
-								v.Block = v.fillTiles(pb, units, 1, v.Block)
+								v.Block = v.fillTiles(pb, fill, 1, v.Block)
 								vs = append(vs, v)
 							}
 							// B copied asynchronously, where
@@ -612,7 +612,7 @@ func mmaCandidates(pb Problem, arch, units int, fam Family, shapes []kernel.MMAS
 								var as []MMAParams
 								for _, kc := range dmmaAsyncChunks(pb.Op.Cols, sh.K) {
 									v := MMAParams{Kind: fam, MMA: sh.String(), Rows: mt, Width: f.Width, SplitA: f.SplitA, Split: wn, Chunk: kc, Block: a.tiles, Stages: a.stages, RowGroups: groups}
-									if v.Block = v.fillTiles(pb, units, a.perUnit, v.Block); pb.N > 0 && units > 0 && v.blocksPerUnit(pb) < a.perUnit {
+									if v.Block = v.fillTiles(pb, fill, a.perUnit, v.Block); fill.known() && v.blocksPerUnit(pb) < a.perUnit {
 										continue
 									}
 									as = append(as, v)
@@ -674,19 +674,26 @@ func dmmaRowGroups(pb Problem, arch int, fam Family, sh kernel.MMAShape, mt int,
 // fillTiles); else the fixed count.
 var dmmaAsync = []struct{ stages, tiles, perUnit int }{{3, dmmaTiles, 1}, {4, dmmaTiles, 1}, {3, 2 * dmmaTiles, 2}}
 
+// Fill is what sizes the runs of tiles of the resident tensor-core
+// candidates: the columns n the kernel will be launched on (baked in or
+// not) and the device's multiprocessors. Zero where either is unknown:
+// the candidates then take fixed runs.
+type Fill struct{ Columns, Units int }
+
+func (f Fill) known() bool { return f.Columns > 0 && f.Units > 0 }
+
 // fillTiles is the tiles a block of resident variant v takes so that
-// its blocks fill a device of units multiprocessors in one wave, perUnit
-// blocks to each (every block stages α·A once and then runs its tiles
+// its blocks fill the device in one wave, perUnit blocks to each
+// multiprocessor (every block stages α·A once and then runs its tiles
 // back to back): at PyFR's column counts a partial second wave, or a
 // wave that leaves multiprocessors idle, cost up to half the time
-// (docs/rationale.md#dmma-waves). def where n (baked in) or the
-// multiprocessors are not known.
-func (v MMAParams) fillTiles(pb Problem, units, perUnit, def int) int {
-	if pb.N <= 0 || units <= 0 {
+// (docs/rationale.md#dmma-waves). def where the fill is not known.
+func (v MMAParams) fillTiles(pb Problem, fill Fill, perUnit, def int) int {
+	if !fill.known() {
 		return def
 	}
 	l := v.dmmaLayout(pb)
-	return waveTiles(pb.N, l.cols, l.groups, units*perUnit)
+	return waveTiles(fill.Columns, l.cols, l.groups, fill.Units*perUnit)
 }
 
 // waveTiles is the tiles of cols columns (of n) a block takes so that

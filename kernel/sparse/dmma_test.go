@@ -53,7 +53,7 @@ var dmmaEdge = []string{
 // names) for each instance of op's Checks at n columns.
 func dmmaCases(t *testing.T, rng *rand.Rand, op *operator.Operator, beta float64, n int, names []string) []verify.Case {
 	t.Helper()
-	return variantCases(t, rng, op, kernel.F64, beta, n, func(pb Problem) []Variant { return DMMACandidates(pb, 90, 0) }, names)
+	return variantCases(t, rng, op, kernel.F64, beta, n, func(pb Problem) []Variant { return DMMACandidates(pb, 90, Fill{}) }, names)
 }
 
 // Every tensor-core variant matches the float64 reference in the
@@ -276,7 +276,7 @@ func TestDMMACandidates(t *testing.T) {
 		}
 		// B copied asynchronously where α·A leaves room for buffers.
 		async := 0
-		for _, c := range DMMACandidates(pb, 90, 0) {
+		for _, c := range DMMACandidates(pb, 90, Fill{}) {
 			if v := c.(MMAParams); v.Stages > 0 {
 				async++
 			}
@@ -287,7 +287,7 @@ func TestDMMACandidates(t *testing.T) {
 		// The rows split over blocks only where α·A does not fit whole
 		// (p6/tet/m6: 252×112 doubles).
 		grouped := 0
-		for _, c := range DMMACandidates(pb, 90, 0) {
+		for _, c := range DMMACandidates(pb, 90, Fill{}) {
 			if v := c.(MMAParams); v.RowGroups > 1 {
 				grouped++
 			}
@@ -297,7 +297,7 @@ func TestDMMACandidates(t *testing.T) {
 		}
 		// The least tiles for small operators only (p6/tri/m132, 28×56; p3/tet/m460, 60×20).
 		small := 0
-		for _, c := range DMMACandidates(pb, 90, 0) {
+		for _, c := range DMMACandidates(pb, 90, Fill{}) {
 			if v := c.(MMAParams); v.Rows == 1 && v.Width == 1 && v.Block == dmmaTiles/2 {
 				small++
 			}
@@ -308,7 +308,7 @@ func TestDMMACandidates(t *testing.T) {
 		// α·A in registers where k ≤ dmmaRegAMaxCols and the
 		// registers fit; on sm_90 only (m16n8 shapes).
 		regA := 0
-		for _, c := range DMMACandidates(pb, 90, 0) {
+		for _, c := range DMMACandidates(pb, 90, Fill{}) {
 			if v := c.(MMAParams); v.RegA {
 				regA++
 			}
@@ -316,17 +316,17 @@ func TestDMMACandidates(t *testing.T) {
 		if wantRegA := name == "p4/tet/m460" || name == "p5/tet/m0" || name == "p6/tri/m132" || name == "p3/tet/m460"; (regA > 0) != wantRegA {
 			t.Errorf("%s: %d candidates with α·A in registers", name, regA)
 		}
-		for _, v := range DMMACandidates(pb, 80, 0) {
+		for _, v := range DMMACandidates(pb, 80, Fill{}) {
 			if v.(MMAParams).RegA {
 				t.Errorf("%s: %s offered on sm_80", name, v)
 			}
 		}
 		pb32 := pb
 		pb32.DType = kernel.F32
-		if vs := DMMACandidates(pb32, 90, 0); len(vs) > 0 {
+		if vs := DMMACandidates(pb32, 90, Fill{}); len(vs) > 0 {
 			t.Errorf("%s: %d dmma candidates in fp32", name, len(vs))
 		}
-		for _, v := range DMMACandidates(pb, 90, 0) {
+		for _, v := range DMMACandidates(pb, 90, Fill{}) {
 			k, err := Build(pb, v)
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, v, err)
@@ -480,8 +480,8 @@ func TestMMAFillOneWave(t *testing.T) {
 		op := pyfrOp(t, name)
 		for _, n := range []int{122880, 1 << 20} {
 			for _, dt := range []kernel.DType{kernel.F64, kernel.F32} {
-				pb := Problem{Op: op, DType: dt, Alpha: 1, N: n, LDB: n, LDC: n}
-				vs := append(DMMACandidates(pb, 90, units), WGMMACandidates(pb, 90, units)...)
+				pb := Problem{Op: op, DType: dt, Alpha: 1, LDB: n, LDC: n} // n at run time
+				vs := append(DMMACandidates(pb, 90, Fill{n, units}), WGMMACandidates(pb, 90, Fill{n, units})...)
 				if len(vs) == 0 {
 					t.Fatalf("%s %s n=%d: no tensor-core candidates", name, dt, n)
 				}

@@ -206,7 +206,7 @@ var offers = []func(in *Instance, t family.Target) []Variant{
 	// dmma on CUDA sm_80+, fp64.
 	func(in *Instance, t family.Target) []Variant {
 		if t.GPU {
-			return DMMACandidates(in.Problem, t.CUDAArch, t.Units)
+			return DMMACandidates(in.Problem, t.CUDAArch, Fill{Columns: in.N, Units: t.Units})
 		}
 		return nil
 	},
@@ -217,11 +217,11 @@ var offers = []func(in *Instance, t family.Target) []Variant{
 		if !t.GPU {
 			return nil
 		}
-		if wg := WGMMACandidates(in.Problem, t.CUDAArch, t.Units); len(wg) > 0 {
+		if wg := WGMMACandidates(in.Problem, t.CUDAArch, Fill{Columns: in.N, Units: t.Units}); len(wg) > 0 {
 			return wg
 		}
 		if offerTMMA(in.Problem) {
-			return TMMACandidates(in.Problem, t.CUDAArch, t.Units)
+			return TMMACandidates(in.Problem, t.CUDAArch, Fill{Columns: in.N, Units: t.Units})
 		}
 		return nil
 	},

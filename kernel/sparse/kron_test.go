@@ -234,7 +234,7 @@ func TestStructureFamilies(t *testing.T) {
 			}
 			f32 := pb
 			f32.DType = kernel.F32
-			if got := [2]bool{len(DMMACandidates(pb, 90, 0)) > 0, len(WGMMACandidates(f32, 90, 0)) > 0}; got != [2]bool{tc.mma, tc.mma} {
+			if got := [2]bool{len(DMMACandidates(pb, 90, Fill{})) > 0, len(WGMMACandidates(f32, 90, Fill{})) > 0}; got != [2]bool{tc.mma, tc.mma} {
 				t.Errorf("dmma, wgmma offered %v, want %v", got, tc.mma)
 			}
 			if tc.timed == 0 || (testing.Short() && tc.op.Rows*tc.op.Cols > 1e5) {

@@ -91,11 +91,11 @@ func offerTMMA(pb Problem) bool {
 // one register, not two), resident with α·A's hi and lo parts staged and
 // with α·A split as read (-s: room for deeper chunks, or two blocks a
 // multiprocessor).
-func TMMACandidates(pb Problem, arch, units int) []Variant {
+func TMMACandidates(pb Problem, arch int, fill Fill) []Variant {
 	if pb.DType != kernel.F32 || arch < 80 {
 		return nil
 	}
-	return variants(mmaCandidates(pb, arch, units, TMMA, kernel.MMATF32Shapes, func(mt, nc int, resident bool) []MMAParams {
+	return variants(mmaCandidates(pb, arch, fill, TMMA, kernel.MMATF32Shapes, func(mt, nc int, resident bool) []MMAParams {
 		w := min(4, 64/(mt*nc))
 		if !resident {
 			return []MMAParams{{Width: w}}

@@ -41,7 +41,7 @@ var tmmaEdge = []string{
 // for each instance of op's Checks at n columns, in fp32.
 func tmmaCases(t *testing.T, rng *rand.Rand, op *operator.Operator, beta float64, n int, names []string) []verify.Case {
 	t.Helper()
-	return variantCases(t, rng, op, kernel.F32, beta, n, func(pb Problem) []Variant { return TMMACandidates(pb, 90, 0) }, names)
+	return variantCases(t, rng, op, kernel.F32, beta, n, func(pb Problem) []Variant { return TMMACandidates(pb, 90, Fill{}) }, names)
 }
 
 // Every 3×TF32 variant matches the float64 reference within TolF32 in the
@@ -235,10 +235,10 @@ func TestTMMACandidates(t *testing.T) {
 		if want && (!s80["m16n8k8"] || !s80["m16n8k4"]) {
 			t.Errorf("%s: shapes on sm_90 %v, on sm_80 %v", name, s90, s80)
 		}
-		if vs := DMMACandidates(pb, 90, 0); len(vs) > 0 {
+		if vs := DMMACandidates(pb, 90, Fill{}); len(vs) > 0 {
 			t.Errorf("%s: %d dmma candidates in fp32", name, len(vs))
 		}
-		for _, v := range TMMACandidates(pb, 90, 0) {
+		for _, v := range TMMACandidates(pb, 90, Fill{}) {
 			k, err := Build(pb, v)
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, v, err)

@@ -226,7 +226,7 @@ const wgmmaMinEntries = dmmaMinEntries
 // the rows split over the fewest blocks whose share of α·A fits. Each of
 // these shapes won somewhere among the p5–p6 tets
 // (docs/rationale.md#wgmma-shapes).
-func WGMMACandidates(pb Problem, arch, units int) []Variant {
+func WGMMACandidates(pb Problem, arch int, fill Fill) []Variant {
 	if pb.DType != kernel.F32 || arch != 90 {
 		return nil
 	}
@@ -244,8 +244,8 @@ func WGMMACandidates(pb Problem, arch, units int) []Variant {
 					if g > 1 {
 						v.RowGroups = g
 					}
-					if pb.N > 0 && units > 0 { // one wave (see MMAParams.fillTiles)
-						v.Block = waveTiles(pb.N, 64*x, g, units)
+					if fill.known() { // one wave (see MMAParams.fillTiles)
+						v.Block = waveTiles(fill.Columns, 64*x, g, fill.Units)
 					}
 					if pb.Check(v) != nil {
 						continue

@@ -30,7 +30,7 @@ var wgmmaEdge = []string{
 // for each instance of op's Checks at n columns, in fp32.
 func wgmmaCases(t *testing.T, rng *rand.Rand, op *operator.Operator, beta float64, n int, names []string) []verify.Case {
 	t.Helper()
-	return variantCases(t, rng, op, kernel.F32, beta, n, func(pb Problem) []Variant { return WGMMACandidates(pb, 90, 0) }, names)
+	return variantCases(t, rng, op, kernel.F32, beta, n, func(pb Problem) []Variant { return WGMMACandidates(pb, 90, Fill{}) }, names)
 }
 
 // Every wgmma variant matches the float64 reference within TolF32 in the
@@ -200,7 +200,7 @@ func TestWGMMACandidates(t *testing.T) {
 		{"p1/hex/m0", kernel.F32, 90, -1}, // sparse
 	} {
 		pb := Problem{Op: pyfrOp(t, tc.op), DType: tc.dt, Alpha: 1, N: 1 << 20, LDB: 1 << 20, LDC: 1 << 20}
-		vs := WGMMACandidates(pb, tc.arch, 0)
+		vs := WGMMACandidates(pb, tc.arch, Fill{})
 		if tc.groups < 0 {
 			if len(vs) > 0 {
 				t.Errorf("%s %s sm_%d: offered %v", tc.op, tc.dt, tc.arch, vs)
