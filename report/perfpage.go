@@ -95,6 +95,16 @@ type perfSection struct {
 	family, device, dtype string
 	runs                  []PerfRun
 	merged                *bench.Report // every problem, in file order
+	// from is, for each problem in merged, its index there and the date
+	// of the run it came from: a problem measured again by a run of a
+	// later date, or of the same date given later, replaces the earlier
+	// row.
+	from map[string]problemFrom
+}
+
+type problemFrom struct {
+	at   int
+	date string
 }
 
 func (s *perfSection) title() string {
@@ -143,7 +153,7 @@ func sections(runs []PerfRun) []*perfSection {
 		s := byKey[key]
 		if s == nil {
 			s = &perfSection{family: r.Family, device: dev, dtype: r.Report.DType,
-				merged: &bench.Report{Device: r.Report.Device, DType: r.Report.DType}}
+				merged: &bench.Report{Device: r.Report.Device, DType: r.Report.DType}, from: map[string]problemFrom{}}
 			byKey[key] = s
 			out = append(out, s)
 		}
@@ -152,6 +162,14 @@ func sections(runs []PerfRun) []*perfSection {
 			if o.RoofGBs == 0 {
 				o.RoofGBs = r.Report.RoofGBs
 			}
+			if f, ok := s.from[o.Name]; ok {
+				if r.Report.Date >= f.date {
+					s.merged.Problems[f.at] = o
+					s.from[o.Name] = problemFrom{f.at, r.Report.Date}
+				}
+				continue
+			}
+			s.from[o.Name] = problemFrom{len(s.merged.Problems), r.Report.Date}
 			s.merged.Problems = append(s.merged.Problems, o)
 		}
 		s.merged.RoofGBs = max(s.merged.RoofGBs, r.Report.RoofGBs)

@@ -264,3 +264,57 @@ func TestReadPerfRunGzip(t *testing.T) {
 		t.Fatalf("a file that is not gzip: %v", err)
 	}
 }
+
+// A problem measured by several runs of one section is shown once, from
+// the run of the latest date (of one date, the one given last).
+func TestPerformancePageRemeasured(t *testing.T) {
+	read := func() PerfRun {
+		r, err := ReadPerfRun(filepath.Join("testdata", "perf", "sparse-gpu-f32.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name         string
+		dates        [3]string // the three runs' dates, in the order given
+		wantVariant  string
+		wantProblems int
+	}{
+		{"later date wins", [3]string{"2026-11-30", "2026-11-29", "2026-11-28"}, "first/x1", 3},
+		{"same date: given last wins", [3]string{"2026-11-29", "2026-11-29", "2026-11-29"}, "third/x1", 3},
+		{"middle", [3]string{"2026-11-28", "2026-11-30", "2026-11-29"}, "second/x1", 3},
+	} {
+		var runs []PerfRun
+		for i, v := range []string{"first/x1", "second/x1", "third/x1"} {
+			r := read()
+			r.Report.Date = tc.dates[i]
+			for j := range r.Report.Problems {
+				for k := range r.Report.Problems[j].Candidates {
+					if r.Report.Problems[j].Candidates[k].Kind == "bespoke" {
+						r.Report.Problems[j].Candidates[k].Name = v
+					}
+				}
+				if c := r.Report.Problems[j].Choice; c != nil && c.Kind == "bespoke" {
+					c.Winner = v
+				}
+			}
+			runs = append(runs, r)
+		}
+		secs := sections(runs)
+		if len(secs) != 1 {
+			t.Fatalf("%s: %d sections, want 1", tc.name, len(secs))
+		}
+		probs := secs[0].merged.Problems
+		if len(probs) != tc.wantProblems {
+			t.Errorf("%s: %d problems, want %d", tc.name, len(probs), tc.wantProblems)
+		}
+		for _, o := range probs {
+			for _, c := range o.Candidates {
+				if c.Kind == "bespoke" && c.Name != tc.wantVariant {
+					t.Errorf("%s: %s shows %s, want %s", tc.name, o.Name, c.Name, tc.wantVariant)
+				}
+			}
+		}
+	}
+}

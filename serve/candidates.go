@@ -124,7 +124,10 @@ func (r *resolved) candidates(limit int) (offered int, out []Candidate, err erro
 // that tries the first few tries both kinds. Of the tensor-core kernels,
 // those needing the newest architecture the device has come first (on
 // sm_90 the m16n8 DMMA shapes, the ones Hopper runs at full rate, before
-// sm_80's m8n8k4), then the family's order.
+// sm_80's m8n8k4), and within an architecture the block sizes take turns,
+// largest first, each in the family's order: the model cannot rank them,
+// and on PyFR's tets the winner was sometimes the family's first of one
+// block size, sometimes of another (docs/rationale.md#dmma-waves).
 func order(ps []pending) []pending {
 	var modelled, other []pending
 	for _, p := range ps {
@@ -135,7 +138,7 @@ func order(ps []pending) []pending {
 		}
 	}
 	slices.SortStableFunc(modelled, func(a, b pending) int { return cmp.Compare(a.cand.PredictedS, b.cand.PredictedS) })
-	slices.SortStableFunc(other, func(a, b pending) int { return cmp.Compare(b.k.Hints.MinArch, a.k.Hints.MinArch) })
+	other = turns(other)
 	out := make([]pending, 0, len(ps))
 	for i := 0; i < max(len(modelled), len(other)); i++ {
 		if i < len(modelled) {
@@ -144,6 +147,42 @@ func order(ps []pending) []pending {
 		if i < len(other) {
 			out = append(out, other[i])
 		}
+	}
+	return out
+}
+
+// turns orders kernels the model does not rank: by architecture, newest
+// first, and within one the block sizes (threads) in turn, largest first,
+// each size's kernels in their given order.
+func turns(ps []pending) []pending {
+	type class struct{ arch, threads int }
+	var classes []class
+	by := map[class][]pending{}
+	for _, p := range ps {
+		c := class{p.k.Hints.MinArch, p.k.Launch.Block[0] * p.k.Launch.Block[1] * p.k.Launch.Block[2]}
+		if _, ok := by[c]; !ok {
+			classes = append(classes, c)
+		}
+		by[c] = append(by[c], p)
+	}
+	slices.SortStableFunc(classes, func(a, b class) int {
+		return cmp.Or(cmp.Compare(b.arch, a.arch), cmp.Compare(b.threads, a.threads))
+	})
+	out := make([]pending, 0, len(ps))
+	for i := 0; i < len(classes); {
+		j := i // classes[i:j]: one architecture
+		for j < len(classes) && classes[j].arch == classes[i].arch {
+			j++
+		}
+		for left := true; left; {
+			left = false
+			for _, c := range classes[i:j] {
+				if q := by[c]; len(q) > 0 {
+					out, by[c], left = append(out, q[0]), q[1:], true
+				}
+			}
+		}
+		i = j
 	}
 	return out
 }

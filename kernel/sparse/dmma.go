@@ -622,11 +622,15 @@ func mmaCandidates(pb Problem, arch int, fill Fill, fam Family, shapes []kernel.
 								// And its twin with the column
 								// groups apart (-g), which pays on
 								// the large tets' β = 1 operators
-								// (docs/rationale.md#dmma-async).
+								// (docs/rationale.md#dmma-async),
+								// offered first: it won most of the
+								// p5–p6 tets (docs/rationale.md#dmma-waves).
 								if len(out) > n && wn > 1 {
 									g := out[n]
 									g.Apart = true
-									first([]MMAParams{g})
+									if first([]MMAParams{g}); len(out) == n+2 {
+										out[n], out[n+1] = out[n+1], out[n]
+									}
 								}
 							}
 						} else {

@@ -1,0 +1,41 @@
+package serve
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/bespoke-hpc/bespoke/kernel"
+)
+
+// The kernels the model does not rank come newest architecture first,
+// their block sizes taking turns, largest first, each in the given order;
+// the modelled ones by predicted time, the two kinds alternating.
+func TestOrder(t *testing.T) {
+	mk := func(name string, arch, threads int, predicted float64) pending {
+		k := &kernel.Kernel{}
+		k.Hints.MinArch, k.Launch.Block = arch, [3]int{threads, 1, 1}
+		return pending{k: k, cand: Candidate{Name: name, PredictedS: predicted, Modelled: predicted > 0}}
+	}
+	for _, tc := range []struct {
+		name string
+		in   []pending
+		want []string
+	}{
+		{"block sizes in turn", []pending{
+			mk("x2-a", 90, 192, 0), mk("x2-b", 90, 192, 0), mk("x4-a", 90, 384, 0), mk("x4-b", 90, 384, 0),
+			mk("x1-a", 90, 96, 0), mk("old-a", 80, 384, 0), mk("old-b", 80, 192, 0),
+		}, []string{"x4-a", "x2-a", "x1-a", "x4-b", "x2-b", "old-a", "old-b"}},
+		{"with modelled ones", []pending{
+			mk("slow", 0, 128, 3e-4), mk("x2-a", 90, 192, 0), mk("fast", 0, 128, 1e-4), mk("x4-a", 90, 384, 0), mk("x4-b", 90, 384, 0),
+		}, []string{"fast", "x4-a", "slow", "x2-a", "x4-b"}},
+		{"none", nil, []string{}},
+	} {
+		var got []string
+		for _, p := range order(tc.in) {
+			got = append(got, p.cand.Name)
+		}
+		if !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+			t.Errorf("%s: order %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
