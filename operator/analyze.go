@@ -105,3 +105,15 @@ func mergeMagnitudes(data []float64, relTol float64) {
 		start = end
 	}
 }
+
+// NNZ counts the operator's non-zeros: Analyze's NNZ without the rest,
+// for checks made once a candidate.
+func (o *Operator) NNZ() int {
+	n := 0
+	for _, v := range o.Data {
+		if v != 0 {
+			n++
+		}
+	}
+	return n
+}

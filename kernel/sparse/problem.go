@@ -62,7 +62,7 @@ func (pb Problem) CheckOperator() error {
 	if pb.Op.Rows > MaxDim || pb.Op.Cols > MaxDim {
 		return fmt.Errorf("operator of %s: at most %d rows and columns", pb.Op.Shape(), MaxDim)
 	}
-	if nnz, lim := operator.Analyze(pb.Op).NNZ, pb.maxNNZ(); nnz > lim {
+	if nnz, lim := pb.Op.NNZ(), pb.maxNNZ(); nnz > lim {
 		return fmt.Errorf("operator with %d non-zeros: unrolled kernels take at most %d (--max-nnz raises it)", nnz, lim)
 	}
 	if pb.N < 0 || pb.LDB < 0 || pb.LDC < 0 {
