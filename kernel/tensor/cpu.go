@@ -46,10 +46,33 @@ func isCPU(kind string) bool {
 }
 
 // arr is a 3-D block of values laid out x-fastest: a private array (base
-// nil) or an element's part of a buffer from base.
+// nil) or an element's part of a buffer from base. A private array may
+// have a pitch, its rows' stride, longer than the x extent (cpuPitch).
 type arr struct {
-	name string
-	base kernel.Expr
+	name  string
+	base  kernel.Expr
+	pitch int // 0: the x extent
+}
+
+// rowStride is the distance between a's rows when x runs over nx.
+func (a arr) rowStride(nx int) int {
+	if a.pitch > 0 {
+		return a.pitch
+	}
+	return nx
+}
+
+// cpuPitch is the row pitch of the private arrays whose x extent is x:
+// the stages are vectorised along x with AVX2's 4 doubles, so an extent
+// of 4k+3 (7 points at N = 5 for BK1 and BK3) ran as a vector, a half
+// vector and a scalar step, a quarter slower than the extent one longer;
+// one more column, computed from zero matrix columns, makes it two whole
+// vectors.
+func cpuPitch(x int) int {
+	if x >= 7 && x%4 == 3 {
+		return x + 1
+	}
+	return x
 }
 
 func (a arr) at(i kernel.Expr) kernel.Expr {
@@ -83,6 +106,20 @@ func rowsOf(name string, flat []float64, rows, cols int, prec kernel.DType) matr
 // t is the transpose, its table named name.
 func (m matrix) t(name string) matrix {
 	return matrix{name, m.ins, m.outs, func(o, i int) float64 { return m.at(i, o) }}
+}
+
+// pad is m with outs rows, those past m's own zero: the matrix of an
+// x contraction into an array with a longer pitch.
+func (m matrix) pad(outs int) matrix {
+	if outs == m.outs {
+		return m
+	}
+	return matrix{m.name, outs, m.ins, func(o, i int) float64 {
+		if o >= m.outs {
+			return 0
+		}
+		return m.at(o, i)
+	}}
 }
 
 // table declares m's private array, transposed (m(o, i) at [i][o]) so
@@ -123,7 +160,10 @@ func (m matrix) dot(o int, x func(i int) kernel.Expr, init kernel.Expr) kernel.E
 // shape [z][y][x] whose extent along axis is m.ins, into dst (the same
 // shape with m.outs along axis): dst = m·src, or, with acc, dst = acc +
 // m·src where acc is read at dst's index. Loops are named after the axis
-// so that the stages of a kernel nest no names.
+// so that the stages of a kernel nest no names. Along y and z, src and
+// dst have one pitch and the loops run over it (the padding columns
+// too); along x the rows of src and dst have their own, and dst's
+// padding columns are written from zero columns of m.
 func contract(dst, src arr, acc *arr, m matrix, axis int, shape [3]int) []kernel.Stmt {
 	init := func(i kernel.Expr) kernel.Expr {
 		if acc == nil {
@@ -132,6 +172,12 @@ func contract(dst, src arr, acc *arr, m matrix, axis int, shape [3]int) []kernel
 		return acc.at(i)
 	}
 	nz, ny, nx := shape[0], shape[1], shape[2]
+	if axis != 0 {
+		if src.rowStride(nx) != dst.rowStride(nx) {
+			panic(fmt.Sprintf("tensor: contraction along axis %d from pitch %d to %d", axis, src.rowStride(nx), dst.rowStride(nx)))
+		}
+		nx = dst.rowStride(nx)
+	}
 	switch axis {
 	case 2:
 		// dst[o][r] for every o in one loop over r < ny·nx: each input
@@ -158,10 +204,12 @@ func contract(dst, src arr, acc *arr, m matrix, axis int, shape [3]int) []kernel
 		// inputs broadcast, the table's rows read as vectors. (Written out
 		// as literals, gcc vectorised over rows with interleaving
 		// permutes, a fifth slower at N = 7.)
-		o := kernel.Add(kernel.Mul(kernel.Ref("row"), kernel.Const(m.outs)), kernel.Ref("o"))
+		sp, dp := src.rowStride(m.ins), dst.rowStride(m.outs)
+		m = m.pad(dp)
+		o := kernel.Add(kernel.Mul(kernel.Ref("row"), kernel.Const(dp)), kernel.Ref("o"))
 		s := init(o)
 		for k := range m.ins {
-			t := kernel.Mul(src.at(kernel.Add(kernel.Mul(kernel.Ref("row"), kernel.Const(m.ins)), kernel.Const(k))), kernel.At(m.name, kernel.Const(k), kernel.Ref("o")))
+			t := kernel.Mul(src.at(kernel.Add(kernel.Mul(kernel.Ref("row"), kernel.Const(sp)), kernel.Const(k))), kernel.At(m.name, kernel.Const(k), kernel.Ref("o")))
 			if s == nil {
 				s = t
 			} else {
@@ -171,6 +219,28 @@ func contract(dst, src arr, acc *arr, m matrix, axis int, shape [3]int) []kernel
 		return []kernel.Stmt{kernel.For{Var: "row", From: kernel.Const(0), To: kernel.Const(nz * ny), Body: []kernel.Stmt{
 			kernel.For{Var: "o", From: kernel.Const(0), To: kernel.Const(m.outs), Vectorize: true, Body: []kernel.Stmt{dst.put(s, o)}}}}}
 	}
+}
+
+// cpuRows runs body(r, x) over rows r < rows and x < nx, vectorised
+// along x: a copy between a buffer and a padded private array.
+func cpuRows(rows, nx int, body func(r, x kernel.Expr) kernel.Stmt) []kernel.Stmt {
+	return []kernel.Stmt{kernel.For{Var: "row", From: kernel.Const(0), To: kernel.Const(rows), Body: []kernel.Stmt{
+		kernel.For{Var: "x", From: kernel.Const(0), To: kernel.Const(nx), Vectorize: true, Body: []kernel.Stmt{body(kernel.Ref("row"), kernel.Ref("x"))}}}}}
+}
+
+// cpuPoints runs body(a, p) at every point of a q³ block: a its index in
+// private arrays of row pitch pitch, p its index x-fastest over q³ (the
+// factors'). Without padding both are one loop's index.
+func cpuPoints(q, pitch int, body func(a, p kernel.Expr) []kernel.Stmt) kernel.Stmt {
+	if pitch == q {
+		p := kernel.Ref("p")
+		return kernel.For{Var: "p", From: kernel.Const(0), To: kernel.Const(q * q * q), Vectorize: true, Body: body(p, p)}
+	}
+	row, x := kernel.Ref("pr"), kernel.Ref("p")
+	inner := []kernel.Stmt{kernel.DeclIndex("pa", kernel.Add(kernel.Mul(row, kernel.Const(pitch)), x))}
+	inner = append(inner, body(kernel.Ref("pa"), kernel.Add(kernel.Mul(row, kernel.Const(q)), x))...)
+	return kernel.For{Var: "pr", From: kernel.Const(0), To: kernel.Const(q * q), Body: []kernel.Stmt{
+		kernel.For{Var: "p", From: kernel.Const(0), To: kernel.Const(q), Vectorize: true, Body: inner}}}
 }
 
 // cpuFactor is factor f at point p of this element.
@@ -203,29 +273,29 @@ func cpuFactors(g PointGeometry, q int) func(p kernel.Expr) ([]kernel.Stmt, []ke
 // allowed: x is read only before out is written at a point). With dst
 // set, the last stage writes dst instead of out.
 func collocate(q int, d matrix, lambda float64, x, gr, gs, gt, out arr, dst *arr, factors func(p kernel.Expr) ([]kernel.Stmt, []kernel.Expr)) []kernel.Stmt {
-	q3 := q * q * q
 	sh := [3]int{q, q, q}
 	dt := d.t(d.name + "t")
-	ss := append(append(append(append(d.table(), dt.table()...),
+	// The tables of the x contractions, which write gr's and out's pitch.
+	ss := append(append(append(append(d.pad(gr.rowStride(q)).table(), dt.pad(out.rowStride(q)).table()...),
 		contract(gr, x, nil, d, 0, sh)...),
 		contract(gs, x, nil, d, 1, sh)...),
 		contract(gt, x, nil, d, 2, sh)...)
-	p := kernel.Ref("p")
 	g := func(f int) kernel.Expr { return kernel.Ref(fmt.Sprintf("g%d", f)) }
-	body, fx := factors(p)
-	for f := range 7 {
-		body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("g%d", f), Init: fx[f]})
-	}
-	body = append(body,
-		kernel.DeclReal("ur", gr.at(p)),
-		kernel.DeclReal("us", gs.at(p)),
-		kernel.DeclReal("ut", gt.at(p)),
-		gr.put(kernel.Add(kernel.Add(kernel.Mul(g(0), kernel.Ref("ur")), kernel.Mul(g(1), kernel.Ref("us"))), kernel.Mul(g(2), kernel.Ref("ut"))), p),
-		gs.put(kernel.Add(kernel.Add(kernel.Mul(g(1), kernel.Ref("ur")), kernel.Mul(g(3), kernel.Ref("us"))), kernel.Mul(g(4), kernel.Ref("ut"))), p),
-		gt.put(kernel.Add(kernel.Add(kernel.Mul(g(2), kernel.Ref("ur")), kernel.Mul(g(4), kernel.Ref("us"))), kernel.Mul(g(5), kernel.Ref("ut"))), p),
-		out.put(kernel.Mul(kernel.Mul(kernel.Float(lambda), g(6)), x.at(p)), p),
-	)
-	ss = append(ss, kernel.For{Var: "p", From: kernel.Const(0), To: kernel.Const(q3), Body: body, Vectorize: true})
+	ss = append(ss, cpuPoints(q, gr.rowStride(q), func(a, p kernel.Expr) []kernel.Stmt {
+		body, fx := factors(p)
+		for f := range 7 {
+			body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("g%d", f), Init: fx[f]})
+		}
+		return append(body,
+			kernel.DeclReal("ur", gr.at(a)),
+			kernel.DeclReal("us", gs.at(a)),
+			kernel.DeclReal("ut", gt.at(a)),
+			gr.put(kernel.Add(kernel.Add(kernel.Mul(g(0), kernel.Ref("ur")), kernel.Mul(g(1), kernel.Ref("us"))), kernel.Mul(g(2), kernel.Ref("ut"))), a),
+			gs.put(kernel.Add(kernel.Add(kernel.Mul(g(1), kernel.Ref("ur")), kernel.Mul(g(3), kernel.Ref("us"))), kernel.Mul(g(4), kernel.Ref("ut"))), a),
+			gt.put(kernel.Add(kernel.Add(kernel.Mul(g(2), kernel.Ref("ur")), kernel.Mul(g(4), kernel.Ref("us"))), kernel.Mul(g(5), kernel.Ref("ut"))), a),
+			out.put(kernel.Mul(kernel.Mul(kernel.Float(lambda), g(6)), x.at(a)), a),
+		)
+	}))
 	ss = append(ss, contract(out, gr, &out, dt, 0, sh)...)
 	ss = append(ss, contract(out, gs, &out, dt, 1, sh)...)
 	last := out
@@ -272,8 +342,8 @@ func buildCPU(p *Problem, vr Variant) *kernel.Kernel {
 	priv := func(name string, size int) kernel.Stmt {
 		return kernel.Decl{Type: kernel.Real, Name: name, Dims: []int{size}}
 	}
-	u := arr{"u", kernel.Ref("base")}
-	out := arr{"v", kernel.Ref("base")}
+	u := arr{name: "u", base: kernel.Ref("base")}
+	out := arr{name: "v", base: kernel.Ref("base")}
 	body := []kernel.Stmt{
 		kernel.DeclIndex("base", kernel.Mul(gx, kernel.Const(n3))),
 		kernel.DeclIndex("gbase", kernel.Mul(gx, kernel.Const(p.basis.Factors()*q3))),
@@ -283,27 +353,50 @@ func buildCPU(p *Problem, vr Variant) *kernel.Kernel {
 	factors := cpuFactors(g, q)
 	if p.Kernel == fem.BK5 {
 		d := rowsOf("md", p.d, n, n, p.Prec)
-		body = append(body, priv("tr", n3), priv("ts", n3), priv("tt", n3), priv("tv", n3))
-		body = append(body, collocate(n, d, lambda, u, arr{name: "tr"}, arr{name: "ts"}, arr{name: "tt"}, arr{name: "tv"}, &out, factors)...)
-		k.Body = body
+		pitch := cpuPitch(n)
+		if pitch == n {
+			body = append(body, priv("tr", n3), priv("ts", n3), priv("tt", n3), priv("tv", n3))
+			body = append(body, collocate(n, d, lambda, u, arr{name: "tr"}, arr{name: "ts"}, arr{name: "tt"}, arr{name: "tv"}, &out, factors)...)
+			k.Body = body
+			return k
+		}
+		// With padded rows u is copied in and v out; the padding of tu and
+		// tv (which the point loop leaves) is zero, so every column past
+		// the x extent stays zero.
+		m := n * n * pitch
+		w := func(name string) arr { return arr{name: name, pitch: pitch} }
+		body = append(body, priv("tu", m), priv("tr", m), priv("ts", m), priv("tt", m), priv("tv", m))
+		body = append(body, cpuRows(n*n, n, func(r, x kernel.Expr) kernel.Stmt {
+			return w("tu").put(u.at(kernel.Add(kernel.Mul(r, kernel.Const(n)), x)), kernel.Add(kernel.Mul(r, kernel.Const(pitch)), x))
+		})...)
+		body = append(body, kernel.For{Var: "row", From: kernel.Const(0), To: kernel.Const(n * n), Body: []kernel.Stmt{
+			w("tu").put(kernel.Float(0), kernel.Add(kernel.Mul(kernel.Ref("row"), kernel.Const(pitch)), kernel.Const(n))),
+			w("tv").put(kernel.Float(0), kernel.Add(kernel.Mul(kernel.Ref("row"), kernel.Const(pitch)), kernel.Const(n)))}})
+		body = append(body, collocate(n, d, lambda, w("tu"), w("tr"), w("ts"), w("tt"), w("tv"), nil, factors)...)
+		k.Body = append(body, cpuRows(n*n, n, func(r, x kernel.Expr) kernel.Stmt {
+			return out.put(w("tv").at(kernel.Add(kernel.Mul(r, kernel.Const(pitch)), x)), kernel.Add(kernel.Mul(r, kernel.Const(n)), x))
+		})...)
 		return k
 	}
 	b := rowsOf("mb", p.b, q, n, p.Prec)
 	bt := b.t("mbt")
-	body = append(append(body, b.table()...), bt.table()...)
-	w0, w1 := arr{name: "w0"}, arr{name: "w1"}
-	body = append(body, priv("w0", q3), priv("w1", q3))
+	// The private arrays hold up to q³ points, their rows pitch apart.
+	pitch := cpuPitch(q)
+	body = append(append(body, b.pad(pitch).table()...), bt.table()...)
+	w0, w1 := arr{name: "w0", pitch: pitch}, arr{name: "w1", pitch: pitch}
+	body = append(body, priv("w0", q*q*pitch), priv("w1", q*q*pitch))
 	// Interpolate to the points: x, y, z.
 	body = append(body, contract(w0, u, nil, b, 0, [3]int{n, n, n})...)
 	body = append(body, contract(w1, w0, nil, b, 1, [3]int{n, n, q})...)
 	body = append(body, contract(w0, w1, nil, b, 2, [3]int{n, q, q})...)
 	if p.Kernel == fem.BK1 {
-		geo, fx := factors(kernel.Ref("p"))
-		body = append(body, kernel.For{Var: "p", From: kernel.Const(0), To: kernel.Const(q3), Vectorize: true, Body: append(geo,
-			w0.put(kernel.Mul(w0.at(kernel.Ref("p")), fx[0]), kernel.Ref("p")))})
+		body = append(body, cpuPoints(q, pitch, func(a, p kernel.Expr) []kernel.Stmt {
+			geo, fx := factors(p)
+			return append(geo, w0.put(kernel.Mul(w0.at(a), fx[0]), a))
+		}))
 	} else {
-		body = append(body, priv("w2", q3), priv("w3", q3))
-		body = append(body, collocate(q, rowsOf("md", p.d, q, q, p.Prec), lambda, w0, w1, arr{name: "w2"}, arr{name: "w3"}, w0, nil, factors)...)
+		body = append(body, priv("w2", q*q*pitch), priv("w3", q*q*pitch))
+		body = append(body, collocate(q, rowsOf("md", p.d, q, q, p.Prec), lambda, w0, w1, arr{name: "w2", pitch: pitch}, arr{name: "w3", pitch: pitch}, w0, nil, factors)...)
 	}
 	// Project back: z, y, x.
 	body = append(body, contract(w1, w0, nil, bt, 2, [3]int{q, q, q})...)

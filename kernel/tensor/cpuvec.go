@@ -17,9 +17,10 @@ import (
 // straight-line code (L = 8 with AVX-512, L = 4 with AVX2), each matrix
 // entry a literal broadcast, with no shuffles. The 1-D matrices are
 // applied in even–odd form (their rows mirror one another up to a
-// sign), half the multiplications. u is gathered lane by lane from its
-// elements, the factors staged a plane at a time (vecGeometry), v
-// scattered (8 lanes) or copied back an element at a time (4 lanes). A
+// sign), half the multiplications. u is gathered by the lanes (4) or
+// copied in an element at a time (8, readIn), the factors staged a plane
+// at a time (vecGeometry), v copied back an element at a time (writeOut);
+// while a batch stages its planes it prefetches the next batch. A
 // batch at the end shorter than L repeats its last element in the spare
 // lanes, which compute and write the same values as the lane that owns
 // it (no masks).
@@ -208,6 +209,51 @@ func contractVec(dst, src lanes, acc *lanes, m matrix, axis int, shape [3]int, p
 // computed in the kernel replaces this type.
 type vecGeometry struct {
 	q, l, factors int
+	// ahead are the buffers the staging of each plane prefetches a q-th
+	// of for the next batch (see prefetch).
+	ahead []vecAhead
+}
+
+// maxAhead is the most bytes of the next batch (u, the factors and v)
+// that a batch prefetches: more (BK3 at N = 7 and 8 with 8 lanes, 390 KB
+// and 540 KB) ran slower than none, the lines evicting the batch's own
+// from the L2 cache.
+const maxAhead = 256 << 10
+
+// vecAhead is a buffer whose batches lie one after another, words a
+// batch, prefetched ahead (for writing if write).
+type vecAhead struct {
+	buf   string
+	words int
+	write bool
+	line  int // words a cache line
+}
+
+// prefetch is plane z's share of the next batch's lines of every buffer
+// in ahead, while the batch is not the last but one (the next one then
+// lies whole in the buffers). The batches' elements are consecutive, so
+// the next batch of a buffer is one run; the lanes' runs (8 streams per
+// buffer with 8 lanes) were too many for the hardware prefetchers: with
+// 8 lanes the kernels ran at a third to a half of their speed on data in
+// cache.
+func (g vecGeometry) prefetch(z kernel.Expr) []kernel.Stmt {
+	if len(g.ahead) == 0 {
+		return nil
+	}
+	var body []kernel.Stmt
+	for _, a := range g.ahead {
+		lines := (a.words + a.line - 1) / a.line
+		share := (lines + g.q - 1) / g.q
+		// Lines z·share … of the next batch, clamped to its own.
+		first := kernel.Mul(z, kernel.Const(share))
+		at := kernel.Add(kernel.Mul(kernel.Add(gx, kernel.Const(1)), kernel.Const(a.words)),
+			kernel.Mul(kernel.Ref("pl"), kernel.Const(a.line)))
+		body = append(body, kernel.For{Var: "pl", From: first,
+			To:   kernel.Apply(kernel.Min, kernel.Add(first, kernel.Const(share)), kernel.Const(lines)),
+			Body: []kernel.Stmt{kernel.Prefetch{Buf: a.buf, Index: at, Write: a.write}}})
+	}
+	next := kernel.Le(kernel.Mul(kernel.Add(gx, kernel.Const(2)), kernel.Const(g.l)), kernel.Ref(Elements))
+	return []kernel.Stmt{kernel.If{Cond: next, Then: body}}
 }
 
 // decl declares gp.
@@ -245,11 +291,11 @@ func (g vecGeometry) factor(f int, j kernel.Expr) kernel.Expr {
 func (g vecGeometry) points(body func(p, j kernel.Expr) []kernel.Stmt) kernel.Stmt {
 	q2 := g.q * g.q
 	p := kernel.Add(kernel.Mul(kernel.Ref("z"), kernel.Const(q2)), kernel.Ref("j"))
-	return kernel.For{Var: "z", From: kernel.Const(0), To: kernel.Const(g.q), Body: []kernel.Stmt{
+	return kernel.For{Var: "z", From: kernel.Const(0), To: kernel.Const(g.q), Body: append(g.prefetch(kernel.Ref("z")),
 		g.stage(kernel.Ref("z")),
 		kernel.For{Var: "j", From: kernel.Const(0), To: kernel.Const(q2), Body: []kernel.Stmt{
 			kernel.DeclIndex("p", p),
-			laneLoop(g.l, body(kernel.Ref("p"), kernel.Ref("j")))}}}}
+			laneLoop(g.l, body(kernel.Ref("p"), kernel.Ref("j")))}})}
 }
 
 // collocateVec is collocate across lanes: from x (q points per
@@ -289,16 +335,13 @@ func collocateVec(q, l int, d matrix, lambda float64, geo vecGeometry, x, gr, gs
 // writeOut copies the n values of each lane from src to its element in
 // dst, a lane at a time: the stores run along the element (an AVX2 build
 // has no scatter, and a lane loop storing to the elements stayed scalar).
-// With 8 lanes (AVX-512, which scatters) the last stage writes v itself,
-// a tenth faster; then there is nothing to copy.
+// (With 8 lanes AVX-512 scatters, but a last stage storing to v itself
+// ran a fifth to a third slower on data streamed from memory.)
 //
 // With owned, only the lanes of the batch's own elements are copied (the
 // lanes past its end repeat the last element): the fused kernel (Fuse)
 // adds its outputs, so a repeated element must not add twice.
 func writeOut(src, dst lanes, n int, owned bool) []kernel.Stmt {
-	if src.name == dst.name {
-		return nil
-	}
 	var to kernel.Expr = kernel.Const(src.l)
 	if owned {
 		to = kernel.Apply(kernel.Min, to, kernel.Sub(kernel.Ref(Elements), kernel.Mul(gx, kernel.Const(src.l))))
@@ -306,6 +349,17 @@ func writeOut(src, dst lanes, n int, owned bool) []kernel.Stmt {
 	return []kernel.Stmt{kernel.For{Var: "lo", From: kernel.Const(0), To: to, Body: []kernel.Stmt{
 		kernel.For{Var: "i", From: kernel.Const(0), To: kernel.Const(n), Body: []kernel.Stmt{
 			kernel.Put(dst.name, kernel.At(src.name, kernel.Add(kernel.Mul(kernel.Ref("i"), kernel.Const(src.l)), kernel.Ref("lo"))), kernel.Add(kernel.At(dst.glob, kernel.Ref("lo")), kernel.Ref("i")))}}}}}
+}
+
+// readIn copies the n values of each lane's element from src into dst,
+// a lane at a time, the loads running along the element: with 8 lanes
+// the first stages' gathers of u from 8 elements ran a third slower on
+// data streamed from memory. (With 4 lanes the gathers of AVX2 were the
+// faster.)
+func readIn(src, dst lanes, n int) kernel.Stmt {
+	return kernel.For{Var: "lo", From: kernel.Const(0), To: kernel.Const(src.l), Body: []kernel.Stmt{
+		kernel.For{Var: "i", From: kernel.Const(0), To: kernel.Const(n), Body: []kernel.Stmt{
+			kernel.Put(dst.name, kernel.At(src.name, kernel.Add(kernel.At(src.glob, kernel.Ref("lo")), kernel.Ref("i"))), kernel.Add(kernel.Mul(kernel.Ref("i"), kernel.Const(src.l)), kernel.Ref("lo")))}}}}
 }
 
 // buildCPUVec is the layout vectorised across elements (see cpuVecKind):
@@ -322,7 +376,15 @@ func buildCPUVec(p *Problem, vr Variant, owned bool) *kernel.Kernel {
 	priv := func(name string, size int) kernel.Stmt {
 		return kernel.Decl{Type: kernel.Real, Name: name, Dims: []int{size * l}}
 	}
+	line := max(1, 64/p.Prec.Bytes())
 	geo := vecGeometry{q: q, l: l, factors: p.basis.Factors()}
+	if (2*n3+p.basis.Factors()*q3)*l*p.Prec.Bytes() <= maxAhead {
+		geo.ahead = []vecAhead{{buf: "geo", words: l * p.basis.Factors() * q3, line: line}}
+		if !owned {
+			// (The fused kernel (Fuse) rewrites u's loads and v's stores.)
+			geo.ahead = append(geo.ahead, vecAhead{buf: "u", words: l * n3, line: line}, vecAhead{buf: "v", words: l * n3, line: line, write: true})
+		}
+	}
 	last := kernel.Sub(kernel.Ref(Elements), kernel.Const(1))
 	// Lane l's element: the batch's l-th, or the last element where the
 	// batch runs past it.
@@ -340,31 +402,37 @@ func buildCPUVec(p *Problem, vr Variant, owned bool) *kernel.Kernel {
 	u := lanes{name: "u", glob: "ub", l: l}
 	out := lanes{name: "v", glob: "ub", l: l}
 	w := func(name string) lanes { return lanes{name: name, l: l} }
-	// The last stage's destination: v itself where the lanes scatter,
-	// else a private block that writeOut copies.
-	final := func(priv lanes) lanes {
-		if k.Hints.WideVectors && !owned {
-			return out
+	// u read into a private block (8 lanes, see readIn) or gathered by
+	// the lanes.
+	gather := func(dst lanes) kernel.Stmt {
+		if k.Hints.WideVectors {
+			return readIn(u, dst, n3)
 		}
-		return priv
+		return kernel.For{Var: "p", From: kernel.Const(0), To: kernel.Const(n3), Body: []kernel.Stmt{
+			laneLoop(l, []kernel.Stmt{dst.put(u.at(kernel.Ref("p")), kernel.Ref("p"))})}}
 	}
 	if p.Kernel == fem.BK5 {
 		d := rowsOf("md", p.d, n, n, p.Prec)
 		body = append(body, priv("tu", n3), priv("tr", n3), priv("ts", n3), priv("tt", n3), priv("tv", n3))
 		// u is read four times: gathered once into a private block.
-		body = append(body, kernel.For{Var: "p", From: kernel.Const(0), To: kernel.Const(n3), Body: []kernel.Stmt{
-			laneLoop(l, []kernel.Stmt{w("tu").put(u.at(kernel.Ref("p")), kernel.Ref("p"))})}})
-		body = append(body, collocateVec(n, l, d, lambda, geo, w("tu"), w("tr"), w("ts"), w("tt"), w("tv"), final(w("tv")), p.Prec)...)
-		k.Body = append(body, writeOut(final(w("tv")), out, n3, owned)...)
+		body = append(body, gather(w("tu")))
+		body = append(body, collocateVec(n, l, d, lambda, geo, w("tu"), w("tr"), w("ts"), w("tt"), w("tv"), w("tv"), p.Prec)...)
+		k.Body = append(body, writeOut(w("tv"), out, n3, owned)...)
 		return k
 	}
 	b := rowsOf("mb", p.b, q, n, p.Prec)
 	bt := b.t("mbt")
 	w0, w1 := w("w0"), w("w1")
 	body = append(body, priv("w0", q3), priv("w1", q3))
-	// Interpolate to the points (x from u itself), then z and y.
+	// Interpolate to the points (x from u itself, or from its private
+	// copy), then z and y.
+	src := u
+	if k.Hints.WideVectors {
+		src = w("tu")
+		body = append(body, priv("tu", n3), gather(src))
+	}
 	body = append(body,
-		contractVec(w0, u, nil, b, 0, [3]int{n, n, n}, p.Prec),
+		contractVec(w0, src, nil, b, 0, [3]int{n, n, n}, p.Prec),
 		contractVec(w1, w0, nil, b, 1, [3]int{n, n, q}, p.Prec),
 		contractVec(w0, w1, nil, b, 2, [3]int{n, q, q}, p.Prec))
 	if p.Kernel == fem.BK1 {
@@ -375,11 +443,11 @@ func buildCPUVec(p *Problem, vr Variant, owned bool) *kernel.Kernel {
 		body = append(body, priv("w2", q3), priv("w3", q3))
 		body = append(body, collocateVec(q, l, rowsOf("md", p.d, q, q, p.Prec), lambda, geo, w0, w1, w("w2"), w("w3"), w0, w0, p.Prec)...)
 	}
-	// Project back: z, y, x (into v).
+	// Project back: z, y, x (into a private block that writeOut copies).
 	body = append(body,
 		contractVec(w1, w0, nil, bt, 2, [3]int{q, q, q}, p.Prec),
 		contractVec(w0, w1, nil, bt, 1, [3]int{n, q, q}, p.Prec),
-		contractVec(final(w1), w0, nil, bt, 0, [3]int{n, n, q}, p.Prec))
-	k.Body = append(body, writeOut(final(w1), out, n3, owned)...)
+		contractVec(w1, w0, nil, bt, 0, [3]int{n, n, q}, p.Prec))
+	k.Body = append(body, writeOut(w1, out, n3, owned)...)
 	return k
 }

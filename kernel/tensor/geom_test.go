@@ -168,9 +168,10 @@ func TestGeometryInterpret(t *testing.T) {
 }
 
 // The GPU layouts of one element per block (N = 2; N = 7, where pair
-// and the folds are offered) and the CPU layout (N = 3, 8) with the
-// geometry computed, compiled by the C backend, on a perturbed and a
-// sheared mesh (the interpreter runs every layout on every mesh).
+// and the folds are offered) and the CPU layout (N = 3, 8; 5, 6 with its
+// rows padded) with the geometry computed, compiled by the C backend, on
+// a perturbed and a sheared mesh (the interpreter runs every layout on
+// every mesh).
 func TestGeometryHost(t *testing.T) {
 	dev, err := host.Open()
 	if err != nil {
@@ -178,7 +179,7 @@ func TestGeometryHost(t *testing.T) {
 	}
 	defer dev.Close()
 	meshes := []geoMesh{geoMeshes[0], geoMeshes[2]}
-	cpuOrders := []int{3, 8}
+	cpuOrders := []int{3, 8, 5, 6}
 	if testing.Short() {
 		// The interpreter runs every layout on every mesh; compiled, one
 		// mesh and the CPU layout at one order.
