@@ -65,9 +65,9 @@ func (a arr) rowStride(nx int) int {
 // cpuPitch is the row pitch of the private arrays whose x extent is x:
 // the stages are vectorised along x with AVX2's 4 doubles, so an extent
 // of 4k+3 (7 points at N = 5 for BK1 and BK3) ran as a vector, a half
-// vector and a scalar step, a quarter slower than the extent one longer;
-// one more column, computed from zero matrix columns, makes it two whole
-// vectors.
+// vector and a scalar step, slower than the extent one longer
+// (docs/rationale.md#cpu-streams); one more column, computed from zero
+// matrix columns, makes it two whole vectors.
 func cpuPitch(x int) int {
 	if x >= 7 && x%4 == 3 {
 		return x + 1

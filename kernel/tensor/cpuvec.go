@@ -215,9 +215,8 @@ type vecGeometry struct {
 }
 
 // maxAhead is the most bytes of the next batch (u, the factors and v)
-// that a batch prefetches: more (BK3 at N = 7 and 8 with 8 lanes, 390 KB
-// and 540 KB) ran slower than none, the lines evicting the batch's own
-// from the L2 cache.
+// that a batch prefetches: more ran slower than none, the lines evicting
+// the batch's own from the L2 cache (docs/rationale.md#cpu-streams).
 const maxAhead = 256 << 10
 
 // vecAhead is a buffer whose batches lie one after another, words a
@@ -335,8 +334,9 @@ func collocateVec(q, l int, d matrix, lambda float64, geo vecGeometry, x, gr, gs
 // writeOut copies the n values of each lane from src to its element in
 // dst, a lane at a time: the stores run along the element (an AVX2 build
 // has no scatter, and a lane loop storing to the elements stayed scalar).
-// (With 8 lanes AVX-512 scatters, but a last stage storing to v itself
-// ran a fifth to a third slower on data streamed from memory.)
+// (With 8 lanes AVX-512 scatters, but a last stage storing to v itself,
+// 8 streams of stores, was slower on data streamed from memory:
+// docs/rationale.md#cpu-streams.)
 //
 // With owned, only the lanes of the batch's own elements are copied (the
 // lanes past its end repeat the last element): the fused kernel (Fuse)
@@ -353,9 +353,9 @@ func writeOut(src, dst lanes, n int, owned bool) []kernel.Stmt {
 
 // readIn copies the n values of each lane's element from src into dst,
 // a lane at a time, the loads running along the element: with 8 lanes
-// the first stages' gathers of u from 8 elements ran a third slower on
-// data streamed from memory. (With 4 lanes the gathers of AVX2 were the
-// faster.)
+// the first stages' gathers of u from 8 elements, 8 streams, were slower
+// on data streamed from memory (docs/rationale.md#cpu-streams). (With 4
+// lanes the gathers of AVX2 were the faster.)
 func readIn(src, dst lanes, n int) kernel.Stmt {
 	return kernel.For{Var: "lo", From: kernel.Const(0), To: kernel.Const(src.l), Body: []kernel.Stmt{
 		kernel.For{Var: "i", From: kernel.Const(0), To: kernel.Const(n), Body: []kernel.Stmt{
