@@ -18,8 +18,8 @@ import (
 // entry a literal broadcast, with no shuffles. The 1-D matrices are
 // applied in even–odd form (their rows mirror one another up to a
 // sign), half the multiplications. u is gathered by the lanes (4) or
-// copied in an element at a time (8, readIn), the factors staged a plane
-// at a time (vecGeometry), v copied back an element at a time (writeOut);
+// copied in along the elements (8, readIn), the factors staged a plane
+// at a time (vecGeometry), v copied back along the elements (writeOut);
 // while a batch stages its planes it prefetches the next batch. A
 // batch at the end shorter than L repeats its last element in the spare
 // lanes, which compute and write the same values as the lane that owns
@@ -368,8 +368,8 @@ func blocked(l, n int) bool { return l >= 8 && n >= blockedFrom }
 // copyBlocks is the copy between the lane-fastest block priv and the
 // lanes' elements in glob (n values each), in blocks of L values of each
 // of the L lanes through the private L×L block tc: one side contiguous
-// vector loads or stores along each element, the other lane vectors, the
-// transpose between them a loop gcc runs in registers. The values past
+// vector loads or stores along each element, the other lane vectors, a
+// small transposing loop between them. The values past
 // the last whole block go one at a time, and all of them where blocked
 // is false. With in, priv = glob; else glob = priv for the lanes lo < to.
 func copyBlocks(tc string, glob, priv lanes, n int, to kernel.Expr, in bool) []kernel.Stmt {
