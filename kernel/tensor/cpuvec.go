@@ -18,8 +18,8 @@ import (
 // entry a literal broadcast, with no shuffles. The 1-D matrices are
 // applied in even–odd form (their rows mirror one another up to a
 // sign), half the multiplications. u is gathered by the lanes (4) or
-// copied in an element at a time (8, readIn), the factors staged a plane
-// at a time (vecGeometry), v copied back an element at a time (writeOut);
+// copied in along the elements (8, readIn), the factors staged a plane
+// at a time (vecGeometry), v copied back along the elements (writeOut);
 // while a batch stages its planes it prefetches the next batch. A
 // batch at the end shorter than L repeats its last element in the spare
 // lanes, which compute and write the same values as the lane that owns
@@ -332,11 +332,10 @@ func collocateVec(q, l int, d matrix, lambda float64, geo vecGeometry, x, gr, gs
 }
 
 // writeOut copies the n values of each lane from src to its element in
-// dst, a lane at a time: the stores run along the element (an AVX2 build
-// has no scatter, and a lane loop storing to the elements stayed scalar).
-// (With 8 lanes AVX-512 scatters, but a last stage storing to v itself,
-// 8 streams of stores, was slower on data streamed from memory:
-// docs/rationale.md#cpu-streams.)
+// dst, the stores running along the element (copyBlocks) (an AVX2 build
+// has no scatter; with 8 lanes AVX-512 scatters, but a last stage storing
+// to v itself, 8 streams of stores, was slower on data streamed from
+// memory: docs/rationale.md#cpu-streams).
 //
 // With owned, only the lanes of the batch's own elements are copied (the
 // lanes past its end repeat the last element): the fused kernel (Fuse)
@@ -346,20 +345,81 @@ func writeOut(src, dst lanes, n int, owned bool) []kernel.Stmt {
 	if owned {
 		to = kernel.Apply(kernel.Min, to, kernel.Sub(kernel.Ref(Elements), kernel.Mul(gx, kernel.Const(src.l))))
 	}
-	return []kernel.Stmt{kernel.For{Var: "lo", From: kernel.Const(0), To: to, Body: []kernel.Stmt{
-		kernel.For{Var: "i", From: kernel.Const(0), To: kernel.Const(n), Body: []kernel.Stmt{
-			kernel.Put(dst.name, kernel.At(src.name, kernel.Add(kernel.Mul(kernel.Ref("i"), kernel.Const(src.l)), kernel.Ref("lo"))), kernel.Add(kernel.At(dst.glob, kernel.Ref("lo")), kernel.Ref("i")))}}}}}
+	return copyBlocks("tco", dst, src, n, to, false)
 }
 
 // readIn copies the n values of each lane's element from src into dst,
-// a lane at a time, the loads running along the element: with 8 lanes
-// the first stages' gathers of u from 8 elements, 8 streams, were slower
-// on data streamed from memory (docs/rationale.md#cpu-streams). (With 4
+// the loads running along the element (copyBlocks): with 8 lanes the
+// first stages' gathers of u from 8 elements, 8 streams, were slower on
+// data streamed from memory (docs/rationale.md#cpu-streams). (With 4
 // lanes the gathers of AVX2 were the faster.)
-func readIn(src, dst lanes, n int) kernel.Stmt {
-	return kernel.For{Var: "lo", From: kernel.Const(0), To: kernel.Const(src.l), Body: []kernel.Stmt{
-		kernel.For{Var: "i", From: kernel.Const(0), To: kernel.Const(n), Body: []kernel.Stmt{
-			kernel.Put(dst.name, kernel.At(src.name, kernel.Add(kernel.At(src.glob, kernel.Ref("lo")), kernel.Ref("i"))), kernel.Add(kernel.Mul(kernel.Ref("i"), kernel.Const(src.l)), kernel.Ref("lo")))}}}}
+func readIn(src, dst lanes, n int) []kernel.Stmt {
+	return copyBlocks("tci", src, dst, n, kernel.Const(src.l), true)
+}
+
+// blockedFrom is the fewest values an element for which copyBlocks copies
+// 8 lanes in blocks: below it (and with 4 lanes) the blocks were slower
+// on streamed data than a lane at a time (docs/rationale.md#cpu-streams).
+const blockedFrom = 216
+
+// blocked reports whether copyBlocks copies l lanes of n values in blocks.
+func blocked(l, n int) bool { return l >= 8 && n >= blockedFrom }
+
+// copyBlocks is the copy between the lane-fastest block priv and the
+// lanes' elements in glob (n values each), in blocks of L values of each
+// of the L lanes through the private L×L block tc: one side contiguous
+// vector loads or stores along each element, the other lane vectors, a
+// small transposing loop between them. The values past
+// the last whole block go one at a time, and all of them where blocked
+// is false. With in, priv = glob; else glob = priv for the lanes lo < to.
+func copyBlocks(tc string, glob, priv lanes, n int, to kernel.Expr, in bool) []kernel.Stmt {
+	l := priv.l
+	nb := 0
+	if blocked(l, n) {
+		nb = n / l
+	}
+	cl := func(k kernel.Expr) kernel.Expr { // value k of block c
+		return kernel.Add(kernel.Mul(kernel.Ref("c"), kernel.Const(l)), k)
+	}
+	// tc holds lane lo's block at lo·L + k.
+	at := func(lo, k kernel.Expr) kernel.Expr { return kernel.Add(kernel.Mul(lo, kernel.Const(l)), k) }
+	elem := func(lo, i kernel.Expr) kernel.Expr { return kernel.Add(kernel.At(glob.glob, lo), i) }
+	lane := func(lo, i kernel.Expr) kernel.Expr { return kernel.Add(kernel.Mul(i, kernel.Const(l)), lo) }
+	k, lo, ln, i := kernel.Ref("k"), kernel.Ref("lo"), kernel.Ref("t"), kernel.Ref("i")
+	var block, tail []kernel.Stmt
+	alongElem := func(s kernel.Stmt) kernel.Stmt {
+		return kernel.For{Var: "lo", From: kernel.Const(0), To: to, Body: []kernel.Stmt{
+			kernel.For{Var: "k", From: kernel.Const(0), To: kernel.Const(l), Vectorize: true, Body: []kernel.Stmt{s}}}}
+	}
+	// (Not a lane loop: gcc vectorises the transpose's strided side only
+	// in part.)
+	transpose := func(s kernel.Stmt) kernel.Stmt {
+		return kernel.For{Var: "k", From: kernel.Const(0), To: kernel.Const(l), Body: []kernel.Stmt{
+			kernel.For{Var: "t", From: kernel.Const(0), To: kernel.Const(l), Vectorize: true, Body: []kernel.Stmt{s}}}}
+	}
+	if in {
+		block = []kernel.Stmt{
+			alongElem(kernel.Put(tc, kernel.At(glob.name, elem(lo, cl(k))), at(lo, k))),
+			transpose(kernel.Put(priv.name, kernel.At(tc, at(ln, k)), lane(ln, cl(k)))),
+		}
+		tail = []kernel.Stmt{kernel.Put(priv.name, kernel.At(glob.name, elem(lo, i)), lane(lo, i))}
+	} else {
+		block = []kernel.Stmt{
+			transpose(kernel.Put(tc, kernel.At(priv.name, lane(ln, cl(k))), at(ln, k))),
+			alongElem(kernel.Put(glob.name, kernel.At(tc, at(lo, k)), elem(lo, cl(k)))),
+		}
+		tail = []kernel.Stmt{kernel.Put(glob.name, kernel.At(priv.name, lane(lo, i)), elem(lo, i))}
+	}
+	var ss []kernel.Stmt
+	if nb > 0 {
+		ss = append(ss, kernel.Decl{Type: kernel.Real, Name: tc, Dims: []int{l * l}},
+			kernel.For{Var: "c", From: kernel.Const(0), To: kernel.Const(nb), Body: block})
+	}
+	if nb*l < n {
+		ss = append(ss, kernel.For{Var: "lo", From: kernel.Const(0), To: to, Body: []kernel.Stmt{
+			kernel.For{Var: "i", From: kernel.Const(nb * l), To: kernel.Const(n), Body: tail}}})
+	}
+	return ss
 }
 
 // buildCPUVec is the layout vectorised across elements (see cpuVecKind):
@@ -404,18 +464,18 @@ func buildCPUVec(p *Problem, vr Variant, owned bool) *kernel.Kernel {
 	w := func(name string) lanes { return lanes{name: name, l: l} }
 	// u read into a private block (8 lanes, see readIn) or gathered by
 	// the lanes.
-	gather := func(dst lanes) kernel.Stmt {
+	gather := func(dst lanes) []kernel.Stmt {
 		if k.Hints.WideVectors {
 			return readIn(u, dst, n3)
 		}
-		return kernel.For{Var: "p", From: kernel.Const(0), To: kernel.Const(n3), Body: []kernel.Stmt{
-			laneLoop(l, []kernel.Stmt{dst.put(u.at(kernel.Ref("p")), kernel.Ref("p"))})}}
+		return []kernel.Stmt{kernel.For{Var: "p", From: kernel.Const(0), To: kernel.Const(n3), Body: []kernel.Stmt{
+			laneLoop(l, []kernel.Stmt{dst.put(u.at(kernel.Ref("p")), kernel.Ref("p"))})}}}
 	}
 	if p.Kernel == fem.BK5 {
 		d := rowsOf("md", p.d, n, n, p.Prec)
 		body = append(body, priv("tu", n3), priv("tr", n3), priv("ts", n3), priv("tt", n3), priv("tv", n3))
 		// u is read four times: gathered once into a private block.
-		body = append(body, gather(w("tu")))
+		body = append(body, gather(w("tu"))...)
 		body = append(body, collocateVec(n, l, d, lambda, geo, w("tu"), w("tr"), w("ts"), w("tt"), w("tv"), w("tv"), p.Prec)...)
 		k.Body = append(body, writeOut(w("tv"), out, n3, owned)...)
 		return k
@@ -429,7 +489,7 @@ func buildCPUVec(p *Problem, vr Variant, owned bool) *kernel.Kernel {
 	src := u
 	if k.Hints.WideVectors {
 		src = w("tu")
-		body = append(body, priv("tu", n3), gather(src))
+		body = append(append(body, priv("tu", n3)), gather(src)...)
 	}
 	body = append(body,
 		contractVec(w0, src, nil, b, 0, [3]int{n, n, n}, p.Prec),

@@ -219,9 +219,9 @@ func TestCPUVecCandidates(t *testing.T) {
 	}
 }
 
-// How the vectorised layout streams its elements: v is written an
-// element at a time (writeOut), u with 8 lanes read in an element at a
-// time (readIn), and the next batch prefetched where it takes at most 256
+// How the vectorised layout streams its elements: v is written along
+// the elements (writeOut), u with 8 lanes read in along the elements
+// (readIn), and the next batch prefetched where it takes at most 256
 // KiB. (Gathers of u and scatters of v across 8 elements, and no
 // prefetches, left the kernels at a third to a half of their in-cache
 // speed on data streamed from memory.)
