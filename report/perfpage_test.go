@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The performance page is made from the stored JSON alone: its sections,
@@ -268,6 +269,9 @@ func TestReadPerfRunGzip(t *testing.T) {
 // A problem measured by several runs of one section is shown once, from
 // the run of the latest date (of one date, the one given last).
 func TestPerformancePageRemeasured(t *testing.T) {
+	// day is a run's date, d days after any fixed day: the page compares
+	// the dates as ISO strings.
+	day := func(d int) string { return time.Unix(int64(d)*86400, 0).UTC().Format(time.DateOnly) }
 	read := func() PerfRun {
 		r, err := ReadPerfRun(filepath.Join("testdata", "perf", "sparse-gpu-f32.json"))
 		if err != nil {
@@ -281,9 +285,9 @@ func TestPerformancePageRemeasured(t *testing.T) {
 		wantVariant  string
 		wantProblems int
 	}{
-		{"later date wins", [3]string{"2026-11-30", "2026-11-29", "2026-11-28"}, "first/x1", 3},
-		{"same date: given last wins", [3]string{"2026-11-29", "2026-11-29", "2026-11-29"}, "third/x1", 3},
-		{"middle", [3]string{"2026-11-28", "2026-11-30", "2026-11-29"}, "second/x1", 3},
+		{"later date wins", [3]string{day(2), day(1), day(0)}, "first/x1", 3},
+		{"same date: given last wins", [3]string{day(1), day(1), day(1)}, "third/x1", 3},
+		{"middle", [3]string{day(0), day(2), day(1)}, "second/x1", 3},
 	} {
 		var runs []PerfRun
 		for i, v := range []string{"first/x1", "second/x1", "third/x1"} {

@@ -711,11 +711,14 @@ func waveTiles(n, cols, groups, slots int) int {
 // dmmaMaxBlockTiles is the most tiles a block takes (-t).
 const dmmaMaxBlockTiles = 4096
 
+// unitThreads is the most threads a multiprocessor holds (sm_80, sm_90).
+const unitThreads = 1 << 11
+
 // blocksPerUnit is how many blocks of v a multiprocessor holds by its
 // shared memory (228 KiB on sm_90, 1 KiB of it reserved a block) and
-// threads (2,048).
+// threads (unitThreads).
 func (v MMAParams) blocksPerUnit(pb Problem) int {
-	return max(1, min((dmmaMaxShared+1024)/(v.dmmaShared(pb)+1024), 2048/max(32, v.dmmaLayout(pb).threads)))
+	return max(1, min((dmmaMaxShared+1024)/(v.dmmaShared(pb)+1024), unitThreads/max(32, v.dmmaLayout(pb).threads)))
 }
 
 // dmmaAsyncChunks lists the chunks to try for an asynchronous variant,

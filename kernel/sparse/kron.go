@@ -331,5 +331,5 @@ func mmaPays(op *operator.Operator, st operator.Stats) bool {
 // copies lie in different orders). Small operators are left to the
 // unrolled kernels, as before.
 func repeatsLarge(op *operator.Operator) bool {
-	return operator.Analyze(op).NNZ > smallOperatorNNZ && MeasureStructure(op).Repeats()
+	return op.NNZ() > smallOperatorNNZ && MeasureStructure(op).Repeats()
 }

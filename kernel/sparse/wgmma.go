@@ -245,7 +245,8 @@ func WGMMACandidates(pb Problem, arch int, fill Fill) []Variant {
 						v.RowGroups = g
 					}
 					if fill.known() { // one wave (see MMAParams.fillTiles)
-						v.Block = waveTiles(fill.Columns, 64*x, g, fill.Units)
+						l := v.wgmmaLayout(pb)
+						v.Block = waveTiles(fill.Columns, l.cols, l.groups, fill.Units)
 					}
 					if pb.Check(v) != nil {
 						continue

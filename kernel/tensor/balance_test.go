@@ -121,14 +121,7 @@ func TestBalanceCandidates(t *testing.T) {
 		{fem.BK3, 9, cuda, "cube-fold2/e1", true},
 		{fem.BK1, 9, cuda, "cube-fold2/e1", false},
 	} {
-		p, err := tensor.New(c.op, c.n, 1, kernel.F64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := p.Timed(1000)
-		if err != nil {
-			t.Fatal(err)
-		}
+		in := timedF64(t, c.op, c.n, 1000)
 		got := false
 		for _, cand := range in.Candidates(c.target) {
 			got = got || cand.Name() == c.want

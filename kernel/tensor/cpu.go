@@ -266,6 +266,36 @@ func cpuFactors(g PointGeometry, q int) func(p kernel.Expr) ([]kernel.Stmt, []ke
 	}
 }
 
+// pointArray is a CPU layout's private array read and written at a point
+// (arr, one element; lanes, one per SIMD lane).
+type pointArray interface {
+	at(i kernel.Expr) kernel.Expr
+	put(x, i kernel.Expr) kernel.Stmt
+}
+
+// applyFactors is the collocated point stage at point a of the CPU
+// layouts: the seven factors fx bound as g0…g6, the reference gradient
+// (gr, gs, gt) replaced by G·∇u, and out set to λ·g6·x.
+func applyFactors(fx []kernel.Expr, lambda float64, x, gr, gs, gt, out pointArray, a kernel.Expr) []kernel.Stmt {
+	var body []kernel.Stmt
+	for f := range 7 {
+		body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("g%d", f), Init: fx[f]})
+	}
+	g := func(f int) kernel.Expr { return kernel.Ref(fmt.Sprintf("g%d", f)) }
+	dot := func(i, j, k int) kernel.Expr {
+		return kernel.Add(kernel.Add(kernel.Mul(g(i), kernel.Ref("ur")), kernel.Mul(g(j), kernel.Ref("us"))), kernel.Mul(g(k), kernel.Ref("ut")))
+	}
+	return append(body,
+		kernel.DeclReal("ur", gr.at(a)),
+		kernel.DeclReal("us", gs.at(a)),
+		kernel.DeclReal("ut", gt.at(a)),
+		gr.put(dot(0, 1, 2), a),
+		gs.put(dot(1, 3, 4), a),
+		gt.put(dot(2, 4, 5), a),
+		out.put(kernel.Mul(kernel.Mul(kernel.Float(lambda), g(6)), x.at(a)), a),
+	)
+}
+
 // collocate is the screened Poisson stage on q points per direction
 // (BK5 on the nodes, the middle of BK3 on the Gauss points): from the
 // values in x it forms the reference gradient into gr, gs, gt, applies
@@ -280,21 +310,9 @@ func collocate(q int, d matrix, lambda float64, x, gr, gs, gt, out arr, dst *arr
 		contract(gr, x, nil, d, 0, sh)...),
 		contract(gs, x, nil, d, 1, sh)...),
 		contract(gt, x, nil, d, 2, sh)...)
-	g := func(f int) kernel.Expr { return kernel.Ref(fmt.Sprintf("g%d", f)) }
 	ss = append(ss, cpuPoints(q, gr.rowStride(q), func(a, p kernel.Expr) []kernel.Stmt {
 		body, fx := factors(p)
-		for f := range 7 {
-			body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("g%d", f), Init: fx[f]})
-		}
-		return append(body,
-			kernel.DeclReal("ur", gr.at(a)),
-			kernel.DeclReal("us", gs.at(a)),
-			kernel.DeclReal("ut", gt.at(a)),
-			gr.put(kernel.Add(kernel.Add(kernel.Mul(g(0), kernel.Ref("ur")), kernel.Mul(g(1), kernel.Ref("us"))), kernel.Mul(g(2), kernel.Ref("ut"))), a),
-			gs.put(kernel.Add(kernel.Add(kernel.Mul(g(1), kernel.Ref("ur")), kernel.Mul(g(3), kernel.Ref("us"))), kernel.Mul(g(4), kernel.Ref("ut"))), a),
-			gt.put(kernel.Add(kernel.Add(kernel.Mul(g(2), kernel.Ref("ur")), kernel.Mul(g(4), kernel.Ref("us"))), kernel.Mul(g(5), kernel.Ref("ut"))), a),
-			out.put(kernel.Mul(kernel.Mul(kernel.Float(lambda), g(6)), x.at(a)), a),
-		)
+		return append(body, applyFactors(fx, lambda, x, gr, gs, gt, out, a)...)
 	}))
 	ss = append(ss, contract(out, gr, &out, dt, 0, sh)...)
 	ss = append(ss, contract(out, gs, &out, dt, 1, sh)...)

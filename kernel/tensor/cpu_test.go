@@ -110,14 +110,7 @@ func TestCPUPaddedRows(t *testing.T) {
 		{fem.BK1, 4}, {fem.BK5, 5},
 	}
 	for _, tc := range tests {
-		p, err := tensor.New(tc.op, tc.n, 1, kernel.F64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := p.Timed(10)
-		if err != nil {
-			t.Fatal(err)
-		}
+		in := timedF64(t, tc.op, tc.n, 10)
 		k, err := in.Build(tensor.Variant{Kind: "cpu", PerBlock: 1})
 		if err != nil {
 			t.Fatal(err)

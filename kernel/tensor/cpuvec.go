@@ -232,9 +232,8 @@ type vecAhead struct {
 // in ahead, while the batch is not the last but one (the next one then
 // lies whole in the buffers). The batches' elements are consecutive, so
 // the next batch of a buffer is one run; the lanes' runs (8 streams per
-// buffer with 8 lanes) were too many for the hardware prefetchers: with
-// 8 lanes the kernels ran at a third to a half of their speed on data in
-// cache.
+// buffer with 8 lanes) were too many for the hardware prefetchers
+// (docs/rationale.md#cpu-streams).
 func (g vecGeometry) prefetch(z kernel.Expr) []kernel.Stmt {
 	if len(g.ahead) == 0 {
 		return nil
@@ -309,21 +308,12 @@ func collocateVec(q, l int, d matrix, lambda float64, geo vecGeometry, x, gr, gs
 		contractVec(gs, x, nil, d, 1, sh, prec),
 		contractVec(gt, x, nil, d, 2, sh, prec),
 	}
-	g := func(f int) kernel.Expr { return kernel.Ref(fmt.Sprintf("g%d", f)) }
 	ss = append(ss, geo.points(func(p, j kernel.Expr) []kernel.Stmt {
-		var body []kernel.Stmt
-		for f := range 7 {
-			body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("g%d", f), Init: geo.factor(f, j)})
+		fx := make([]kernel.Expr, 7)
+		for f := range fx {
+			fx[f] = geo.factor(f, j)
 		}
-		return append(body,
-			kernel.DeclReal("ur", gr.at(p)),
-			kernel.DeclReal("us", gs.at(p)),
-			kernel.DeclReal("ut", gt.at(p)),
-			gr.put(kernel.Add(kernel.Add(kernel.Mul(g(0), kernel.Ref("ur")), kernel.Mul(g(1), kernel.Ref("us"))), kernel.Mul(g(2), kernel.Ref("ut"))), p),
-			gs.put(kernel.Add(kernel.Add(kernel.Mul(g(1), kernel.Ref("ur")), kernel.Mul(g(3), kernel.Ref("us"))), kernel.Mul(g(4), kernel.Ref("ut"))), p),
-			gt.put(kernel.Add(kernel.Add(kernel.Mul(g(2), kernel.Ref("ur")), kernel.Mul(g(4), kernel.Ref("us"))), kernel.Mul(g(5), kernel.Ref("ut"))), p),
-			out.put(kernel.Mul(kernel.Mul(kernel.Float(lambda), g(6)), x.at(p)), p),
-		)
+		return applyFactors(fx, lambda, x, gr, gs, gt, out, p)
 	}))
 	return append(ss,
 		contractVec(out, gr, &out, dt, 0, sh, prec),

@@ -241,14 +241,7 @@ func TestCPUVecStreams(t *testing.T) {
 		{fem.BK5, 7, 8, false},
 	}
 	for _, tc := range tests {
-		p, err := tensor.New(tc.op, tc.n, 1, kernel.F64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := p.Timed(100)
-		if err != nil {
-			t.Fatal(err)
-		}
+		in := timedF64(t, tc.op, tc.n, 100)
 		k, err := in.Build(tensor.Variant{Kind: "cpu-vec", PerBlock: tc.lanes})
 		if err != nil {
 			t.Fatal(err)

@@ -207,3 +207,18 @@ func TestErrors(t *testing.T) {
 		t.Errorf("one N = 15 element: %v", err)
 	}
 }
+
+// timedF64 is op's fp64 instance at order n (λ = 1) on elems elements, as
+// the tests that inspect one layout's kernel build it.
+func timedF64(t *testing.T, op fem.Kernel, n, elems int) family.Instance {
+	t.Helper()
+	p, err := tensor.New(op, n, 1, kernel.F64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := p.Timed(elems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
