@@ -59,6 +59,7 @@ var cudaSpelling = spelling{
 	},
 	wgmmaSync: cudaWGMMASync,
 	copyAsync: cudaCopyAsync,
+	bulk:      cudaBulk,
 
 	atomicFetchAdd: func(ref, v string) string { return "atomicAdd(&" + ref + ", " + v + ")" },
 	// prefetch is left nil: a hint, and no CUDA kernel asks for one yet
@@ -290,4 +291,40 @@ func cudaCopyAsync(p *printer, s kernel.CopyAsync) {
 	}
 	p.text(`:: "r"((unsigned)__cvta_generic_to_shared(&`, p.ref(s.Dst, s.DstIndex), `)), "l"(`, src, `), "r"(`, n, `) : "memory");`)
 	p.depth--
+}
+
+// cudaBulk writes a bulk copy (cp.async.bulk, completing on an mbarrier's
+// transaction count) or an mbarrier operation, as PTX for sm_90. A wait
+// polls try_wait, which itself suspends the thread for a while, in a loop.
+func cudaBulk(p *printer, s kernel.Stmt) {
+	addr := func(ref string) string { return "(unsigned)__cvta_generic_to_shared(&" + ref + ")" }
+	bar := func(name string, i kernel.Expr) string { return addr(p.ref(name, []kernel.Expr{i})) }
+	u32 := func(e kernel.Expr) string { return "(unsigned)(" + p.expr(e, 0) + ")" }
+	switch s := s.(type) {
+	case kernel.BulkCopy:
+		bytes := kernel.Mul(s.Elements, kernel.Const(p.k.DType.Bytes()))
+		p.text(`asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"`)
+		p.depth++
+		p.text(`:: "r"(`, addr(p.ref(s.Dst, s.DstIndex)), `), "l"(`, s.Src, " + ", p.expr(s.SrcIndex, precAdd+1), `), "r"(`, u32(bytes), `), "r"(`, bar(s.Bar, s.BarIndex), `) : "memory");`)
+		p.depth--
+	case kernel.TxBarrier:
+		at := bar(s.Bar, s.Index)
+		switch s.Op {
+		case kernel.TxInit:
+			p.text(`asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(`, at, `), "r"(`, strconv.Itoa(s.Count), `) : "memory");`)
+			p.text(`asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");`)
+		case kernel.TxExpect:
+			p.text(`asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(`, at, `), "r"(`, u32(s.Bytes), `) : "memory");`)
+		case kernel.TxArrive:
+			p.text(`asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" :: "r"(`, at, `) : "memory");`)
+		case kernel.TxWait:
+			p.text("{")
+			p.depth++
+			p.text("unsigned done_ = 0;")
+			p.text(`do asm volatile("{ .reg .pred ok; mbarrier.try_wait.parity.shared::cta.b64 ok, [%1], %2; selp.u32 %0, 1, 0, ok; }" : "=r"(done_) : "r"(`, at, `), "r"(`, u32(s.Parity), `) : "memory");`)
+			p.text("while (!done_);")
+			p.depth--
+			p.text("}")
+		}
+	}
 }

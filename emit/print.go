@@ -32,6 +32,9 @@ func Render(d Dialect, ks ...*kernel.Kernel) (Source, error) {
 				return Source{}, fmt.Errorf("emit: %w", err)
 			}
 		}
+		if kernel.HasBulkCopies(k.Body) && sp.bulk == nil {
+			return Source{}, fmt.Errorf("emit: kernel %s (%s): its bulk copies on transaction barriers need CUDA (sm_90); %s has none", k.Name, k.Variant, d)
+		}
 		if arch := kernel.NeedsArch(k.Body); arch > 0 && (sp.mma == nil || (kernel.ArchSpecific(k.Body) && sp.wgmma == nil)) {
 			return Source{}, fmt.Errorf("emit: kernel %s (%s): its warp-level mma, wgmma or TF32 rounding needs CUDA tensor cores (sm_%d); %s has none", k.Name, k.Variant, arch, d)
 		}
@@ -500,6 +503,8 @@ func (p *printer) stmt(s kernel.Stmt) {
 		p.sp.wgmmaSync(p, s)
 	case kernel.CopyAsync:
 		p.sp.copyAsync(p, s) // Render made the copies plain where it is nil
+	case kernel.BulkCopy, kernel.TxBarrier:
+		p.sp.bulk(p, s) // Render refused the kernel where it is nil
 	case kernel.AsyncCommit:
 		p.text(`asm volatile("cp.async.commit_group;" ::: "memory");`)
 	case kernel.AsyncWait:

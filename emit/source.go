@@ -96,6 +96,10 @@ type spelling struct {
 	// the dialect has none (Render makes the copies plain ones, and
 	// AsyncCommit and AsyncWait are then gone).
 	copyAsync func(p *printer, s kernel.CopyAsync)
+	// bulk writes a bulk copy or an operation on a transaction barrier
+	// (kernel.BulkCopy, kernel.TxBarrier); nil where the dialect has
+	// none (Render refuses kernels with one).
+	bulk func(p *printer, s kernel.Stmt)
 	// atomicFetchAdd is the expression that adds the int value to the int
 	// element ref atomically and yields the element's old value.
 	atomicFetchAdd func(ref, value string) string

@@ -530,6 +530,10 @@ func (c *checker) stmt(s Stmt, divergent bool) error {
 		return c.wgmmaSync(s)
 	case CopyAsync:
 		return c.copyAsync(s)
+	case BulkCopy:
+		return c.bulkCopy(s)
+	case TxBarrier:
+		return c.txBarrier(s)
 	case AsyncCommit:
 		return nil
 	case AsyncWait:
@@ -678,6 +682,83 @@ func (c *checker) copyAsync(s CopyAsync) error {
 	}
 	if s.SrcIndex == nil {
 		return fmt.Errorf("async copy from %q: no index", s.Src)
+	}
+	return nil
+}
+
+// bulkCopy checks a bulk copy: from a real buffer parameter into a real
+// shared array, counted on an Int64 shared array's barrier, with integer
+// indices and count.
+func (c *checker) bulkCopy(s BulkCopy) error {
+	src, ok := c.env.Lookup(s.Src)
+	if !ok || !src.Buf || src.Type != Real {
+		return fmt.Errorf("bulk copy from %q, which is not a real buffer parameter", s.Src)
+	}
+	if !c.shared[s.Dst] {
+		return fmt.Errorf("bulk copy into %q, which is not a shared array", s.Dst)
+	}
+	if t, err := c.env.element(s.Dst, s.DstIndex); err != nil || t != Real {
+		return fmt.Errorf("bulk copy into %q: want an element of a real shared array (%v)", s.Dst, err)
+	}
+	if err := c.txBar(s.Bar, s.BarIndex, "bulk copy"); err != nil {
+		return err
+	}
+	return c.intExprs("bulk copy", s.SrcIndex, s.Elements)
+}
+
+// txBarrier checks an operation on a transaction barrier: an element of an
+// Int64 shared array, a positive count to initialise it with, integer
+// bytes and parity.
+func (c *checker) txBarrier(s TxBarrier) error {
+	if err := c.txBar(s.Bar, s.Index, "transaction barrier"); err != nil {
+		return err
+	}
+	switch s.Op {
+	case TxInit:
+		if s.Count < 1 || s.Count > MaxThreads {
+			return fmt.Errorf("transaction barrier %q initialised for %d arrivals (want 1..%d)", s.Bar, s.Count, MaxThreads)
+		}
+		return nil
+	case TxExpect:
+		if s.Bytes == nil {
+			return fmt.Errorf("transaction barrier %q: an expect without bytes", s.Bar)
+		}
+		return c.intExprs("transaction barrier", s.Bytes)
+	case TxArrive:
+		return nil
+	case TxWait:
+		if s.Parity == nil {
+			return fmt.Errorf("transaction barrier %q: a wait without a parity", s.Bar)
+		}
+		return c.intExprs("transaction barrier", s.Parity)
+	}
+	return fmt.Errorf("transaction barrier %q: unknown operation %d", s.Bar, s.Op)
+}
+
+// txBar checks that bar[index] is an element of an Int64 shared array.
+func (c *checker) txBar(bar string, index Expr, what string) error {
+	if !c.shared[bar] {
+		return fmt.Errorf("%s on %q, which is not a shared array", what, bar)
+	}
+	if t, err := c.env.element(bar, []Expr{index}); err != nil || t != Int64 {
+		return fmt.Errorf("%s on %q: want an element of an int64 shared array (%v)", what, bar, err)
+	}
+	return nil
+}
+
+// intExprs checks that every expression is an integer.
+func (c *checker) intExprs(what string, es ...Expr) error {
+	for _, e := range es {
+		if e == nil {
+			return fmt.Errorf("%s: a missing index or count", what)
+		}
+		t, err := c.env.TypeOf(e)
+		if err != nil {
+			return fmt.Errorf("%s: %v", what, err)
+		}
+		if !t.IsInt() {
+			return fmt.Errorf("%s: index or count is %s", what, t)
+		}
 	}
 	return nil
 }

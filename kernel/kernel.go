@@ -182,15 +182,15 @@ type Hints struct {
 	SpillOnce bool `json:"spill_once,omitempty"`
 }
 
-// NeedsArch is the least CUDA compute capability ×10 k's MMA statements
-// and TF32 roundings need, or 0 when it has none.
+// NeedsArch is the least CUDA compute capability ×10 k's MMA statements,
+// bulk copies and TF32 roundings need, or 0 when it has none.
 func NeedsArch(ss []Stmt) int {
 	arch := 0
 	WalkStmts(ss, func(s Stmt) bool {
 		switch m := s.(type) {
 		case MMA:
 			arch = max(arch, m.Type.Arch(m.Shape))
-		case WGMMA, WGMMASync:
+		case WGMMA, WGMMASync, BulkCopy, TxBarrier:
 			arch = max(arch, 90)
 		}
 		StmtExprs(s, func(e Expr) {

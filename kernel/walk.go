@@ -101,6 +101,8 @@ func StmtExprs(s Stmt, f func(Expr)) {
 		if s.Valid != nil {
 			f(s.Valid)
 		}
+	case BulkCopy, TxBarrier:
+		bulkExprs(s, f)
 	}
 }
 
@@ -253,6 +255,8 @@ func MapExprs(s Stmt, f func(Expr) Expr) Stmt {
 			x.Valid = m(x.Valid)
 		}
 		return x
+	case BulkCopy, TxBarrier:
+		return mapBulk(x, m, ms)
 	}
 	return s
 }

@@ -82,14 +82,17 @@ func (WGMMASync) isStmt() {}
 // WGMMAMaxN is the widest N a WGMMA takes.
 const WGMMAMaxN = 256
 
-// ArchSpecific reports whether ss hold a WGMMA: code for exactly sm_90a
-// (Hopper's arch-specific instructions run on no later architecture).
+// ArchSpecific reports whether ss hold a WGMMA or its fences: code for
+// exactly sm_90a (Hopper's arch-specific instructions run on no later
+// architecture). A proxy fence alone is sm_90 code.
 func ArchSpecific(ss []Stmt) bool {
 	found := false
 	WalkStmts(ss, func(s Stmt) bool {
-		switch s.(type) {
-		case WGMMA, WGMMASync:
+		switch x := s.(type) {
+		case WGMMA:
 			found = true
+		case WGMMASync:
+			found = found || x.Kind != ProxyFence
 		}
 		return !found
 	})

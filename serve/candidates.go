@@ -338,6 +338,8 @@ func vectorAlign(k *kernel.Kernel) map[string]int {
 			}
 		case kernel.CopyAsync:
 			note(v.Src, v.Elements())
+		case kernel.BulkCopy: // 16-byte aligned rows
+			note(v.Src, 16/eb)
 		}
 		return true
 	})

@@ -212,6 +212,19 @@ func (c *counter) stmt(s kernel.Stmt, mult float64) {
 		kernel.StmtExprs(s, func(e kernel.Expr) { c.expr(e, mult) })
 		c.access(s.Src, s.Elements(), true, mult)
 		c.access(s.Dst, s.Elements(), false, mult)
+	case kernel.BulkCopy:
+		// One instruction moves the row; the copy engine writes the
+		// shared memory, so only its global bytes count.
+		kernel.StmtExprs(s, func(e kernel.Expr) { c.expr(e, mult) })
+		n, ok := c.eval(s.Elements)
+		if !ok {
+			n, c.n.Approximate = 1, true
+		}
+		c.n.LoadBytes += float64(n) * float64(c.k.DType.Bytes()) * mult
+		c.n.Loads += mult
+	case kernel.TxBarrier:
+		kernel.StmtExprs(s, func(e kernel.Expr) { c.expr(e, mult) })
+		c.n.IntOps += mult
 	case kernel.Barrier:
 		c.n.Barriers += mult
 	case kernel.MMA:

@@ -22,6 +22,7 @@ type program struct {
 	warps                         bool // the kernel has warp-level mma
 	groups                        bool // the kernel has warpgroup-level WGMMA
 	part                          int  // threads of its barriers of part of a block (0: none)
+	bulk                          bool // the kernel has transaction barriers and bulk copies
 	mmas                          int  // MMA statements compiled (their ids)
 }
 
@@ -57,7 +58,7 @@ type compiler struct {
 }
 
 func compile(k *kernel.Kernel) (p *program, err error) {
-	p = &program{bufSlot: map[string]int{}, scalarSlot: map[string]int{}, shared: k.Shared, barriers: k.HasBarrier(), warps: kernel.HasMMA(k.Body), groups: kernel.ArchSpecific(k.Body), part: kernel.PartBarrier(k.Body)}
+	p = &program{bufSlot: map[string]int{}, scalarSlot: map[string]int{}, shared: k.Shared, barriers: k.HasBarrier(), warps: kernel.HasMMA(k.Body), groups: kernel.ArchSpecific(k.Body), part: kernel.PartBarrier(k.Body), bulk: kernel.HasBulkCopies(k.Body)}
 	c := &compiler{k: k, p: p, env: kernel.NewEnv(k), scopes: []map[string]ref{{}}}
 	top := c.scopes[0]
 	for _, prm := range k.Params {
@@ -616,6 +617,10 @@ func (c *compiler) stmt(s kernel.Stmt) func(*frame) {
 				f.open = append(f.open, pendingCopy{dst: st.reals, at: at, v: vals[i](f)})
 			}
 		}
+	case kernel.BulkCopy:
+		return c.bulkCopy(s)
+	case kernel.TxBarrier:
+		return c.txBarrier(s)
 	case kernel.AsyncCommit:
 		return func(f *frame) {
 			f.groups = append(f.groups, f.open)

@@ -138,6 +138,7 @@ type blockState struct {
 	warps   []*warp    // where the kernel has warp-level mma
 	groups  []*warp    // warpgroups, where it has WGMMA
 	parts   []*barrier // barriers of part of the block (Barrier.Threads)
+	tx      *txState   // transaction barriers, where the kernel has them
 }
 
 // block runs one block: its threads in turn, or side by side where the
@@ -180,6 +181,9 @@ func (m *machine) block(g [3]int) (err error) {
 			if bs.parts != nil {
 				bs.parts[t/p.part].leave(err != nil)
 			}
+			if bs.tx != nil && err != nil {
+				bs.tx.fail()
+			}
 		}()
 		f.reals = make([]float64, p.realSlots)
 		f.ints = make([]int64, p.intSlots)
@@ -197,7 +201,11 @@ func (m *machine) block(g [3]int) (err error) {
 		p.body(f)
 		return nil
 	}
-	if !p.barriers && !p.warps {
+	if p.bulk {
+		bs.tx = newTxState()
+		defer bs.tx.close()
+	}
+	if !p.barriers && !p.warps && !p.bulk {
 		for t := 0; t < threads; t++ {
 			if err := run(t); err != nil {
 				return err

@@ -148,6 +148,14 @@ type MMAParams struct {
 	// fragments are named at compile time), shared memory for B alone,
 	// and no shared-memory reads of α·A (see DMMA).
 	RegA bool
+	// Producer (with B copied in stages, -q) gives the copies of B to
+	// one more warp of the block, the producer: it copies each row of a
+	// chunk as one bulk copy (kernel.BulkCopy) counted on the stage's
+	// transaction barrier, and the other warps, the consumers, wait on
+	// that barrier, compute, and arrive on the stage's second barrier to
+	// give the buffer back. No block-wide barrier a chunk, and no copy
+	// instructions among the mma (see dmmaBuilder.producerBody).
+	Producer bool
 }
 
 // Family is the strategy v belongs to.
@@ -191,6 +199,9 @@ func (v MMAParams) Name() string {
 	if v.RegA {
 		s += "-k"
 	}
+	if v.Producer {
+		s += "-q"
+	}
 	return s
 }
 
@@ -229,7 +240,7 @@ func parseMMA(def Variant, name string, opts []string) (Variant, error) {
 		option{key: "shape", word: &v.MMA, isWord: isMMAShape, required: true},
 		need("r", &v.Rows), need("w", &v.Width), need("x", &v.Split), need("c", &v.Chunk), num("t", &v.Block),
 		num("a", &async), num("p", &copyA), flag("s", &v.SplitA), flag("h", &v.StageB), num("y", &v.RowGroups),
-		flag("g", &v.Apart), num("b", &v.Occupancy), flag("k", &v.RegA))
+		flag("g", &v.Apart), num("b", &v.Occupancy), flag("k", &v.RegA), flag("q", &v.Producer))
 	switch {
 	case err != nil:
 		return nil, err
@@ -319,6 +330,8 @@ func (v MMAParams) valid() error {
 		return fmt.Errorf("variant %s: column groups apart (-g) take B copied in stages (-a) and two or more warps along the columns", v.Name())
 	case v.RegA && (v.Kind != DMMA || v.Stages == 0 || v.StreamA):
 		return fmt.Errorf("variant %s: α·A in registers (-k) takes dmma with B copied in stages (-a)", v.Name())
+	case v.Producer && (v.Stages == 0 || v.StreamA || v.RegA || v.Apart):
+		return fmt.Errorf("variant %s: a producer warp (-q) takes B copied in stages (-a) with α·A resident in shared memory (not -p, -k or -g)", v.Name())
 	case v.StreamA && (v.Stages == 0 || (v.Kind == TMMA && !v.SplitA)):
 		return fmt.Errorf("variant %s: α·A copied in stages (-p) takes stages and α·A staged as it is (tmma: -s)", v.Name())
 	}
@@ -387,6 +400,9 @@ func (v MMAParams) dmmaLayout(pb Problem) dmmaLayout {
 	}
 	l.chunks = (pb.Op.Cols + v.Chunk - 1) / max(v.Chunk, 1)
 	l.threads = 32 * l.wm * l.wn
+	if v.Producer {
+		l.threads += 32
+	}
 	l.aLen = l.bands * 32 * l.aw * l.steps
 	if v.resident() { // every chunk's k-steps, zero past k
 		l.aLen *= l.chunks
@@ -409,6 +425,8 @@ func (v MMAParams) dmmaShared(pb Problem) int {
 	switch {
 	case v.StreamA:
 		return v.Stages * (l.aLen + l.bLen) * l.bytes
+	case v.Producer: // and two barriers a buffer, 16-byte aligned
+		return (l.aLen+v.bBuffers()*l.bLen)*l.bytes + (16*v.Stages+15)/16*16
 	case v.resident():
 		return (l.aLen + v.bBuffers()*l.bLen) * l.bytes
 	}
@@ -434,6 +452,17 @@ func (v MMAParams) check(pb Problem) error {
 		}
 		if need, most := v.regANeed(l), dmmaMaxRegisters(l.threads); need > most {
 			return fmt.Errorf("variant %s: α·A in registers (-k) needs about %d registers a thread (at most %d with %d threads): fewer fragments a warp", v.Name(), need, most, l.threads)
+		}
+	}
+	if v.Producer {
+		// Each row of a chunk is one bulk copy: 16-byte aligned in B
+		// and in bsh.
+		vec := 16 / l.bytes
+		switch {
+		case pb.LDB <= 0 || pb.LDB%vec != 0:
+			return fmt.Errorf("variant %s: bulk copies of B's rows (-q) take ldb baked in, a multiple of %d (ldb=%d)", v.Name(), vec, pb.LDB)
+		case l.stride%vec != 0 || l.cols%vec != 0:
+			return fmt.Errorf("variant %s: bulk copies of B's rows (-q) take rows of bsh 16-byte aligned", v.Name())
 		}
 	}
 	limit := MaxSharedBytes
@@ -1347,6 +1376,8 @@ func (g *gen) dmmaKernel() {
 		how = fmt.Sprintf("α·A and B copied asynchronously chunk by chunk into %d buffers, %d tiles a block", v.Stages, v.Block)
 	case v.RegA:
 		how = fmt.Sprintf("each warp's α·A fragments kept in its registers for %d tiles a block, B copied asynchronously into %d buffers", v.Block, v.Stages)
+	case v.Producer:
+		how = fmt.Sprintf("α·A staged whole in shared memory for %d tiles a block, B's rows bulk-copied by a producer warp into %d buffers on transaction barriers", v.Block, v.Stages)
 	case v.resident() && v.Stages > 0:
 		how = fmt.Sprintf("α·A staged whole in shared memory for %d tiles a block, B copied asynchronously into %d buffers", v.Block, v.Stages)
 	case v.resident():
@@ -1368,6 +1399,9 @@ func (g *gen) dmmaKernel() {
 	k.Shared = []kernel.Shared{ash, {Name: "bsh", Type: kernel.Real, Dims: []int{v.bBuffers(), l.bLen}}}
 	if v.RegA {
 		k.Shared = k.Shared[1:]
+	}
+	if v.Producer { // full[s] = bar[s], empty[s] = bar[S + s]
+		k.Shared = append(k.Shared, kernel.Shared{Name: "bar", Type: kernel.Int64, Dims: []int{2 * v.Stages}})
 	}
 	body := []kernel.Stmt{
 		dmmaI32("tid", kernel.LocalX),
@@ -1401,6 +1435,8 @@ func (g *gen) dmmaKernel() {
 		body = append(body, dmmaReal(fmt.Sprintf("pb%d", q), nil))
 	}
 	switch {
+	case v.Producer:
+		body = append(body, b.producerBody()...)
 	case v.Stages > 0:
 		body = append(body, b.asyncBody()...)
 	case v.resident():
@@ -1409,6 +1445,7 @@ func (g *gen) dmmaKernel() {
 		body = append(body, b.streamedBody()...)
 	}
 	k.Body = body
+	k.Hints.MinArch = max(k.Hints.MinArch, kernel.NeedsArch(body)) // bulk copies: sm_90
 	k.Meta["tile"] = fmt.Sprintf("%d×%d a warp, %d×%d warps", v.Rows*sh.M, v.Width*sh.N, l.wm, l.wn)
 	k.Meta["mma"] = sh.String()
 	k.Meta["a_resident"] = v.resident()
@@ -1583,4 +1620,107 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 	}
 	chunk = append(chunk, b.tileDone())
 	return append(body, kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: chunk})
+}
+
+// producerBody is asyncBody with the copies given to a producer warp (the
+// block's last; see MMAParams.Producer). Stage s of S has two transaction
+// barriers: full[s], which the producer arms with the chunk's bytes and
+// its rows' bulk copies count down, and empty[s], on which every consumer
+// thread arrives when it has read the buffer. The producer waits on
+// empty[s] before it refills the buffer (not the first time round), the
+// consumers on full[s] before they read it: chunk q uses stage q % S in
+// its (q / S)-th phase. The only block-wide barrier is the one after
+// α·A is staged and the barriers initialised.
+func (b *dmmaBuilder) producerBody() []kernel.Stmt {
+	v, l := b.v, b.l
+	T, cols, chunks, S := l.threads, l.cols, l.chunks, v.Stages
+	consumers := T - 32
+	decls, val := b.aValue(kernel.Ref("e"), nil)
+	total := kernel.Mul(kernel.Ref("tiles"), kernel.Const(chunks))
+	bar := func(op kernel.TxOp, at kernel.Expr) kernel.TxBarrier {
+		return kernel.TxBarrier{Op: op, Bar: "bar", Index: at}
+	}
+	var init []kernel.Stmt
+	for s := 0; s < S; s++ {
+		full, empty := bar(kernel.TxInit, kernel.Const(s)), bar(kernel.TxInit, kernel.Const(S+s))
+		full.Count, empty.Count = 32, consumers
+		init = append(init, full, empty)
+	}
+	body := append(b.blockTiles(),
+		kernel.If{Cond: kernel.Eq(kernel.Ref("tid"), kernel.Const(0)), Then: init},
+		kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d, into shared memory once, in the A-fragment order (zero past m and k)", b.g.m, b.g.k)},
+		kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const(l.aLen), Step: int64(T), Body: append(decls, kernel.Put("ash", val, kernel.Ref("e")))},
+		kernel.Barrier{},
+	)
+	// The producer: chunk q is rows (q % chunks)·Chunk… of tile
+	// t0 + q / chunks, w of its columns in B (a last tile may hold
+	// fewer): the first wb (a multiple of 16 bytes) a bulk copy a row,
+	// the rest loaded and stored by the lane, and zeros in the rows past
+	// k of a last chunk (α·A's columns there are zero, but the buffer
+	// may hold anything). Lane 0 expects the copies' bytes first; every
+	// lane arrives after its copies and stores, so that the phase
+	// completes with all of them seen, and a lane that stored fences
+	// them from the bulk copies that later refill the buffer.
+	vec := 16 / l.bytes
+	kk := b.g.k
+	wait := bar(kernel.TxWait, plus(S, kernel.Ref("buf")))
+	wait.Parity = kernel.Rem(plus(1, kernel.Div(kernel.Ref("q"), kernel.Const(S))), kernel.Const(2))
+	expect := bar(kernel.TxExpect, kernel.Ref("buf"))
+	expect.Bytes = kernel.Mul(kernel.Mul(kernel.Ref("wb"), kernel.Ref("rows")), kernel.Const(l.bytes))
+	rowAt := func(c kernel.Expr) kernel.Expr {
+		return kernel.Add(kernel.Mul(kernel.Add(kernel.Ref("brow0"), kernel.Ref("r")), b.g.ldbExpr()), kernel.Add(kernel.Ref("j0"), c))
+	}
+	bshAt := func(c kernel.Expr) kernel.Expr {
+		return kernel.Add(kernel.Mul(kernel.Ref("r"), kernel.Const(l.stride)), c)
+	}
+	copyRow := []kernel.Stmt{
+		kernel.If{Cond: kernel.Gt(kernel.Ref("wb"), kernel.Const(0)), Then: []kernel.Stmt{
+			kernel.BulkCopy{Dst: "bsh", DstIndex: []kernel.Expr{kernel.Ref("buf"), bshAt(kernel.Const(0))},
+				Src: "b", SrcIndex: rowAt(kernel.Const(0)), Elements: kernel.Ref("wb"), Bar: "bar", BarIndex: kernel.Ref("buf")},
+		}},
+		kernel.For{Var: "col", From: kernel.Ref("wb"), To: kernel.Ref("w"), Body: []kernel.Stmt{
+			kernel.Put("bsh", kernel.At("b", rowAt(kernel.Ref("col"))), kernel.Ref("buf"), bshAt(kernel.Ref("col"))),
+		}},
+	}
+	var row kernel.Stmt = dmmaScope(copyRow...)
+	stored := kernel.Expr(kernel.Lt(kernel.Ref("wb"), kernel.Ref("w")))
+	if kk%v.Chunk != 0 {
+		row = kernel.If{Cond: kernel.Lt(kernel.Ref("r"), kernel.Ref("rows")), Then: copyRow, Else: []kernel.Stmt{
+			kernel.For{Var: "col", From: kernel.Const(0), To: kernel.Ref("w"), Body: []kernel.Stmt{
+				kernel.Put("bsh", kernel.Float(0), kernel.Ref("buf"), bshAt(kernel.Ref("col"))),
+			}},
+		}}
+		stored = kernel.Or(stored, kernel.Lt(kernel.Ref("rows"), kernel.Const(v.Chunk)))
+	}
+	produce := []kernel.Stmt{
+		dmmaI32("buf", kernel.Rem(kernel.Ref("q"), kernel.Const(S))),
+		kernel.If{Cond: kernel.Ge(kernel.Ref("q"), kernel.Const(S)), Then: []kernel.Stmt{wait}},
+		dmmaIdx("j0", kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(kernel.Ref("q"), kernel.Const(chunks))), kernel.Const(cols))),
+		dmmaIdx("w", kernel.Sub(b.g.nExpr(), kernel.Ref("j0"))),
+		kernel.If{Cond: kernel.Gt(kernel.Ref("w"), kernel.Const(cols)), Then: []kernel.Stmt{kernel.Assign{Name: "w", Value: kernel.Const(cols)}}},
+		dmmaIdx("wb", kernel.Mul(kernel.Div(kernel.Ref("w"), kernel.Const(vec)), kernel.Const(vec))),
+		dmmaIdx("brow0", kernel.Mul(kernel.Rem(kernel.Ref("q"), kernel.Const(chunks)), kernel.Const(v.Chunk))),
+		dmmaIdx("rows", kernel.Sub(kernel.Const(kk), kernel.Ref("brow0"))),
+		kernel.If{Cond: kernel.Gt(kernel.Ref("rows"), kernel.Const(v.Chunk)), Then: []kernel.Stmt{kernel.Assign{Name: "rows", Value: kernel.Const(v.Chunk)}}},
+		kernel.If{Cond: kernel.Eq(kernel.Ref("lane"), kernel.Const(0)), Then: []kernel.Stmt{expect}},
+		kernel.For{Var: "r", From: kernel.Ref("lane"), To: kernel.Const(v.Chunk), Step: 32, Body: []kernel.Stmt{row}},
+		kernel.If{Cond: stored, Then: []kernel.Stmt{kernel.WGMMASync{Kind: kernel.ProxyFence}}},
+		bar(kernel.TxArrive, kernel.Ref("buf")),
+	}
+	// The consumers.
+	ready := bar(kernel.TxWait, kernel.Ref("buf"))
+	ready.Parity = kernel.Rem(kernel.Div(kernel.Ref("q"), kernel.Const(S)), kernel.Const(2))
+	consume := []kernel.Stmt{
+		dmmaI32("buf", kernel.Rem(kernel.Ref("q"), kernel.Const(S))),
+		dmmaIdx("kc", kernel.Rem(kernel.Ref("q"), kernel.Const(chunks))),
+		ready,
+	}
+	consume = append(consume, b.step(kernel.Add(kernel.Mul(kernel.Ref("kc"), kernel.Const(l.steps)), kernel.Ref("s")), nil)...)
+	consume = append(consume, bar(kernel.TxArrive, plus(S, kernel.Ref("buf"))), b.tileDone())
+	return append(body,
+		kernel.Comment{Text: fmt.Sprintf("warp %d copies the tiles' rows of B, %d a chunk, into %d buffers; the others compute", consumers/32, v.Chunk, S)},
+		kernel.If{Cond: kernel.Eq(kernel.Ref("warp"), kernel.Const(consumers/32)),
+			Then: []kernel.Stmt{kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: produce}},
+			Else: []kernel.Stmt{kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: consume}},
+		})
 }

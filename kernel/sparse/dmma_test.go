@@ -507,3 +507,104 @@ func TestMMAFillOneWave(t *testing.T) {
 		}
 	}
 }
+
+// A producer warp's bulk copies (-q) give what the copies of every thread
+// give: operators whose k the chunk divides or not, n passed at run time and
+// baked in (a last tile with an odd count of columns, copied partly by
+// the lanes' own loads), β = 0 and 1, more chunks a block than buffers
+// (each buffer reused, its empty barrier waited on), TF32 too. Without
+// the consumers' wait the interpreter's NaN-filled buffers show.
+func TestDMMAProducer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 11))
+	type opCase struct {
+		op    *operator.Operator
+		dt    kernel.DType
+		names []string
+	}
+	for _, oc := range []opCase{
+		{randomDense(t, rng, 37, 24, nil), kernel.F64, []string{"dmma/m16n8k4-r1-w1-x2-c12-t3-a3-q", "dmma/m8n8k4-r3-w2-x1-c8-t2-a2-q", "dmma/m16n8k8-r2-w1-x2-c8-t2-a4-y2-q"}},
+		// k = 29: a last chunk partly past k, its rows zeroed.
+		{randomDense(t, rng, 33, 29, nil), kernel.F64, []string{"dmma/m16n8k4-r1-w1-x2-c12-t3-a3-q", "dmma/m16n8k8-r1-w2-x1-c16-t2-a2-q"}},
+		{randomDense(t, rng, 45, 32, nil), kernel.F32, []string{"tmma/m16n8k8-r1-w2-x2-c16-t3-a3-s-q"}},
+	} {
+		for _, beta := range []float64{0, 1} {
+			for _, n := range []int{45, 70} {
+				o := NewOperator(oc.op, oc.dt, 0.75, beta)
+				ldb, ldc := 80, 77
+				for _, baked := range []bool{false, true} {
+					pb := o.Spec()
+					pb.LDB = ldb
+					if baked {
+						pb.N, pb.LDC = n, ldc
+					}
+					in := &Instance{Problem: pb, N: n, LDB: ldb, LDC: ldc}
+					d, err := in.Data(rng)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, name := range oc.names {
+						v, err := ParseVariant(name)
+						if err != nil {
+							t.Fatal(err)
+						}
+						k, err := in.Build(v)
+						if err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						if !kernel.HasBulkCopies(k.Body) {
+							t.Fatalf("%s: no bulk copies", name)
+						}
+						c := verify.Case{Kernel: k, Data: d, Label: in.Name()}
+						if res, err := verify.Interpret(c); err != nil || !res.OK() {
+							t.Fatalf("%s n=%d β=%g baked=%v: %+v, %v", name, n, beta, baked, res, err)
+						}
+						if _, err := emit.Render(emit.CUDA, k); err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						if _, err := emit.Render(emit.OpenCL, k); err == nil || !strings.Contains(err.Error(), "bulk copies") {
+							t.Errorf("%s in OpenCL: %v, want a refusal naming the bulk copies", name, err)
+						}
+						k2 := *k
+						k2.Body = withoutTxWaits(k2.Body)
+						c.Kernel = &k2
+						if res, err := verify.Interpret(c); err == nil && res.OK() && beta == 0 {
+							t.Errorf("%s without its waits: %+v, want a mismatch", name, res)
+						}
+					}
+				}
+			}
+		}
+	}
+	// What a producer warp cannot take.
+	op := randomDense(t, rng, 37, 36, nil)
+	for _, tc := range []struct {
+		name string
+		ldb  int
+		want string
+	}{
+		{"dmma/m16n8k4-r1-w1-x2-c12-t3-a3-q", 0, "ldb baked in"},
+		{"dmma/m16n8k4-r1-w1-x2-c12-t3-a3-q", 81, "ldb baked in"},
+		{"dmma/m16n8k4-r1-w1-x2-c12-t3-q", 80, "takes B copied in stages"},
+		{"dmma/m16n8k4-r1-w1-x2-c12-t3-a3-g-q", 80, "takes B copied in stages"},
+	} {
+		pb := NewOperator(op, kernel.F64, 1, 0).Spec()
+		pb.LDB = tc.ldb
+		v, err := ParseVariant(tc.name)
+		if err == nil {
+			err = pb.Check(v)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s, ldb %d: %v, want %q", tc.name, tc.ldb, err, tc.want)
+		}
+	}
+}
+
+// withoutTxWaits is ss with every wait on a transaction barrier gone.
+func withoutTxWaits(ss []kernel.Stmt) []kernel.Stmt {
+	return kernel.RewriteStmts(ss, func(s kernel.Stmt) []kernel.Stmt {
+		if b, ok := s.(kernel.TxBarrier); ok && b.Op == kernel.TxWait {
+			return nil
+		}
+		return []kernel.Stmt{s}
+	})
+}
