@@ -648,18 +648,31 @@ func mmaCandidates(pb Problem, arch int, fill Fill, fam Family, shapes []kernel.
 								}
 								n := len(out)
 								first(as)
+								if len(out) == n {
+									continue
+								}
+								base := out[n]
 								// And its twin with the column
 								// groups apart (-g), which pays on
 								// the large tets' β = 1 operators
 								// (docs/rationale.md#dmma-async),
 								// offered first: it won most of the
 								// p5–p6 tets (docs/rationale.md#dmma-waves).
-								if len(out) > n && wn > 1 {
-									g := out[n]
+								if wn > 1 {
+									g := base
 									g.Apart = true
 									if first([]MMAParams{g}); len(out) == n+2 {
 										out[n], out[n+1] = out[n+1], out[n]
 									}
+								}
+								// And its twin with a producer
+								// warp's bulk copies (-q, sm_90),
+								// which won the p5–p6 tets' larger
+								// operators (docs/rationale.md#dmma-producer).
+								if arch >= 90 {
+									q := base
+									q.Producer = true
+									first([]MMAParams{q})
 								}
 							}
 						} else {
