@@ -58,8 +58,8 @@ type TxBarrier struct {
 	Parity Expr // TxWait
 }
 
-func (BulkCopy) isStmt()   {}
-func (TxBarrier) isStmt()  {}
+func (BulkCopy) isStmt()  {}
+func (TxBarrier) isStmt() {}
 
 // HasBulkCopies reports whether ss hold a BulkCopy or TxBarrier.
 func HasBulkCopies(ss []Stmt) bool {
