@@ -160,6 +160,11 @@ func turns(ps []pending) []pending {
 	by := map[class][]pending{}
 	for _, p := range ps {
 		c := class{p.k.Hints.MinArch, p.k.Launch.Block[0] * p.k.Launch.Block[1] * p.k.Launch.Block[2]}
+		if kernel.HasBulkCopies(p.k.Body) {
+			// A producer warp does no arithmetic: the kernel takes
+			// its turns with the plain kernels of its tile.
+			c.threads -= 32
+		}
 		if _, ok := by[c]; !ok {
 			classes = append(classes, c)
 		}

@@ -666,13 +666,18 @@ func mmaCandidates(pb Problem, arch int, fill Fill, fam Family, shapes []kernel.
 									}
 								}
 								// And its twin with a producer
-								// warp's bulk copies (-q, sm_90),
+								// warp's bulk copies (-q, sm_90; not
+								// for m8n8k4, at half rate there),
 								// which won the p5–p6 tets' larger
-								// operators (docs/rationale.md#dmma-producer).
-								if arch >= 90 {
+								// operators (docs/rationale.md#dmma-producer),
+								// offered before the plain one.
+								if arch >= 90 && sh != kernel.M8N8K4 {
 									q := base
 									q.Producer = true
-									first([]MMAParams{q})
+									m := len(out)
+									if first([]MMAParams{q}); len(out) > m {
+										out[m-1], out[m] = out[m], out[m-1]
+									}
 								}
 							}
 						} else {
