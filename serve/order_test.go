@@ -28,6 +28,10 @@ func TestOrder(t *testing.T) {
 		{"with modelled ones", []pending{
 			mk("slow", 0, 128, 3e-4), mk("x2-a", 90, 192, 0), mk("fast", 0, 128, 1e-4), mk("x4-a", 90, 384, 0), mk("x4-b", 90, 384, 0),
 		}, []string{"fast", "x4-a", "slow", "x2-a", "x4-b"}},
+		{"a producer warp's kernel takes its turns with its tile's", []pending{
+			producer(mk("x2-g", 90, 192, 0), false), producer(mk("x2-q", 90, 224, 0), true), producer(mk("x2", 90, 192, 0), false),
+			mk("x4-g", 90, 384, 0), producer(mk("x4-q", 90, 416, 0), true),
+		}, []string{"x4-g", "x2-g", "x4-q", "x2-q", "x2"}},
 		{"none", nil, []string{}},
 	} {
 		var got []string
@@ -38,4 +42,12 @@ func TestOrder(t *testing.T) {
 			t.Errorf("%s: order %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// producer gives p's kernel a bulk copy (a producer warp's) where bulk.
+func producer(p pending, bulk bool) pending {
+	if bulk {
+		p.k.Body = []kernel.Stmt{kernel.BulkCopy{}}
+	}
+	return p
 }
