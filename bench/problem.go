@@ -152,6 +152,45 @@ func (o *Result) Best(kind string) *Candidate {
 	return nil
 }
 
+// BestStored is Best among the candidates that read the problem's inputs
+// as stored (no Bytes of their own), whose % of the roof is against the
+// problem's ideal bytes: a faster kernel that computes part of its input
+// (the fem layouts with geometry in the kernel) solves another problem's
+// traffic and is reported beside it (GeometryBest). Best where no
+// candidate reads the stored inputs.
+func (o *Result) BestStored(kind string) *Candidate {
+	var best *Candidate
+	for i := range o.Candidates {
+		c := &o.Candidates[i]
+		if c.Bytes > 0 || !c.Verified || c.Screened || (kind != "" && c.Kind != kind) || c.Timing.Median <= 0 {
+			continue
+		}
+		if best == nil || c.Timing.Median < best.Timing.Median {
+			best = c
+		}
+	}
+	if best == nil {
+		return o.Best(kind)
+	}
+	return best
+}
+
+// GeometryBest is the fastest verified bespoke candidate that reads less
+// than the problem's stored inputs (Bytes set), or nil.
+func (o *Result) GeometryBest() *Candidate {
+	var best *Candidate
+	for i := range o.Candidates {
+		c := &o.Candidates[i]
+		if c.Bytes <= 0 || !c.Verified || c.Screened || c.Kind != "bespoke" || c.Timing.Median <= 0 {
+			continue
+		}
+		if best == nil || c.Timing.Median < best.Timing.Median {
+			best = c
+		}
+	}
+	return best
+}
+
 // Find returns the candidate named name.
 func (o *Result) Find(name string) *Candidate {
 	for i := range o.Candidates {

@@ -55,7 +55,7 @@ func WriteMarkdown(w io.Writer, rep *bench.Report) error {
 		for _, f := range facts {
 			row += " " + fact(o, f.name) + " |"
 		}
-		best := o.Best("bespoke")
+		best := o.BestStored("bespoke")
 		if best == nil {
 			fmt.Fprintln(w, row+" none verified |"+strings.Repeat(" |", 3+len(rs)+len(bls)))
 			continue

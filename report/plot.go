@@ -158,8 +158,9 @@ func saveSVG(p *plot.Plot, w, h vg.Length, path string) (err error) {
 	return err
 }
 
-// bespokeOf is the fastest verified bespoke candidate with a usable time.
-func bespokeOf(o *bench.Result) *bench.Candidate { return timed(o.Best("bespoke")) }
+// bespokeOf is the fastest verified bespoke candidate that reads the
+// problem's stored inputs (bench.Result.BestStored), with a usable time.
+func bespokeOf(o *bench.Result) *bench.Candidate { return timed(o.BestStored("bespoke")) }
 
 // blasBaselines are the dense BLAS baselines, in the order looked for:
 // cuBLAS on CUDA, the CPU BLAS on the C backend (baseline.BLASBaseline:

@@ -91,7 +91,7 @@ func summarise(g string, ops []*bench.Result) Summary {
 	}
 	bl := map[string]*acc{}
 	for _, o := range ops {
-		best := o.Best("bespoke")
+		best := o.BestStored("bespoke")
 		if best == nil {
 			continue
 		}
