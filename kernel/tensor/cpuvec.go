@@ -205,10 +205,14 @@ func contractVec(dst, src lanes, acc *lanes, m matrix, axis int, shape [3]int, p
 // "gp" lane-fastest, each lane's run read in order, and factor is factor
 // f at point j of the plane. (Read straight from the buffer, the lanes'
 // factors at one point lie a fixed 2^k bytes apart at some orders and
-// fell in one set of the L1 cache: a fifth of the speed.) Geometry
-// computed in the kernel replaces this type.
+// fell in one set of the L1 cache: a fifth of the speed.) With affine
+// elements (affine) nothing is staged: each lane's F per-element values
+// are copied once into the private block "gk" (lane-fastest), and factor
+// f at a point is that value times the point's weight, from the point
+// table gq.
 type vecGeometry struct {
 	q, l, factors int
+	affine        bool
 	// ahead are the buffers the staging of each plane prefetches a q-th
 	// of for the next batch (see prefetch).
 	ahead []vecAhead
@@ -254,9 +258,26 @@ func (g vecGeometry) prefetch(z kernel.Expr) []kernel.Stmt {
 	return []kernel.Stmt{kernel.If{Cond: next, Then: body}}
 }
 
-// decl declares gp.
+// decl declares gp, or gk with affine elements.
 func (g vecGeometry) decl() kernel.Stmt {
+	if g.affine {
+		return kernel.Decl{Type: kernel.Real, Name: "gk", Dims: []int{g.factors * g.l}}
+	}
 	return kernel.Decl{Type: kernel.Real, Name: "gp", Dims: []int{g.factors * g.q * g.q * g.l}}
+}
+
+// setup is what a lane does once for its element el: with affine
+// elements, copy its values from ga into gk.
+func (g vecGeometry) setup(el kernel.Expr) []kernel.Stmt {
+	if !g.affine {
+		return nil
+	}
+	var out []kernel.Stmt
+	for f := range g.factors {
+		out = append(out, kernel.Put("gk", kernel.At("ga", kernel.Add(kernel.Mul(el, kernel.Const(g.factors)), kernel.Const(f))),
+			kernel.Add(kernel.Const(f*g.l), kernel.Ref("l"))))
+	}
+	return out
 }
 
 // stage fills gp with the factors of plane z: for each factor, a loop
@@ -279,8 +300,13 @@ func (g vecGeometry) stage(z kernel.Expr) kernel.Stmt {
 	return kernel.For{Var: "f", From: kernel.Const(0), To: kernel.Const(g.factors), Body: body}
 }
 
-// factor is factor f at point j of the staged plane, in the lane loop.
-func (g vecGeometry) factor(f int, j kernel.Expr) kernel.Expr {
+// factor is factor f at point p (point j of the staged plane), in the
+// lane loop.
+func (g vecGeometry) factor(f int, p, j kernel.Expr) kernel.Expr {
+	if g.affine {
+		q3 := g.q * g.q * g.q
+		return kernel.Mul(kernel.At("gk", kernel.Add(kernel.Const(f*g.l), kernel.Ref("l"))), kernel.At("gq", kernel.Add(kernel.Const(3*q3), p)))
+	}
 	return kernel.At("gp", kernel.Add(kernel.Mul(kernel.Add(kernel.Const(f*g.q*g.q), j), kernel.Const(g.l)), kernel.Ref("l")))
 }
 
@@ -289,8 +315,11 @@ func (g vecGeometry) factor(f int, j kernel.Expr) kernel.Expr {
 func (g vecGeometry) points(body func(p, j kernel.Expr) []kernel.Stmt) kernel.Stmt {
 	q2 := g.q * g.q
 	p := kernel.Add(kernel.Mul(kernel.Ref("z"), kernel.Const(q2)), kernel.Ref("j"))
-	return kernel.For{Var: "z", From: kernel.Const(0), To: kernel.Const(g.q), Body: append(g.prefetch(kernel.Ref("z")),
-		g.stage(kernel.Ref("z")),
+	plane := g.prefetch(kernel.Ref("z"))
+	if !g.affine {
+		plane = append(plane, g.stage(kernel.Ref("z")))
+	}
+	return kernel.For{Var: "z", From: kernel.Const(0), To: kernel.Const(g.q), Body: append(plane,
 		kernel.For{Var: "j", From: kernel.Const(0), To: kernel.Const(q2), Body: []kernel.Stmt{
 			kernel.DeclIndex("p", p),
 			laneLoop(g.l, body(kernel.Ref("p"), kernel.Ref("j")))}})}
@@ -311,7 +340,7 @@ func collocateVec(q, l int, d matrix, lambda float64, geo vecGeometry, x, gr, gs
 	ss = append(ss, geo.points(func(p, j kernel.Expr) []kernel.Stmt {
 		fx := make([]kernel.Expr, 7)
 		for f := range fx {
-			fx[f] = geo.factor(f, j)
+			fx[f] = geo.factor(f, p, j)
 		}
 		return applyFactors(fx, lambda, x, gr, gs, gt, out, p)
 	}))
@@ -427,9 +456,15 @@ func buildCPUVec(p *Problem, vr Variant, owned bool) *kernel.Kernel {
 		return kernel.Decl{Type: kernel.Real, Name: name, Dims: []int{size * l}}
 	}
 	line := max(1, 64/p.Prec.Bytes())
-	geo := vecGeometry{q: q, l: l, factors: p.basis.Factors()}
+	geo := vecGeometry{q: q, l: l, factors: p.basis.Factors(), affine: vr.Geo == Affine}
+	if geo.affine {
+		// The point table before v, the output.
+		k.Params = append(k.Params[:len(k.Params)-1], pointTableParam, k.Params[len(k.Params)-1])
+	}
 	if (2*n3+p.basis.Factors()*q3)*l*p.Prec.Bytes() <= maxAhead {
-		geo.ahead = []vecAhead{{buf: "geo", words: l * p.basis.Factors() * q3, line: line}}
+		if !geo.affine {
+			geo.ahead = []vecAhead{{buf: "geo", words: l * p.basis.Factors() * q3, line: line}}
+		}
 		if !owned {
 			// (The fused kernel (Fuse) rewrites u's loads and v's stores.)
 			geo.ahead = append(geo.ahead, vecAhead{buf: "u", words: l * n3, line: line}, vecAhead{buf: "v", words: l * n3, line: line, write: true})
@@ -443,11 +478,11 @@ func buildCPUVec(p *Problem, vr Variant, owned bool) *kernel.Kernel {
 		geo.decl(),
 		kernel.Decl{Type: kernel.Index, Name: "ub", Dims: []int{l}},
 		kernel.Decl{Type: kernel.Index, Name: "gb", Dims: []int{l}},
-		laneLoop(l, []kernel.Stmt{
+		laneLoop(l, append([]kernel.Stmt{
 			kernel.DeclIndex("el", el),
 			kernel.Put("ub", kernel.Mul(kernel.Ref("el"), kernel.Const(n3)), kernel.Ref("l")),
 			kernel.Put("gb", kernel.Mul(kernel.Ref("el"), kernel.Const(p.basis.Factors()*q3)), kernel.Ref("l")),
-		}),
+		}, geo.setup(kernel.Ref("el"))...)),
 	}
 	u := lanes{name: "u", glob: "ub", l: l}
 	out := lanes{name: "v", glob: "ub", l: l}
@@ -487,7 +522,7 @@ func buildCPUVec(p *Problem, vr Variant, owned bool) *kernel.Kernel {
 		contractVec(w0, w1, nil, b, 2, [3]int{n, q, q}, p.Prec))
 	if p.Kernel == fem.BK1 {
 		body = append(body, geo.points(func(p, j kernel.Expr) []kernel.Stmt {
-			return []kernel.Stmt{w0.put(kernel.Mul(w0.at(p), geo.factor(0, j)), p)}
+			return []kernel.Stmt{w0.put(kernel.Mul(w0.at(p), geo.factor(0, p, j)), p)}
 		}))
 	} else {
 		body = append(body, priv("w2", q3), priv("w3", q3))

@@ -257,7 +257,7 @@ func plainCube2Kernel(p *Problem, vr Variant, m cubeMap) *kernel.Kernel {
 			}
 			body = append(body, c.stmts()...)
 		} else if vr.Kind == cubeFold2Kind {
-			// Stored factors only (storedOnly): PencilFactors are loads.
+			// Stored factors only (takesGeometry): PencilFactors are loads.
 			body = append(body, cubeSlabs2(p, func(f int, kk kernel.Expr) kernel.Expr {
 				_, fs := g.PencilFactors(lx, ly, kk, "0", "")
 				return fs[f]

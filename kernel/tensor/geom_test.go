@@ -293,6 +293,11 @@ func TestGeometryCandidates(t *testing.T) {
 				if (err == nil) != containsGeo(tc.want, g) {
 					t.Errorf("%s %s: cpu/e1 with %s: %v", tc.name, op, g, err)
 				}
+				// The vectorised layout computes affine geometry only.
+				err = in.Check(tensor.Variant{Kind: "cpu-vec", PerBlock: 8, Geo: g})
+				if want := g == tensor.Affine && containsGeo(tc.want, g); (err == nil) != want {
+					t.Errorf("%s %s: cpu-vec/e8 with %s: %v", tc.name, op, g, err)
+				}
 			}
 		}
 	}

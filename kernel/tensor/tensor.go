@@ -286,12 +286,7 @@ func (in *Instance) Candidates(t family.Target) []family.Candidate {
 	if !t.GPU {
 		for _, kind := range cpuKinds {
 			for _, e := range cpuPerBlock(kind) {
-				if kind == "cpu" {
-					out = append(out, in.withGeometries(Variant{Kind: kind, PerBlock: e})...)
-				} else {
-					// The vectorised layout stages stored factors only.
-					out = append(out, Variant{Kind: kind, PerBlock: e})
-				}
+				out = append(out, in.withGeometries(Variant{Kind: kind, PerBlock: e})...)
 			}
 		}
 		return out
@@ -331,21 +326,29 @@ func isCubeKind(kind string) bool {
 	return false
 }
 
-// storedOnly are the layouts that read stored factors only: the
-// vectorised CPU layout stages them in lane order, and the balance
-// layouts (balance.go) load a layer's factors a layer early.
-func storedOnly(kind string) bool {
-	return kind == "cpu-vec" || kind == slab2Kind || kind == cubeFold2Kind || kind == pairCapKind
+// takesGeometry says whether layout kind computes geometry g: the
+// balance layouts (balance.go) load a layer's stored factors a layer
+// early, and the vectorised CPU layout, which stages stored factors in
+// lane order, computes affine ones only (each lane's per-element values
+// times the point's weight).
+func takesGeometry(kind string, g Geometry) bool {
+	switch {
+	case g == Stored:
+		return true
+	case kind == cpuVecKind:
+		return g == Affine
+	}
+	return !(kind == slab2Kind || kind == cubeFold2Kind || kind == pairCapKind)
 }
 
 // withGeometries is v with stored factors, then with each source the
 // mesh allows.
 func (in *Instance) withGeometries(v Variant) []family.Candidate {
 	out := []family.Candidate{v}
-	if storedOnly(v.Kind) {
-		return out
-	}
 	for _, g := range in.geos {
+		if !takesGeometry(v.Kind, g) {
+			continue
+		}
 		w := v
 		w.Geo = g
 		out = append(out, w)
@@ -378,8 +381,8 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("tensor: %s: the mesh%s is not %s (curved, or not made of parallelepipeds): its geometric factors are stored", v.Name(), in.on(), v.Geo)
 	case v.RowMajor && !isCubeKind(v.Kind):
 		return fmt.Errorf("tensor: %s: /rm is for the cube layouts", v.Name())
-	case v.Geo != Stored && storedOnly(v.Kind):
-		return fmt.Errorf("tensor: %s: the %s layout reads stored factors only", v.Name(), v.Kind)
+	case !takesGeometry(v.Kind, v.Geo):
+		return fmt.Errorf("tensor: %s: the %s layout does not compute %s geometry", v.Name(), v.Kind, v.Geo)
 	case isCPU(v.Kind) && !slices.Contains(cpuPerBlock(v.Kind), v.PerBlock):
 		return fmt.Errorf("tensor: %s: the %s layout runs %v elements per work-item", v.Name(), v.Kind, cpuPerBlock(v.Kind))
 	case isCPU(v.Kind):
