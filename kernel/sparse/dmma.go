@@ -1122,7 +1122,7 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 		for j := 0; j < v.Width && !l.stageB; j++ {
 			for x := 0; x < l.nb; x++ {
 				out = append(out, dmmaReal(bh(j, x), tf32Of(kernel.Ref(bv(j, x)))),
-					dmmaReal(bl(j, x), kernel.Sub(kernel.Ref(bv(j, x)), kernel.Ref(bh(j, x)))))
+					dmmaReal(bl(j, x), tf32Of(kernel.Sub(kernel.Ref(bv(j, x)), kernel.Ref(bh(j, x))))))
 			}
 		}
 		hi := func(i int) func(int) string { return func(x int) string { return av(i, x) } }
@@ -1133,7 +1133,7 @@ func (b *dmmaBuilder) step(aStep kernel.Expr, aBuf kernel.Expr) []kernel.Stmt {
 			for i := 0; i < v.Rows; i++ {
 				for x := 0; x < l.na; x++ {
 					out = append(out, dmmaReal(ah(i, x), tf32Of(kernel.Ref(av(i, x)))),
-						dmmaReal(al(i, x), kernel.Sub(kernel.Ref(av(i, x)), kernel.Ref(ah(i, x)))))
+						dmmaReal(al(i, x), tf32Of(kernel.Sub(kernel.Ref(av(i, x)), kernel.Ref(ah(i, x))))))
 				}
 			}
 			hi = func(i int) func(int) string { return func(x int) string { return ah(i, x) } }

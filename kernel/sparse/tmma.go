@@ -9,10 +9,9 @@ import (
 // and up), so it runs on CUDA only, in fp32 only. One TF32 product keeps 11
 // bits of each operand, short of fp32's accuracy (TolF32), so it computes
 // 3×TF32: each x of α·A and of B is split into hi = tf32(x) (kernel.TF32:
-// to nearest, ties away from zero) and lo = x − hi (exact in fp32; rounded
-// to TF32 where the split is done once, as α·A and -h's B are staged, and
-// left for the tensor cores to truncate where every warp splits what it
-// reads: an error of 2⁻²¹·|x| at most, two operations less), and every
+// to nearest, ties away from zero) and lo = tf32(x − hi) (x − hi is exact
+// in fp32; rounded, lo errs by 2⁻²²·|x| at most, where the tensor cores'
+// truncation left twice that: docs/rationale.md#tf32-split), and every
 // product is
 //
 //	A·B ≈ A_lo·B_hi + A_hi·B_lo + A_hi·B_hi

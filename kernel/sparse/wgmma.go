@@ -12,7 +12,7 @@ import (
 // WGMMA: the dense kernel in fp32 on Hopper's warpgroup tensor cores
 // (kernel.WGMMA: wgmma.mma_async m64nNk8 TF32, sm_90a only), as 3×TF32
 // like TMMA (each product A_lo·B_hi + A_hi·B_lo + A_hi·B_hi, small ones
-// first, hi = tf32(x), lo = x − hi). mma.sync's TF32 rate on sm_90 is
+// first, hi = tf32(x), lo = tf32(x − hi), both rounded to nearest). mma.sync's TF32 rate on sm_90 is
 // half of what wgmma reaches, and 3×TF32 through it kept the p5–p6 tets
 // well below the roof (see TMMA).
 //
@@ -33,8 +33,7 @@ import (
 // each thread reads its A fragments from the buffer, two pairs of floats
 // a k-step (the rows of the product map to the panel's columns as g → 2g
 // and g + 8 → 2g + 1, so that a fragment's two rows are adjacent
-// columns), splits them (hi is the value itself, whose TF32 part the
-// tensor cores take; lo the exact rest), and its warpgroup issues 3 wgmma
+// columns), splits them into hi and lo, and its warpgroup issues 3 wgmma
 // a k-step. A tile's chunks are unrolled; with -o each chunk's wait leaves
 // its own group in flight while the next chunk is read, and with -w each
 // warpgroup copies its own 64 columns and waits at a chunk at a barrier of
@@ -268,11 +267,6 @@ func WGMMACandidates(pb Problem, arch int, fill Fill) []Variant {
 	return out
 }
 
-// tf32Trunc is x's TF32 part as the tensor cores take it (truncated).
-func tf32Trunc(x kernel.Expr) kernel.Expr {
-	return kernel.Call{Fn: kernel.TF32Trunc, Args: []kernel.Expr{x}}
-}
-
 // wgmmaBuilder holds what the pieces of a wgmma kernel share.
 type wgmmaBuilder struct {
 	g *gen
@@ -309,7 +303,8 @@ func (b *wgmmaBuilder) stageA() kernel.Stmt {
 	body := []kernel.Stmt{
 		dmmaI32("arow", row), dmmaI32("acol", col),
 		dmmaReal("aval", kernel.Select{Cond: cond, Then: kernel.At("a", kernel.Add(kernel.Mul(kernel.Ref("arow"), kernel.Const(k)), kernel.Ref("acol"))), Else: kernel.Float(0)}),
-		kernel.Put("ash", kernel.Select{Cond: kernel.Lt(e, kernel.Const(half)), Then: kernel.Ref("aval"), Else: kernel.Sub(kernel.Ref("aval"), tf32Trunc(kernel.Ref("aval")))}, e),
+		dmmaReal("ahi", tf32Of(kernel.Ref("aval"))),
+		kernel.Put("ash", kernel.Select{Cond: kernel.Lt(e, kernel.Const(half)), Then: kernel.Ref("ahi"), Else: tf32Of(kernel.Sub(kernel.Ref("aval"), kernel.Ref("ahi")))}, e),
 	}
 	return kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const(l.aLen), Step: int64(l.threads), Body: body}
 }
@@ -386,10 +381,13 @@ func (b *wgmmaBuilder) chunk(kc, pending int) []kernel.Stmt {
 			out = append(out, dmmaReal(name("", 2*h), nil), dmmaReal(name("", 2*h+1), nil),
 				kernel.VecLoad{Dst: []string{name("", 2*h), name("", 2*h+1)}, Buf: "bsh", Index: at})
 		}
-		// The hi part is the value itself, whose TF32 part the
-		// tensor cores take; lo is the exact rest.
+		// hi and lo rounded to the nearest TF32 (the tensor cores
+		// would truncate): the rest lo·lo that 3×TF32 drops and lo's
+		// own rounding are each under 2⁻²² of the product, a quarter of
+		// what truncated parts leave (docs/rationale.md#tf32-split).
 		for x := 0; x < 4; x++ {
-			out = append(out, dmmaReal(name("l", x), kernel.Sub(kernel.Ref(name("", x)), tf32Trunc(kernel.Ref(name("", x))))))
+			out = append(out, dmmaReal(name("h", x), tf32Of(kernel.Ref(name("", x)))),
+				dmmaReal(name("l", x), tf32Of(kernel.Sub(kernel.Ref(name("", x)), kernel.Ref(name("h", x))))))
 		}
 		// Fragment element x: (row g + 8(x%2), k tig + 4(x/2)): the
 		// pairs read are (x = 0, 1) and (2, 3).
@@ -401,7 +399,7 @@ func (b *wgmmaBuilder) chunk(kc, pending int) []kernel.Stmt {
 		for _, p := range []struct {
 			a  string
 			lo bool
-		}{{"l", false}, {"", true}, {"", false}} {
+		}{{"l", false}, {"h", true}, {"h", false}} {
 			at := step
 			if p.lo {
 				at = kernel.Const((kc*v.Chunk+8*s)*l.np + half)
