@@ -25,6 +25,7 @@
 #   PYFR_CHECK_STOCK_WARM=1  also run stock PyFR a second time on its own warm
 #                  compile cache (stock2), the fair baseline for the warm run's set-up
 #   PYFR_MPI_FALLBACK=1  the MPICH runtime carried with PyFR (GPU images), as run.sh
+#   PYFR_CHECK_KEEP=1    keep the runs' solutions (soln-*.pyfrs), to compare across precisions
 # Every run goes through `python3 -m bespoke_pyfr` (the stock ones with
 # BESPOKE_PYFR_PROVIDER=off), so each report has the run's set-up and time
 # per step ("run"); OUTDIR/summary.json gathers them with every operator's
@@ -119,7 +120,8 @@ for spec in $cases; do
   [ $result = PASS ] || status=1
   printf '%-22s %-7s %-8s %9s %9s %9s %s\n' "$spec" "$prec" $result "${secs[stock]}" "${secs[cold]}" "${secs[warm]}" "${note# }" >> "$out/summary.txt"
   echo "$spec $prec $result" > "$w/result.txt"
-  rm -f "$w"/*/mesh.pyfrm "$w/stock/mesh.msh" "$w"/*/soln-*.pyfrs
+  rm -f "$w"/*/mesh.pyfrm "$w/stock/mesh.msh"
+  [ "${PYFR_CHECK_KEEP:-0}" = 1 ] || rm -f "$w"/*/soln-*.pyfrs
   unset secs
 done
 cat "$out/summary.txt"
