@@ -230,6 +230,29 @@ func (m *Mesh) Trilinear() bool { return m.GeoOrder <= 1 }
 // trilinear terms of a map counted as affine (rounding of the vertices).
 const affineTol = 1e-12
 
+// AxisAligned reports whether every element is a box whose edges run
+// along the axes: affine, with a diagonal Jacobian (to affineTol), so
+// that its factors det·J⁻¹J⁻ᵀ are diagonal too.
+func (m *Mesh) AxisAligned() bool {
+	if !m.Affine() {
+		return false
+	}
+	for e := range m.Elements() {
+		a := TrilinearCoefficients(m.corners(e))
+		size := 0.0
+		for x := range 3 {
+			size = max(size, math.Abs(a[x][1]), math.Abs(a[x][2]), math.Abs(a[x][4]))
+		}
+		// J[x][d] = a[x][1], a[x][2], a[x][4] for d = r, s, t.
+		for _, xm := range [][2]int{{0, 2}, {0, 4}, {1, 1}, {1, 4}, {2, 1}, {2, 2}} {
+			if !(math.Abs(a[xm[0]][xm[1]]) <= affineTol*size) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Affine reports whether every element is a parallelepiped: its map
 // affine, its Jacobian the same at every point (a Cartesian box, say).
 func (m *Mesh) Affine() bool {

@@ -53,7 +53,37 @@ var dmmaEdge = []string{
 // names) for each instance of op's Checks at n columns.
 func dmmaCases(t *testing.T, rng *rand.Rand, op *operator.Operator, beta float64, n int, names []string) []verify.Case {
 	t.Helper()
-	return variantCases(t, rng, op, kernel.F64, beta, n, func(pb Problem) []Variant { return DMMACandidates(pb, 90, Fill{}) }, names)
+	return variantCases(t, rng, op, kernel.F64, beta, n, func(pb Problem) []Variant { return shortForms(DMMACandidates(pb, 90, Fill{})) }, names)
+}
+
+// shortForms is vs under -short: the first tensor-core variant of each
+// form (shape, α·A resident or streamed, stages, column groups apart,
+// producer warp, α·A in registers, row groups, splits), so that the quick
+// run interprets every form once; the full run interprets them all.
+func shortForms(vs []Variant) []Variant {
+	if !testing.Short() {
+		return vs
+	}
+	type form struct {
+		shape                                                          string
+		resident, stages, streamA, apart, producer, regA, rows, splitA bool
+		stageB                                                         bool
+	}
+	seen := map[form]bool{}
+	var out []Variant
+	for _, v := range vs {
+		m, ok := v.(MMAParams)
+		if !ok {
+			out = append(out, v)
+			continue
+		}
+		f := form{m.MMA, m.Block > 0, m.Stages > 0, m.StreamA, m.Apart, m.Producer, m.RegA, m.RowGroups > 1, m.SplitA, m.StageB}
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Every tensor-core variant matches the float64 reference in the

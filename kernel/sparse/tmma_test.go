@@ -41,7 +41,7 @@ var tmmaEdge = []string{
 // for each instance of op's Checks at n columns, in fp32.
 func tmmaCases(t *testing.T, rng *rand.Rand, op *operator.Operator, beta float64, n int, names []string) []verify.Case {
 	t.Helper()
-	return variantCases(t, rng, op, kernel.F32, beta, n, func(pb Problem) []Variant { return TMMACandidates(pb, 90, Fill{}) }, names)
+	return variantCases(t, rng, op, kernel.F32, beta, n, func(pb Problem) []Variant { return shortForms(TMMACandidates(pb, 90, Fill{})) }, names)
 }
 
 // Every 3×TF32 variant matches the float64 reference within TolF32 in the

@@ -275,15 +275,31 @@ type pointArray interface {
 
 // applyFactors is the collocated point stage at point a of the CPU
 // layouts: the seven factors fx bound as g0…g6, the reference gradient
-// (gr, gs, gt) replaced by G·∇u, and out set to λ·g6·x.
+// (gr, gs, gt) replaced by G·∇u, and out set to λ·g6·x. A factor that is
+// a literal zero (Box's rs, rt, st) is left out of the sums.
 func applyFactors(fx []kernel.Expr, lambda float64, x, gr, gs, gt, out pointArray, a kernel.Expr) []kernel.Stmt {
+	zero := func(f int) bool { l, ok := fx[f].(kernel.Lit); return ok && l.V == 0 }
 	var body []kernel.Stmt
 	for f := range 7 {
-		body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("g%d", f), Init: fx[f]})
+		if !zero(f) {
+			body = append(body, kernel.Decl{Type: kernel.Real, Name: fmt.Sprintf("g%d", f), Init: fx[f]})
+		}
 	}
 	g := func(f int) kernel.Expr { return kernel.Ref(fmt.Sprintf("g%d", f)) }
 	dot := func(i, j, k int) kernel.Expr {
-		return kernel.Add(kernel.Add(kernel.Mul(g(i), kernel.Ref("ur")), kernel.Mul(g(j), kernel.Ref("us"))), kernel.Mul(g(k), kernel.Ref("ut")))
+		var sum kernel.Expr
+		for n, f := range []int{i, j, k} {
+			if zero(f) {
+				continue
+			}
+			term := kernel.Mul(g(f), kernel.Ref([]string{"ur", "us", "ut"}[n]))
+			if sum == nil {
+				sum = term
+			} else {
+				sum = kernel.Add(sum, term)
+			}
+		}
+		return sum
 	}
 	return append(body,
 		kernel.DeclReal("ur", gr.at(a)),

@@ -213,6 +213,9 @@ func contractVec(dst, src lanes, acc *lanes, m matrix, axis int, shape [3]int, p
 type vecGeometry struct {
 	q, l, factors int
 	affine        bool
+	// box (with affine) leaves out the zero factors rs, rt, st of a box
+	// along the axes (Box): literal zeros that applyFactors drops.
+	box bool
 	// ahead are the buffers the staging of each plane prefetches a q-th
 	// of for the next batch (see prefetch).
 	ahead []vecAhead
@@ -274,6 +277,9 @@ func (g vecGeometry) setup(el kernel.Expr) []kernel.Stmt {
 	}
 	var out []kernel.Stmt
 	for f := range g.factors {
+		if g.dropped(f) {
+			continue
+		}
 		out = append(out, kernel.Put("gk", kernel.At("ga", kernel.Add(kernel.Mul(el, kernel.Const(g.factors)), kernel.Const(f))),
 			kernel.Add(kernel.Const(f*g.l), kernel.Ref("l"))))
 	}
@@ -300,9 +306,17 @@ func (g vecGeometry) stage(z kernel.Expr) kernel.Stmt {
 	return kernel.For{Var: "f", From: kernel.Const(0), To: kernel.Const(g.factors), Body: body}
 }
 
+// dropped says whether box leaves factor f out (see PointGeometry.dropped).
+func (g vecGeometry) dropped(f int) bool {
+	return g.box && g.factors == 7 && (f == 1 || f == 2 || f == 4)
+}
+
 // factor is factor f at point p (point j of the staged plane), in the
 // lane loop.
 func (g vecGeometry) factor(f int, p, j kernel.Expr) kernel.Expr {
+	if g.dropped(f) {
+		return kernel.Float(0)
+	}
 	if g.affine {
 		q3 := g.q * g.q * g.q
 		return kernel.Mul(kernel.At("gk", kernel.Add(kernel.Const(f*g.l), kernel.Ref("l"))), kernel.At("gq", kernel.Add(kernel.Const(3*q3), p)))
@@ -456,7 +470,7 @@ func buildCPUVec(p *Problem, vr Variant, owned bool) *kernel.Kernel {
 		return kernel.Decl{Type: kernel.Real, Name: name, Dims: []int{size * l}}
 	}
 	line := max(1, 64/p.Prec.Bytes())
-	geo := vecGeometry{q: q, l: l, factors: p.basis.Factors(), affine: vr.Geo == Affine}
+	geo := vecGeometry{q: q, l: l, factors: p.basis.Factors(), affine: vr.Geo == Affine || vr.Geo == Box, box: vr.Geo == Box}
 	if geo.affine {
 		// The point table before v, the output.
 		k.Params = append(k.Params[:len(k.Params)-1], pointTableParam, k.Params[len(k.Params)-1])

@@ -21,6 +21,11 @@ import (
 //     and G = w·det·J⁻¹J⁻ᵀ = (w/det)·adj·adjᵀ in registers.
 //   - Affine: "ga", per element the constant K = det·J⁻¹J⁻ᵀ (6 values)
 //     and det (BK1: det alone); the factor at a point is w·K.
+//   - Box: Affine for boxes along the axes (a Cartesian mesh), whose K is
+//     diagonal: the kernel reads rr, ss, tt and det of ga and drops the
+//     other three terms of G·∇u at every point, as deal.II does for its
+//     Cartesian cells (the screened Poisson operators only: the mass
+//     operator's Affine is the same).
 //
 // Curved meshes (order ≥ 2) have only stored factors.
 type Geometry string
@@ -30,12 +35,13 @@ const (
 	Stored    Geometry = ""
 	Trilinear Geometry = "trilinear"
 	Affine    Geometry = "affine"
+	Box       Geometry = "box"
 )
 
 // geoSuffix is a source's part of a variant name ("slab-lit/e1/tri").
-var geoSuffix = map[Geometry]string{Trilinear: "tri", Affine: "aff"}
+var geoSuffix = map[Geometry]string{Trilinear: "tri", Affine: "aff", Box: "box"}
 
-// ParseGeometry reads "stored", "trilinear" or "affine".
+// ParseGeometry reads "stored", "trilinear", "affine" or "box".
 func ParseGeometry(s string) (Geometry, error) {
 	switch strings.ToLower(s) {
 	case "stored", "":
@@ -44,8 +50,10 @@ func ParseGeometry(s string) (Geometry, error) {
 		return Trilinear, nil
 	case "affine", "aff":
 		return Affine, nil
+	case "box":
+		return Box, nil
 	}
-	return "", fmt.Errorf("tensor: geometry %q: want stored, trilinear or affine", s)
+	return "", fmt.Errorf("tensor: geometry %q: want stored, trilinear, affine or box", s)
 }
 
 // String is the source's name.
@@ -61,7 +69,7 @@ func (p *Problem) geoWords(g Geometry) int {
 	switch g {
 	case Trilinear:
 		return 24
-	case Affine:
+	case Affine, Box:
 		return p.basis.Factors()
 	}
 	return p.factors()
@@ -252,7 +260,7 @@ func (g PointGeometry) Params() []kernel.Param {
 			{Name: "gp", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "1-D quadrature points on [-1, 1]"},
 			{Name: "gw", Kind: kernel.BufferParam, Type: kernel.Real, Const: true, Doc: "1-D quadrature weights"},
 		}
-	case Affine:
+	case Affine, Box:
 		doc := "per element det·J⁻¹J⁻ᵀ (rr rs rt ss st tt) and det J"
 		if F == 1 {
 			doc = "per element det J"
@@ -291,10 +299,13 @@ func (g PointGeometry) Setup() []kernel.Stmt {
 			ref := float64(2*(c>>x&1) - 1) // the reference cube's corner
 			return kernel.Select{Cond: g.Live, Then: kernel.At("xv", kernel.Add(kernel.Mul(g.El, kernel.Const(24)), kernel.Const(3*c+x))), Else: kernel.Float(ref)}
 		}, g.pre)
-	case Affine:
+	case Affine, Box:
 		F := g.p.basis.Factors()
 		var ss []kernel.Stmt
 		for f := range F {
+			if g.dropped(f) {
+				continue
+			}
 			dead := 0.0
 			if f == F-1 {
 				dead = 1 // det
@@ -332,7 +343,7 @@ func (g PointGeometry) Pencil(i, j kernel.Expr, tag string) []kernel.Stmt {
 			)
 		}
 		return ss
-	case Affine:
+	case Affine, Box:
 		return []kernel.Stmt{kernel.DeclReal(pre+"w", kernel.Mul(g.weight(i), g.weight(j)))}
 	}
 	return nil
@@ -358,13 +369,9 @@ func (g PointGeometry) PencilFactors(i, j, k kernel.Expr, tag, sfx string) ([]ke
 			return kernel.Ref(fmt.Sprintf("%sjt%d", pre, x))
 		}
 		return geoFactors(J, kernel.Mul(kernel.Ref(pre+"w"), g.weight(k)), F > 1, pre+"p"+sfx)
-	case Affine:
+	case Affine, Box:
 		w := kernel.DeclReal(pre+"wk"+sfx, kernel.Mul(kernel.Ref(pre+"w"), g.weight(k)))
-		var out []kernel.Expr
-		for f := range F {
-			out = append(out, kernel.Mul(kernel.Ref(fmt.Sprintf("%sk%d", g.pre, f)), kernel.Ref(pre+"wk"+sfx)))
-		}
-		return []kernel.Stmt{w}, out
+		return []kernel.Stmt{w}, g.affineAt(kernel.Ref(pre + "wk" + sfx))
 	}
 	q3 := q * q * q
 	node := kernel.Add(kernel.Mul(kernel.Add(kernel.Mul(k, kernel.Const(q)), j), kernel.Const(q)), i)
@@ -381,14 +388,31 @@ func (g PointGeometry) PencilFactors(i, j, k kernel.Expr, tag, sfx string) ([]ke
 // point loops read r, s, t and w from the table "gq" (pointTable), so
 // that the loop vectorises.
 func (g PointGeometry) FactorsAt(r, s, t, w kernel.Expr, sfx string) ([]kernel.Stmt, []kernel.Expr) {
-	if g.src == Affine {
-		var out []kernel.Expr
-		for f := range g.p.basis.Factors() {
-			out = append(out, kernel.Mul(kernel.Ref(fmt.Sprintf("%sk%d", g.pre, f)), w))
-		}
-		return nil, out
+	if g.src == Affine || g.src == Box {
+		return nil, g.affineAt(w)
 	}
 	return geoFactors(trilinearJ(g.pre, r, s, t), w, g.p.basis.Factors() > 1, g.pre+"q"+sfx)
+}
+
+// dropped says whether factor f is a zero that Box leaves out: rs, rt
+// and st of the screened Poisson operators' seven.
+func (g PointGeometry) dropped(f int) bool {
+	return g.src == Box && g.p.basis.Factors() == 7 && (f == 1 || f == 2 || f == 4)
+}
+
+// affineAt are the factors of an affine source at a point of weight w:
+// each per-element value times w, and with Box literal zeros for the
+// dropped ones (which applyFactors leaves out).
+func (g PointGeometry) affineAt(w kernel.Expr) []kernel.Expr {
+	var out []kernel.Expr
+	for f := range g.p.basis.Factors() {
+		if g.dropped(f) {
+			out = append(out, kernel.Float(0))
+			continue
+		}
+		out = append(out, kernel.Mul(kernel.Ref(fmt.Sprintf("%sk%d", g.pre, f)), w))
+	}
+	return out
 }
 
 // pointTable is "gq": the reference coordinates r, s, t of every point
@@ -430,6 +454,8 @@ func geoDoc(g Geometry) string {
 		return ";\nthe factors computed at each point from the element's trilinear map: xv holds its 8 corners (corner c = cx + 2cy + 4cz, then x, y, z)"
 	case Affine:
 		return ";\nthe factors of an affine element, the same at every point but for the quadrature weight: ga holds det·J⁻¹J⁻ᵀ (rr rs rt ss st tt) and det J per element"
+	case Box:
+		return ";\nthe factors of a box along the axes, the same at every point but for the quadrature weight: ga holds det·J⁻¹J⁻ᵀ (rr rs rt ss st tt, of which rs rt st are zero and not read) and det J per element"
 	}
 	return ""
 }

@@ -75,13 +75,17 @@ func sources(m *fem.Mesh) []Geometry {
 		if m.Affine() {
 			out = append(out, Affine)
 		}
+		if m.AxisAligned() {
+			out = append(out, Box)
+		}
 	}
 	return out
 }
 
 // Geometries are the sources of the geometric factors the problem's mesh
 // allows: Stored always, Trilinear where every element is trilinear,
-// Affine where every one is a parallelepiped.
+// Affine where every one is a parallelepiped, Box where every one is a box
+// along the axes.
 func (p *Problem) Geometries() []Geometry { return append([]Geometry{Stored}, p.geos...) }
 
 var _ family.Problem = (*Problem)(nil)
@@ -241,13 +245,13 @@ func (v Variant) Name() string {
 	return s
 }
 
-var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|cpu-vec|pair|cube-fold|cube-pair|slab2|cube-fold2|pair-cap)(?:/e(\d+))?(/rm)?(?:/(tri|aff))?$`)
+var variantRE = regexp.MustCompile(`^((?:slab|cube)(?:-lit)?|cpu|cpu-vec|pair|cube-fold|cube-pair|slab2|cube-fold2|pair-cap)(?:/e(\d+))?(/rm)?(?:/(tri|aff|box))?$`)
 
 // ParseVariant reads a name as Name prints it.
 func ParseVariant(s string) (Variant, error) {
 	m := variantRE.FindStringSubmatch(s)
 	if m == nil {
-		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE, slab2/eE, pair/eE or pair-cap/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cube-fold2/eE for bk3, cpu/e1, cpu-vec/e4 or cpu-vec/e8 for any; /rm after a cube layout keeps its shared memory row-major; /tri or /aff after it computes the geometry)", s)
+		return Variant{}, fmt.Errorf("tensor: unknown variant %q (want slab/eE, slab-lit/eE, slab2/eE, pair/eE or pair-cap/eE for bk5, cube/eE, cube-lit/eE, cube-fold/eE or cube-pair/eE for bk1 and bk3, cube-fold2/eE for bk3, cpu/e1, cpu-vec/e4 or cpu-vec/e8 for any; /rm after a cube layout keeps its shared memory row-major; /tri, /aff or /box after it computes the geometry)", s)
 	}
 	v := Variant{Kind: m[1], PerBlock: 1, Literal: strings.HasSuffix(m[1], "-lit"), RowMajor: m[3] != ""}
 	if m[4] != "" {
@@ -330,11 +334,14 @@ func isCubeKind(kind string) bool {
 // balance layouts (balance.go) load a layer's stored factors a layer
 // early, and the vectorised CPU layout, which stages stored factors in
 // lane order, computes affine ones only (each lane's per-element values
-// times the point's weight).
+// times the point's weight). Box drops terms in the CPU layouts' point
+// stage (applyFactors) alone.
 func takesGeometry(kind string, g Geometry) bool {
 	switch {
 	case g == Stored:
 		return true
+	case g == Box: // its savings are in the CPU layouts' point stage
+		return isCPU(kind)
 	case kind == cpuVecKind:
 		return g == Affine
 	}
@@ -346,7 +353,7 @@ func takesGeometry(kind string, g Geometry) bool {
 func (in *Instance) withGeometries(v Variant) []family.Candidate {
 	out := []family.Candidate{v}
 	for _, g := range in.geos {
-		if !takesGeometry(v.Kind, g) {
+		if !takesGeometry(v.Kind, g) || (g == Box && in.basis.Factors() == 1) {
 			continue
 		}
 		w := v
@@ -383,6 +390,8 @@ func (in *Instance) check(v Variant) error {
 		return fmt.Errorf("tensor: %s: /rm is for the cube layouts", v.Name())
 	case !takesGeometry(v.Kind, v.Geo):
 		return fmt.Errorf("tensor: %s: the %s layout does not compute %s geometry", v.Name(), v.Kind, v.Geo)
+	case v.Geo == Box && in.basis.Factors() == 1:
+		return fmt.Errorf("tensor: %s: the mass operator's box geometry is its affine one (/aff)", v.Name())
 	case isCPU(v.Kind) && !slices.Contains(cpuPerBlock(v.Kind), v.PerBlock):
 		return fmt.Errorf("tensor: %s: the %s layout runs %v elements per work-item", v.Name(), v.Kind, cpuPerBlock(v.Kind))
 	case isCPU(v.Kind):
