@@ -455,6 +455,8 @@ func geometryArrays(p *tensor.Problem, c family.Candidate, asm *fem.Assembly) (m
 		return map[string][]float64{"xv": xv}, nil
 	case v.Geo == tensor.Affine && ga != nil:
 		return map[string][]float64{"ga": ga}, nil
+	case v.Geo == tensor.Box && ga != nil && asm.Mesh.AxisAligned():
+		return map[string][]float64{"ga": ga}, nil // Box reads Affine's array
 	}
 	return nil, fmt.Errorf("solve: %s computes the geometry of a %s mesh; the solve's mesh is not one (its factors are stored)", v.Name(), v.Geo)
 }
