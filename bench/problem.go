@@ -159,29 +159,25 @@ func (o *Result) Best(kind string) *Candidate {
 // traffic and is reported beside it (GeometryBest). Best where no
 // candidate reads the stored inputs.
 func (o *Result) BestStored(kind string) *Candidate {
-	var best *Candidate
-	for i := range o.Candidates {
-		c := &o.Candidates[i]
-		if c.Bytes > 0 || !c.Verified || c.Screened || (kind != "" && c.Kind != kind) || c.Timing.Median <= 0 {
-			continue
-		}
-		if best == nil || c.Timing.Median < best.Timing.Median {
-			best = c
-		}
+	if best := o.fastest(func(c *Candidate) bool { return c.Bytes == 0 && (kind == "" || c.Kind == kind) }); best != nil {
+		return best
 	}
-	if best == nil {
-		return o.Best(kind)
-	}
-	return best
+	return o.Best(kind)
 }
 
 // GeometryBest is the fastest verified bespoke candidate that reads less
 // than the problem's stored inputs (Bytes set), or nil.
 func (o *Result) GeometryBest() *Candidate {
+	return o.fastest(func(c *Candidate) bool { return c.Bytes > 0 && c.Kind == "bespoke" })
+}
+
+// fastest is the fastest verified candidate timed in full that keep
+// accepts, or nil.
+func (o *Result) fastest(keep func(*Candidate) bool) *Candidate {
 	var best *Candidate
 	for i := range o.Candidates {
 		c := &o.Candidates[i]
-		if c.Bytes <= 0 || !c.Verified || c.Screened || c.Kind != "bespoke" || c.Timing.Median <= 0 {
+		if !c.Verified || c.Screened || c.Timing.Median <= 0 || !keep(c) {
 			continue
 		}
 		if best == nil || c.Timing.Median < best.Timing.Median {

@@ -234,30 +234,27 @@ const affineTol = 1e-12
 // along the axes: affine, with a diagonal Jacobian (to affineTol), so
 // that its factors det·J⁻¹J⁻ᵀ are diagonal too.
 func (m *Mesh) AxisAligned() bool {
-	if !m.Affine() {
-		return false
-	}
-	for e := range m.Elements() {
-		a := TrilinearCoefficients(m.corners(e))
-		size := 0.0
-		for x := range 3 {
-			size = max(size, math.Abs(a[x][1]), math.Abs(a[x][2]), math.Abs(a[x][4]))
-		}
-		// J[x][d] = a[x][1], a[x][2], a[x][4] for d = r, s, t.
-		for _, xm := range [][2]int{{0, 2}, {0, 4}, {1, 1}, {1, 4}, {2, 1}, {2, 2}} {
-			if !(math.Abs(a[xm[0]][xm[1]]) <= affineTol*size) {
-				return false
-			}
-		}
-	}
-	return true
+	// J[x][d] = a[x][1], a[x][2], a[x][4] for d = r, s, t: its
+	// off-diagonal entries, and the bilinear and trilinear terms.
+	return m.smallTerms([2]int{0, 2}, [2]int{0, 4}, [2]int{1, 1}, [2]int{1, 4}, [2]int{2, 1}, [2]int{2, 2})
 }
 
 // Affine reports whether every element is a parallelepiped: its map
 // affine, its Jacobian the same at every point (a Cartesian box, say).
-func (m *Mesh) Affine() bool {
+func (m *Mesh) Affine() bool { return m.smallTerms() }
+
+// smallTerms reports whether the mesh is trilinear and, in every
+// element's map coefficients a (TrilinearCoefficients), the bilinear and
+// trilinear terms and the terms listed (x, monomial) are within affineTol
+// of the element's extent.
+func (m *Mesh) smallTerms(terms ...[2]int) bool {
 	if !m.Trilinear() {
 		return false
+	}
+	for x := range 3 {
+		for _, k := range []int{3, 5, 6, 7} {
+			terms = append(terms, [2]int{x, k})
+		}
 	}
 	for e := range m.Elements() {
 		a := TrilinearCoefficients(m.corners(e))
@@ -265,11 +262,9 @@ func (m *Mesh) Affine() bool {
 		for x := range 3 {
 			size = max(size, math.Abs(a[x][1]), math.Abs(a[x][2]), math.Abs(a[x][4]))
 		}
-		for x := range 3 {
-			for _, k := range []int{3, 5, 6, 7} {
-				if !(math.Abs(a[x][k]) <= affineTol*size) {
-					return false
-				}
+		for _, t := range terms {
+			if !(math.Abs(a[t[0]][t[1]]) <= affineTol*size) {
+				return false
 			}
 		}
 	}

@@ -648,19 +648,8 @@ func (c *checker) wgmmaSync(s WGMMASync) error {
 // into a real shared array (not a thread's own array: another thread may
 // read it after the barrier), with integer indices and condition.
 func (c *checker) copyAsync(s CopyAsync) error {
-	src, ok := c.env.Lookup(s.Src)
-	if !ok || !src.Buf || src.Type != Real {
-		return fmt.Errorf("async copy from %q, which is not a real buffer parameter", s.Src)
-	}
-	if !c.shared[s.Dst] {
-		return fmt.Errorf("async copy into %q, which is not a shared array", s.Dst)
-	}
-	t, err := c.env.element(s.Dst, s.DstIndex)
-	if err != nil {
-		return fmt.Errorf("async copy: %v", err)
-	}
-	if t != Real {
-		return fmt.Errorf("async copy into %q, a %s array (want real)", s.Dst, t)
+	if err := c.copyEnds("async copy", s.Src, s.Dst, s.DstIndex); err != nil {
+		return err
 	}
 	if s.Width != 0 && s.Width != 1 && s.Width != 2 && s.Width != 4 {
 		return fmt.Errorf("async copy of %d elements (want 1, 2 or 4)", s.Width)
@@ -686,19 +675,32 @@ func (c *checker) copyAsync(s CopyAsync) error {
 	return nil
 }
 
+// copyEnds checks the ends of a copy (what names it): from a real buffer
+// parameter into an element of a real shared array.
+func (c *checker) copyEnds(what, src, dst string, dstIndex []Expr) error {
+	sym, ok := c.env.Lookup(src)
+	if !ok || !sym.Buf || sym.Type != Real {
+		return fmt.Errorf("%s from %q, which is not a real buffer parameter", what, src)
+	}
+	if !c.shared[dst] {
+		return fmt.Errorf("%s into %q, which is not a shared array", what, dst)
+	}
+	t, err := c.env.element(dst, dstIndex)
+	if err != nil {
+		return fmt.Errorf("%s: %v", what, err)
+	}
+	if t != Real {
+		return fmt.Errorf("%s into %q, a %s array (want real)", what, dst, t)
+	}
+	return nil
+}
+
 // bulkCopy checks a bulk copy: from a real buffer parameter into a real
 // shared array, counted on an Int64 shared array's barrier, with integer
 // indices and count.
 func (c *checker) bulkCopy(s BulkCopy) error {
-	src, ok := c.env.Lookup(s.Src)
-	if !ok || !src.Buf || src.Type != Real {
-		return fmt.Errorf("bulk copy from %q, which is not a real buffer parameter", s.Src)
-	}
-	if !c.shared[s.Dst] {
-		return fmt.Errorf("bulk copy into %q, which is not a shared array", s.Dst)
-	}
-	if t, err := c.env.element(s.Dst, s.DstIndex); err != nil || t != Real {
-		return fmt.Errorf("bulk copy into %q: want an element of a real shared array (%v)", s.Dst, err)
+	if err := c.copyEnds("bulk copy", s.Src, s.Dst, s.DstIndex); err != nil {
+		return err
 	}
 	if err := c.txBar(s.Bar, s.BarIndex, "bulk copy"); err != nil {
 		return err

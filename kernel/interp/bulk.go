@@ -23,7 +23,6 @@ type txBar struct {
 	count, pending int
 	tx             int64
 	phase          int64
-	init           bool
 }
 
 // txState holds a block's transaction barriers, by shared array slot and
@@ -68,7 +67,7 @@ func (t *txState) fail() {
 // bar is the barrier at key, which must have been initialised.
 func (t *txState) bar(key [2]int, name string) *txBar {
 	b := t.bars[key]
-	if b == nil || !b.init {
+	if b == nil {
 		failf("transaction barrier %s[%d] used before it was initialised", name, key[1])
 	}
 	return b
@@ -84,7 +83,7 @@ func (t *txState) settle(b *txBar) {
 	}
 }
 
-func (t *txState) arrive(key [2]int, name string, _ int64) {
+func (t *txState) arrive(key [2]int, name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	b := t.bar(key, name)
@@ -153,13 +152,13 @@ func (c *compiler) txBarrier(s kernel.TxBarrier) func(*frame) {
 			t, k := f.bs.tx, key(f)
 			t.mu.Lock()
 			defer t.mu.Unlock()
-			t.bars[k] = &txBar{count: s.Count, pending: s.Count, init: true}
+			t.bars[k] = &txBar{count: s.Count, pending: s.Count}
 		}
 	case kernel.TxExpect:
 		bytes := c.intExpr(s.Bytes)
 		return func(f *frame) { f.bs.tx.expect(key(f), s.Bar, bytes(f)) }
 	case kernel.TxArrive:
-		return func(f *frame) { f.bs.tx.arrive(key(f), s.Bar, 0) }
+		return func(f *frame) { f.bs.tx.arrive(key(f), s.Bar) }
 	default:
 		parity := c.intExpr(s.Parity)
 		return func(f *frame) { f.bs.tx.wait(key(f), s.Bar, parity(f)) }

@@ -425,8 +425,8 @@ func (v MMAParams) dmmaShared(pb Problem) int {
 	switch {
 	case v.StreamA:
 		return v.Stages * (l.aLen + l.bLen) * l.bytes
-	case v.Producer: // and two barriers a buffer, 16-byte aligned
-		return (l.aLen+v.bBuffers()*l.bLen)*l.bytes + (16*v.Stages+15)/16*16
+	case v.Producer: // and two 8-byte barriers a buffer
+		return (l.aLen+v.bBuffers()*l.bLen)*l.bytes + 16*v.Stages
 	case v.resident():
 		return (l.aLen + v.bBuffers()*l.bLen) * l.bytes
 	}

@@ -307,9 +307,7 @@ func (g vecGeometry) stage(z kernel.Expr) kernel.Stmt {
 }
 
 // dropped says whether box leaves factor f out (see PointGeometry.dropped).
-func (g vecGeometry) dropped(f int) bool {
-	return g.box && g.factors == 7 && (f == 1 || f == 2 || f == 4)
-}
+func (g vecGeometry) dropped(f int) bool { return g.box && boxZero(g.factors, f) }
 
 // factor is factor f at point p (point j of the staged plane), in the
 // lane loop.

@@ -396,9 +396,11 @@ func (g PointGeometry) FactorsAt(r, s, t, w kernel.Expr, sfx string) ([]kernel.S
 
 // dropped says whether factor f is a zero that Box leaves out: rs, rt
 // and st of the screened Poisson operators' seven.
-func (g PointGeometry) dropped(f int) bool {
-	return g.src == Box && g.p.basis.Factors() == 7 && (f == 1 || f == 2 || f == 4)
-}
+func (g PointGeometry) dropped(f int) bool { return g.src == Box && boxZero(g.p.basis.Factors(), f) }
+
+// boxZero says whether factor f of factors is one a box along the axes
+// has zero: rs, rt and st of the screened Poisson operators' seven.
+func boxZero(factors, f int) bool { return factors == 7 && (f == 1 || f == 2 || f == 4) }
 
 // affineAt are the factors of an affine source at a point of weight w:
 // each per-element value times w, and with Box literal zeros for the
