@@ -209,7 +209,7 @@ type prepared struct {
 	ks      []*kernel.Kernel
 	failed  []Candidate                // candidates whose kernels could not be built, or pruned
 	pruned  map[string]*kernel.Kernel  // the pruned candidates' kernels, by variant (see readmit)
-	factor  float64                    // the pruning factor used
+	margin  float64                    // the readmitting margin (tune.Machine.Readmit)
 	predict map[string]tune.Prediction // by variant
 	err     error
 }
@@ -309,7 +309,7 @@ func (r *Runner) prune(pr *prepared) {
 		factor = m.Prune
 	}
 	keep := tune.Prune(ps, factor)
-	pr.factor = factor
+	pr.margin = min(m.Readmit, factor)
 	prune := r.cfg.Prune >= 0 && len(r.cfg.Variants) == 0
 	pr.predict = map[string]tune.Prediction{}
 	var kept []*kernel.Kernel
@@ -331,13 +331,13 @@ func (r *Runner) prune(pr *prepared) {
 }
 
 // readmit names the pruned candidates (at most most, the fastest
-// predicted first) whose predicted time, times the pruning factor, is
-// under the fastest screened time of a verified bespoke candidate (all of
-// them when none verified): the model pruned them against predictions
-// that the kept candidates then missed by more than its margin, as when
-// unforeseen spills make the unrolled kernels of a large operator three
-// times slower than predicted (docs/rationale.md#readmit).
-func readmit(cs []Candidate, most int, factor float64) []string {
+// predicted first) whose predicted time, times margin, is under the
+// fastest screened time of a verified bespoke candidate (all of them when
+// none verified): the model pruned them against predictions that the
+// kept candidates then missed, as when unforeseen spills make the
+// unrolled kernels of a large operator three times slower than predicted
+// (docs/rationale.md#readmit).
+func readmit(cs []Candidate, most int, margin float64) []string {
 	best := math.Inf(1)
 	for _, c := range cs {
 		if c.Kind == "bespoke" && c.Verified && c.Timing.Median > 0 {
@@ -346,7 +346,7 @@ func readmit(cs []Candidate, most int, factor float64) []string {
 	}
 	var out []Candidate
 	for _, c := range cs {
-		if c.Pruned && c.Predicted != nil && c.Predicted.Seconds > 0 && max(factor, 1)*c.Predicted.Seconds < best {
+		if c.Pruned && c.Predicted != nil && c.Predicted.Seconds > 0 && max(margin, 1)*c.Predicted.Seconds < best {
 			out = append(out, c)
 		}
 	}
@@ -490,9 +490,9 @@ func (r *Runner) measure(pr *prepared) Result {
 		}
 	}
 	// The model was wrong here if the kept candidates all ran slower
-	// than pruned ones were predicted to, by more than its margin: those
+	// than pruned ones were predicted to (by the machine's margin): those
 	// are built after all.
-	if again := readmit(res.Candidates, r.cfg.Readmit, pr.factor); len(again) > 0 {
+	if again := readmit(res.Candidates, r.cfg.Readmit, pr.margin); len(again) > 0 {
 		cfg.Notes(fmt.Sprintf("%s: the kept candidates ran slower than %d pruned ones were predicted to; building those too", res.Name, len(again)))
 		ks := make([]*kernel.Kernel, len(again))
 		for i, name := range again {

@@ -14,8 +14,8 @@ import (
 	"github.com/bespoke-hpc/bespoke/tune"
 )
 
-// readmit names the pruned candidates predicted faster, by the pruning
-// factor, than the fastest verified bespoke candidate ran (all of them
+// readmit names the pruned candidates predicted faster, by the machine's
+// margin, than the fastest verified bespoke candidate ran (all of them
 // when none did), fastest predicted first, at most most.
 func TestReadmit(t *testing.T) {
 	ran := func(name string, us float64, verified bool, kind string) Candidate {
@@ -33,18 +33,18 @@ func TestReadmit(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		most   int
-		factor float64
+		margin float64
 		want   []string
 	}{
 		{16, 1, []string{"p3", "p5", "p9"}},
-		{16, 0, []string{"p3", "p5", "p9"}}, // no factor: as 1
+		{16, 0, []string{"p3", "p5", "p9"}}, // no margin: as 1
 		{16, 2.5, []string{"p3"}},           // 2.5·5 µs is not under 10
 		{2, 1, []string{"p3", "p5"}},
 		{0, 1, []string{}},
 		{-1, 1, []string{}},
 	} {
-		if got := readmit(cs, tc.most, tc.factor); !slices.Equal(got, tc.want) {
-			t.Errorf("most %d, factor %g: %v, want %v", tc.most, tc.factor, got, tc.want)
+		if got := readmit(cs, tc.most, tc.margin); !slices.Equal(got, tc.want) {
+			t.Errorf("most %d, margin %g: %v, want %v", tc.most, tc.margin, got, tc.want)
 		}
 	}
 	// No kept candidate verified (or none was kept): all of them.

@@ -45,6 +45,14 @@ type Machine struct {
 	// Prune is the factor over the best prediction beyond which a
 	// candidate is not built (the model's margin on this kind of device).
 	Prune float64
+	// Readmit is the factor by which the kept candidates' best time must
+	// exceed a pruned candidate's prediction for it to be built after
+	// all (bench's readmit): 1 on GPUs, where builds are quick and the
+	// model misprices whole families (sum-factorised blocks kernels ran
+	// 1.8× faster than predicted, unrolled ones 1.35× slower:
+	// docs/rationale.md#readmit); Prune on CPUs, whose kernels routinely
+	// run 1.5–2× their predictions and whose builds are slow.
+	Readmit float64
 	// Wide multiplies IssueRate for kernels that ask for wide vectors
 	// (kernel.Hints.WideVectors) on a CPU that builds them so: 2 where
 	// they get 512-bit vectors, twice the lanes of the AVX2 builds the
@@ -98,13 +106,13 @@ func MachineOf(info device.Info, roofGBs float64) Machine {
 			roofGBs = 1000
 		}
 		return Machine{GPU: true, RoofGBs: roofGBs, CacheFactor: gpuCacheFactor, SharedFactor: gpuSharedFactor, IssueRate: cu * gpuIssuePerCU,
-			Registers: gpuRegisters, SpillWeight: gpuSpillWeight, Prune: gpuPrune}
+			Registers: gpuRegisters, SpillWeight: gpuSpillWeight, Prune: gpuPrune, Readmit: 1}
 	}
 	if roofGBs <= 0 {
 		roofGBs = 20
 	}
 	m := Machine{RoofGBs: roofGBs, CacheFactor: cpuCacheFactor, IssueRate: cu * cpuIssuePerCore,
-		Registers: cpuRegisters, SpillWeight: cpuSpillWeight, Prune: cpuPrune}
+		Registers: cpuRegisters, SpillWeight: cpuSpillWeight, Prune: cpuPrune, Readmit: cpuPrune}
 	if info.WideVectorBits > 256 {
 		m.Wide = float64(info.WideVectorBits) / 256
 	}

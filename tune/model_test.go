@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bespoke-hpc/bespoke/device"
 	"github.com/bespoke-hpc/bespoke/emit"
 	"github.com/bespoke-hpc/bespoke/kernel"
 	"github.com/bespoke-hpc/bespoke/kernel/cost"
@@ -30,6 +31,28 @@ func TestPrune(t *testing.T) {
 				t.Errorf("factor %g: keep %v, want %v", tc.factor, got, tc.want)
 				break
 			}
+		}
+	}
+}
+
+// A GPU readmits a pruned candidate as soon as the kept ones ran slower
+// than it was predicted to; a CPU only past its pruning margin.
+func TestMachineReadmit(t *testing.T) {
+	for _, tc := range []struct {
+		info device.Info
+		want float64 // 0: the machine's Prune
+	}{
+		{device.Info{Backend: "cuda", Name: "gpu", GPU: true, ComputeUnits: 132}, 1},
+		{device.Info{Backend: "opencl", Name: "gpu", GPU: true, ComputeUnits: 32}, 1},
+		{device.Info{Backend: "c", Name: "cpu", ComputeUnits: 2}, 0},
+	} {
+		m := tune.MachineOf(tc.info, 100)
+		want := tc.want
+		if want == 0 {
+			want = m.Prune
+		}
+		if m.Readmit != want || !(m.Prune > 1) {
+			t.Errorf("%s: readmit margin %g, prune %g; want margin %g", tc.info.Backend, m.Readmit, m.Prune, want)
 		}
 	}
 }
