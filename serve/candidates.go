@@ -119,7 +119,8 @@ func (r *resolved) candidates(limit int) (offered int, out []Candidate, err erro
 }
 
 // order is the order to try candidates in: those the cost model predicts
-// by their predicted time (ties in the family's order), alternating from
+// by their predicted time (ties in the family's order), each strategy's
+// best first (see leadersFirst), alternating from
 // the top with those it does not (tensor-core kernels), so that a client
 // that tries the first few tries both kinds. Of the tensor-core kernels,
 // those needing the newest architecture the device has come first (on
@@ -138,6 +139,7 @@ func order(ps []pending) []pending {
 		}
 	}
 	slices.SortStableFunc(modelled, func(a, b pending) int { return cmp.Compare(a.cand.PredictedS, b.cand.PredictedS) })
+	modelled = leadersFirst(modelled)
 	other = turns(other)
 	out := make([]pending, 0, len(ps))
 	for i := 0; i < max(len(modelled), len(other)); i++ {
@@ -149,6 +151,28 @@ func order(ps []pending) []pending {
 		}
 	}
 	return out
+}
+
+// leadersFirst puts the first kernel of each strategy (the variant's
+// name up to "/": cstream, blocks …) before the others, each group in the
+// given order. The model misprices whole strategies: on the H200 the
+// sum-factorised blocks kernels of p6/pri/m460 (fp32) ran 1.8× faster
+// than predicted and twice as fast as the unrolled ones it ranked first
+// (docs/rationale.md#readmit), so a client that tries the first few must
+// try each strategy's best.
+func leadersFirst(ps []pending) []pending {
+	seen := map[string]bool{}
+	var leaders, rest []pending
+	for _, p := range ps {
+		strategy, _, _ := strings.Cut(p.cand.Name, "/")
+		if seen[strategy] {
+			rest = append(rest, p)
+			continue
+		}
+		seen[strategy] = true
+		leaders = append(leaders, p)
+	}
+	return append(leaders, rest...)
 }
 
 // turns orders kernels the model does not rank: by architecture, newest

@@ -9,7 +9,8 @@ import (
 
 // The kernels the model does not rank come newest architecture first,
 // their block sizes taking turns, largest first, each in the given order;
-// the modelled ones by predicted time, the two kinds alternating.
+// the modelled ones by predicted time, each strategy's best first, the two
+// kinds alternating.
 func TestOrder(t *testing.T) {
 	mk := func(name string, arch, threads int, predicted float64) pending {
 		k := &kernel.Kernel{}
@@ -28,6 +29,10 @@ func TestOrder(t *testing.T) {
 		{"with modelled ones", []pending{
 			mk("slow", 0, 128, 3e-4), mk("x2-a", 90, 192, 0), mk("fast", 0, 128, 1e-4), mk("x4-a", 90, 384, 0), mk("x4-b", 90, 384, 0),
 		}, []string{"fast", "x4-a", "slow", "x2-a", "x4-b"}},
+		{"each strategy's best first", []pending{
+			mk("cstream/b", 0, 128, 2e-4), mk("blocks/b", 0, 128, 4e-4), mk("cstream/a", 0, 128, 1e-4),
+			mk("blocks/a", 0, 128, 3e-4), mk("bstream/a", 0, 128, 5e-4), mk("x4-a", 90, 384, 0),
+		}, []string{"cstream/a", "x4-a", "blocks/a", "bstream/a", "cstream/b", "blocks/b"}},
 		{"a producer warp's kernel takes its turns with its tile's", []pending{
 			producer(mk("x2-g", 90, 192, 0), false), producer(mk("x2-q", 90, 224, 0), true), producer(mk("x2", 90, 192, 0), false),
 			mk("x4-g", 90, 384, 0), producer(mk("x4-q", 90, 416, 0), true),
