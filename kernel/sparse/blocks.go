@@ -161,7 +161,7 @@ func (p *blockPlan) stagedRows(m, block, w, limit, buffers int) (rows int, once 
 // plan returns the problem's block plan (computed once per gen).
 func (g *gen) plan() (*blockPlan, error) {
 	if g.blocks == nil && g.blocksErr == nil {
-		g.blocks, g.blocksErr = planBlocks(g)
+		g.blocks, g.blocksErr = plans.get(g)
 	}
 	return g.blocks, g.blocksErr
 }
