@@ -9,7 +9,9 @@ import unittest
 import numpy as np
 
 from bespoke_pyfr.check import check_report, max_rel_diff
-from bespoke_pyfr.problem import check_product, problem_fields, random_panels
+from bespoke_pyfr.problem import (CHECK_EDGE, CHECK_GROUP, check_columns,
+                                  check_product, problem_fields,
+                                  random_panels)
 from bespoke_pyfr.session import Session, choose_index
 
 
@@ -51,6 +53,41 @@ class TestCheckProduct(unittest.TestCase):
                     nan[1, 1] = np.nan
                     self.assertIsNotNone(check_product(arr, alpha, beta, b,
                                                        c, nan, n))
+
+    def test_columns(self):
+        rng = np.random.default_rng()
+        for n in (1, 37, 2*CHECK_EDGE + CHECK_GROUP, 2*CHECK_EDGE + 100,
+                  80000, 122880 + 7):
+            with self.subTest(n=n):
+                cols = check_columns(n, rng)
+                d = np.diff(cols)
+                self.assertTrue((d > 0).all() and cols[0] >= 0 and
+                                cols[-1] < n)
+                if n <= 2*CHECK_EDGE + CHECK_GROUP:
+                    self.assertEqual(len(cols), n)
+                    continue
+                # The edges whole, and no run of 2*CHECK_GROUP - 1
+                # columns left out.
+                self.assertTrue(np.array_equal(cols[:CHECK_EDGE],
+                                               np.arange(CHECK_EDGE)))
+                self.assertTrue(np.array_equal(cols[-CHECK_EDGE:],
+                                               np.arange(n - CHECK_EDGE, n)))
+                self.assertLessEqual(d.max(), 2*CHECK_GROUP - 1)
+                self.assertLess(len(cols), 2*CHECK_EDGE + n//CHECK_GROUP + 2)
+
+    def test_wide(self):
+        # One wrong tile of 32 columns anywhere in a wide panel is found.
+        rng = np.random.default_rng()
+        arr = rng.uniform(-1, 1, (6, 5))
+        n = 20000
+        b, c = random_panels(arr, n, n, n)
+        good = product(arr, 1.0, 1.0, b, c, n, np.float64)
+        self.assertIsNone(check_product(arr, 1.0, 1.0, b, c, good, n))
+        for j0 in rng.integers(0, n - 32, 20):
+            bad = good.copy()
+            bad[2, j0:j0 + 32] += 1e-9*(1 + np.abs(good[2, j0:j0 + 32]))
+            self.assertIsNotNone(check_product(arr, 1.0, 1.0, b, c, bad, n),
+                                 f'tile at column {j0}')
 
     def test_problem_fields(self):
         arr = np.array([[1.0, 0.0], [0.25, -3.0], [0.0, 0.5]], np.float32)
