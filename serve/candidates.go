@@ -155,10 +155,9 @@ func order(ps []pending) []pending {
 
 // leadersFirst puts the first kernel of each strategy (the variant's
 // name up to "/": cstream, blocks …) before the others, each group in the
-// given order. The model misprices whole strategies: on the H200 the
-// sum-factorised blocks kernels of p6/pri/m460 (fp32) ran 1.8× faster
-// than predicted and twice as fast as the unrolled ones it ranked first
-// (docs/rationale.md#readmit), so a client that tries the first few must
+// given order. The model misprices whole strategies (sum-factorised
+// blocks kernels that it ranked behind unrolled ones ran twice as fast:
+// docs/rationale.md#readmit), so a client that tries the first few must
 // try each strategy's best.
 func leadersFirst(ps []pending) []pending {
 	seen := map[string]bool{}

@@ -48,10 +48,10 @@ type Machine struct {
 	// Readmit is the factor by which the kept candidates' best time must
 	// exceed a pruned candidate's prediction for it to be built after
 	// all (bench's readmit): 1 on GPUs, where builds are quick and the
-	// model misprices whole families (sum-factorised blocks kernels ran
-	// 1.8× faster than predicted, unrolled ones 1.35× slower:
-	// docs/rationale.md#readmit); Prune on CPUs, whose kernels routinely
-	// run 1.5–2× their predictions and whose builds are slow.
+	// model misprices whole families, blocks kernels faster and large
+	// unrolled ones slower than predicted (docs/rationale.md#readmit);
+	// Prune on CPUs, whose kernels routinely run 1.5–2× their
+	// predictions and whose builds are slow.
 	Readmit float64
 	// Wide multiplies IssueRate for kernels that ask for wide vectors
 	// (kernel.Hints.WideVectors) on a CPU that builds them so: 2 where

@@ -12,9 +12,8 @@ import (
 const planMemoSize = 32
 
 // plans memoises planBlocks by α·A. A block plan depends on α·A alone,
-// and planning a large operator (near classes, pieces) takes seconds:
-// every blocks variant's check and build planned p6/pri/m132 again, four
-// seconds for the candidates of one `serve` lookup.
+// and planning a large operator (near classes, pieces) takes seconds,
+// which every blocks variant's check and build would spend again.
 var plans = &planMemo{entries: map[[32]byte]*planEntry{}}
 
 // planMemo holds the block plans of the latest operators, least recently

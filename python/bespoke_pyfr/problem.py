@@ -41,9 +41,8 @@ def random_panels(arr, n, ldb, ldc, seed=None):
 # and one drawn at random from each aligned group of CHECK_GROUP columns
 # between: any run of 2*CHECK_GROUP - 1 columns holds a whole group, so
 # every tile of 32 columns or more that a kernel computes apart is looked
-# at, for a sixteenth of the host's work. A float64 product of PyFR's
-# largest operators over all 80,000 columns took 2.5 s a candidate on a
-# 2-core host.
+# at, for a sixteenth of the host's work (a product over every column of
+# PyFR's largest operators took seconds a candidate).
 CHECK_GROUP = 16
 CHECK_EDGE = 1024
 
