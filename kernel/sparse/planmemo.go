@@ -3,6 +3,7 @@ package sparse
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"math"
 	"sync"
 )
@@ -47,6 +48,11 @@ func (m *planMemo) get(g *gen) (*blockPlan, error) {
 	}
 	m.mu.Unlock()
 	e.once.Do(func() { e.plan, e.err = planBlocks(g) })
+	if e.plan == nil && e.err == nil {
+		// The first planning panicked (a bug, recovered by a caller such
+		// as serve's): every later caller gets an error, not a nil plan.
+		return nil, errors.New("sparse: planning the operator's blocks failed")
+	}
 	return e.plan, e.err
 }
 
