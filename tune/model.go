@@ -50,7 +50,7 @@ type Machine struct {
 	// all (bench's readmit): 1 on GPUs, where builds are quick and the
 	// model misprices whole families, blocks kernels faster and large
 	// unrolled ones slower than predicted (docs/rationale.md#readmit);
-	// Prune on CPUs, whose kernels routinely run 1.5–2× their
+	// Prune on CPUs, whose kernels routinely run well over their
 	// predictions and whose builds are slow.
 	Readmit float64
 	// Wide multiplies IssueRate for kernels that ask for wide vectors
