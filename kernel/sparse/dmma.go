@@ -154,7 +154,10 @@ type MMAParams struct {
 	// transaction barrier, and the other warps, the consumers, wait on
 	// that barrier, compute, and arrive on the stage's second barrier to
 	// give the buffer back. No block-wide barrier a chunk, and no copy
-	// instructions among the mma (see dmmaBuilder.producerBody).
+	// instructions among the mma (see dmmaBuilder.producerBody). With
+	// the column groups apart (-g) each group has a producer and
+	// barriers of its own. That form is not offered: it is verified in
+	// the interpreter and not yet measured.
 	Producer bool
 }
 
@@ -330,12 +333,24 @@ func (v MMAParams) valid() error {
 		return fmt.Errorf("variant %s: column groups apart (-g) take B copied in stages (-a) and two or more warps along the columns", v.Name())
 	case v.RegA && (v.Kind != DMMA || v.Stages == 0 || v.StreamA):
 		return fmt.Errorf("variant %s: α·A in registers (-k) takes dmma with B copied in stages (-a)", v.Name())
-	case v.Producer && (v.Stages == 0 || v.StreamA || v.RegA || v.Apart):
-		return fmt.Errorf("variant %s: a producer warp (-q) takes B copied in stages (-a) with α·A resident in shared memory (not -p, -k or -g)", v.Name())
+	case v.Producer && (v.Stages == 0 || v.StreamA || v.RegA):
+		return fmt.Errorf("variant %s: a producer warp (-q) takes B copied in stages (-a) with α·A resident in shared memory (not -p or -k)", v.Name())
 	case v.StreamA && (v.Stages == 0 || (v.Kind == TMMA && !v.SplitA)):
 		return fmt.Errorf("variant %s: α·A copied in stages (-p) takes stages and α·A staged as it is (tmma: -s)", v.Name())
 	}
 	return nil
+}
+
+// producers is the producer warps of v (see MMAParams.Producer): one, or
+// with the column groups apart (-g) one a group.
+func (v MMAParams) producers() int {
+	switch {
+	case !v.Producer:
+		return 0
+	case v.Apart:
+		return v.Split
+	}
+	return 1
 }
 
 // resident says whether v keeps α·A in shared memory for several tiles.
@@ -399,10 +414,7 @@ func (v MMAParams) dmmaLayout(pb Problem) dmmaLayout {
 		}
 	}
 	l.chunks = (pb.Op.Cols + v.Chunk - 1) / max(v.Chunk, 1)
-	l.threads = 32 * l.wm * l.wn
-	if v.Producer {
-		l.threads += 32
-	}
+	l.threads = 32 * (l.wm*l.wn + v.producers())
 	l.aLen = l.bands * 32 * l.aw * l.steps
 	if v.resident() { // every chunk's k-steps, zero past k
 		l.aLen *= l.chunks
@@ -425,8 +437,8 @@ func (v MMAParams) dmmaShared(pb Problem) int {
 	switch {
 	case v.StreamA:
 		return v.Stages * (l.aLen + l.bLen) * l.bytes
-	case v.Producer: // and two 8-byte barriers a buffer
-		return (l.aLen+v.bBuffers()*l.bLen)*l.bytes + 16*v.Stages
+	case v.Producer: // and two 8-byte barriers a buffer and producer
+		return (l.aLen+v.bBuffers()*l.bLen)*l.bytes + 16*v.Stages*v.producers()
 	case v.resident():
 		return (l.aLen + v.bBuffers()*l.bLen) * l.bytes
 	}
@@ -1418,8 +1430,8 @@ func (g *gen) dmmaKernel() {
 	if v.RegA {
 		k.Shared = k.Shared[1:]
 	}
-	if v.Producer { // full[s] = bar[s], empty[s] = bar[S + s]
-		k.Shared = append(k.Shared, kernel.Shared{Name: "bar", Type: kernel.Int64, Dims: []int{2 * v.Stages}})
+	if v.Producer { // producer g's full[s] = bar[2Sg + s], empty[s] = bar[2Sg + S + s]
+		k.Shared = append(k.Shared, kernel.Shared{Name: "bar", Type: kernel.Int64, Dims: []int{2 * v.Stages * v.producers()}})
 	}
 	body := []kernel.Stmt{
 		dmmaI32("tid", kernel.LocalX),
@@ -1648,21 +1660,34 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 // empty[s] before it refills the buffer (not the first time round), the
 // consumers on full[s] before they read it: chunk q uses stage q % S in
 // its (q / S)-th phase. The only block-wide barrier is the one after
-// α·A is staged and the barriers initialised.
+// α·A is staged and the barriers initialised. With the column groups
+// apart (-g) each group has a producer warp and barriers of its own: the
+// producer copies the group's columns of each row, and the group's
+// warps wait for it alone.
 func (b *dmmaBuilder) producerBody() []kernel.Stmt {
 	v, l := b.v, b.l
-	T, cols, chunks, S := l.threads, l.cols, l.chunks, v.Stages
-	consumers := T - 32
+	T, cols, chunks, S, P := l.threads, l.cols, l.chunks, v.Stages, v.producers()
+	consumers := T - 32*P
+	gc := cols / P // a producer's columns of a tile
 	decls, val := b.aValue(kernel.Ref("e"), nil)
 	total := kernel.Mul(kernel.Ref("tiles"), kernel.Const(chunks))
+	// Producer pg's barriers follow those of the ones before it.
+	barAt := func(at kernel.Expr) kernel.Expr {
+		if P > 1 {
+			return kernel.Add(kernel.Mul(kernel.Ref("pg"), kernel.Const(2*S)), at)
+		}
+		return at
+	}
 	bar := func(op kernel.TxOp, at kernel.Expr) kernel.TxBarrier {
-		return kernel.TxBarrier{Op: op, Bar: "bar", Index: at}
+		return kernel.TxBarrier{Op: op, Bar: "bar", Index: barAt(at)}
 	}
 	var init []kernel.Stmt
-	for s := 0; s < S; s++ {
-		full, empty := bar(kernel.TxInit, kernel.Const(s)), bar(kernel.TxInit, kernel.Const(S+s))
-		full.Count, empty.Count = 32, consumers
-		init = append(init, full, empty)
+	for g := 0; g < P; g++ {
+		for s := 0; s < S; s++ {
+			full := kernel.TxBarrier{Op: kernel.TxInit, Bar: "bar", Index: kernel.Const(2*S*g + s), Count: 32}
+			empty := kernel.TxBarrier{Op: kernel.TxInit, Bar: "bar", Index: kernel.Const(2*S*g + S + s), Count: consumers / P}
+			init = append(init, full, empty)
+		}
 	}
 	body := append(b.blockTiles(),
 		kernel.If{Cond: kernel.Eq(kernel.Ref("tid"), kernel.Const(0)), Then: init},
@@ -1689,12 +1714,15 @@ func (b *dmmaBuilder) producerBody() []kernel.Stmt {
 		return kernel.Add(kernel.Mul(kernel.Add(kernel.Ref("brow0"), kernel.Ref("r")), b.g.ldbExpr()), kernel.Add(kernel.Ref("j0"), c))
 	}
 	bshAt := func(c kernel.Expr) kernel.Expr {
+		if P > 1 {
+			c = kernel.Add(kernel.Mul(kernel.Ref("pg"), kernel.Const(gc)), c)
+		}
 		return kernel.Add(kernel.Mul(kernel.Ref("r"), kernel.Const(l.stride)), c)
 	}
 	copyRow := []kernel.Stmt{
 		kernel.If{Cond: kernel.Gt(kernel.Ref("wb"), kernel.Const(0)), Then: []kernel.Stmt{
 			kernel.BulkCopy{Dst: "bsh", DstIndex: []kernel.Expr{kernel.Ref("buf"), bshAt(kernel.Const(0))},
-				Src: "b", SrcIndex: rowAt(kernel.Const(0)), Elements: kernel.Ref("wb"), Bar: "bar", BarIndex: kernel.Ref("buf")},
+				Src: "b", SrcIndex: rowAt(kernel.Const(0)), Elements: kernel.Ref("wb"), Bar: "bar", BarIndex: barAt(kernel.Ref("buf"))},
 		}},
 		kernel.For{Var: "col", From: kernel.Ref("wb"), To: kernel.Ref("w"), Body: []kernel.Stmt{
 			kernel.Put("bsh", kernel.At("b", rowAt(kernel.Ref("col"))), kernel.Ref("buf"), bshAt(kernel.Ref("col"))),
@@ -1710,12 +1738,21 @@ func (b *dmmaBuilder) producerBody() []kernel.Stmt {
 		}}
 		stored = kernel.Or(stored, kernel.Lt(kernel.Ref("rows"), kernel.Const(v.Chunk)))
 	}
+	j0 := kernel.Expr(kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(kernel.Ref("q"), kernel.Const(chunks))), kernel.Const(cols)))
+	if P > 1 {
+		j0 = kernel.Add(j0, kernel.Mul(kernel.Ref("pg"), kernel.Const(gc)))
+	}
 	produce := []kernel.Stmt{
 		dmmaI32("buf", kernel.Rem(kernel.Ref("q"), kernel.Const(S))),
 		kernel.If{Cond: kernel.Ge(kernel.Ref("q"), kernel.Const(S)), Then: []kernel.Stmt{wait}},
-		dmmaIdx("j0", kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(kernel.Ref("q"), kernel.Const(chunks))), kernel.Const(cols))),
+		dmmaIdx("j0", j0),
 		dmmaIdx("w", kernel.Sub(b.g.nExpr(), kernel.Ref("j0"))),
-		kernel.If{Cond: kernel.Gt(kernel.Ref("w"), kernel.Const(cols)), Then: []kernel.Stmt{kernel.Assign{Name: "w", Value: kernel.Const(cols)}}},
+		kernel.If{Cond: kernel.Gt(kernel.Ref("w"), kernel.Const(gc)), Then: []kernel.Stmt{kernel.Assign{Name: "w", Value: kernel.Const(gc)}}},
+	}
+	if P > 1 { // a group's columns may all lie past n in a last tile
+		produce = append(produce, kernel.If{Cond: kernel.Lt(kernel.Ref("w"), kernel.Const(0)), Then: []kernel.Stmt{kernel.Assign{Name: "w", Value: kernel.Const(0)}}})
+	}
+	produce = append(produce,
 		dmmaIdx("wb", kernel.Mul(kernel.Div(kernel.Ref("w"), kernel.Const(vec)), kernel.Const(vec))),
 		dmmaIdx("brow0", kernel.Mul(kernel.Rem(kernel.Ref("q"), kernel.Const(chunks)), kernel.Const(v.Chunk))),
 		dmmaIdx("rows", kernel.Sub(kernel.Const(kk), kernel.Ref("brow0"))),
@@ -1724,7 +1761,7 @@ func (b *dmmaBuilder) producerBody() []kernel.Stmt {
 		kernel.For{Var: "r", From: kernel.Ref("lane"), To: kernel.Const(v.Chunk), Step: 32, Body: []kernel.Stmt{row}},
 		kernel.If{Cond: stored, Then: []kernel.Stmt{kernel.WGMMASync{Kind: kernel.ProxyFence}}},
 		bar(kernel.TxArrive, kernel.Ref("buf")),
-	}
+	)
 	// The consumers.
 	ready := bar(kernel.TxWait, kernel.Ref("buf"))
 	ready.Parity = kernel.Rem(kernel.Div(kernel.Ref("q"), kernel.Const(S)), kernel.Const(2))
@@ -1735,10 +1772,20 @@ func (b *dmmaBuilder) producerBody() []kernel.Stmt {
 	}
 	consume = append(consume, b.step(kernel.Add(kernel.Mul(kernel.Ref("kc"), kernel.Const(l.steps)), kernel.Ref("s")), nil)...)
 	consume = append(consume, bar(kernel.TxArrive, plus(S, kernel.Ref("buf"))), b.tileDone())
+	if P == 1 {
+		return append(body,
+			kernel.Comment{Text: fmt.Sprintf("warp %d copies the tiles' rows of B, %d a chunk, into %d buffers; the others compute", consumers/32, v.Chunk, S)},
+			kernel.If{Cond: kernel.Eq(kernel.Ref("warp"), kernel.Const(consumers/32)),
+				Then: []kernel.Stmt{kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: produce}},
+				Else: []kernel.Stmt{kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: consume}},
+			})
+	}
 	return append(body,
-		kernel.Comment{Text: fmt.Sprintf("warp %d copies the tiles' rows of B, %d a chunk, into %d buffers; the others compute", consumers/32, v.Chunk, S)},
-		kernel.If{Cond: kernel.Eq(kernel.Ref("warp"), kernel.Const(consumers/32)),
-			Then: []kernel.Stmt{kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: produce}},
-			Else: []kernel.Stmt{kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: consume}},
+		kernel.Comment{Text: fmt.Sprintf("warps %d… each copy their column group's %d columns of the tiles' rows of B, %d a chunk, into %d buffers; the others compute", consumers/32, gc, v.Chunk, S)},
+		kernel.If{Cond: kernel.Ge(kernel.Ref("warp"), kernel.Const(consumers/32)),
+			Then: []kernel.Stmt{dmmaI32("pg", kernel.Sub(kernel.Ref("warp"), kernel.Const(consumers/32))),
+				kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: produce}},
+			Else: []kernel.Stmt{dmmaI32("pg", kernel.Ref("wc")),
+				kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: consume}},
 		})
 }

@@ -542,8 +542,10 @@ func TestMMAFillOneWave(t *testing.T) {
 // give: operators whose k the chunk divides or not, n passed at run time and
 // baked in (a last tile with an odd count of columns, copied partly by
 // the lanes' own loads), β = 0 and 1, more chunks a block than buffers
-// (each buffer reused, its empty barrier waited on), TF32 too. Without
-// the consumers' wait the interpreter's NaN-filled buffers show.
+// (each buffer reused, its empty barrier waited on), TF32 too, and a
+// producer a column group (-g), some groups of a last tile holding no
+// column. Without the consumers' wait the interpreter's NaN-filled
+// buffers show.
 func TestDMMAProducer(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 11))
 	type opCase struct {
@@ -552,10 +554,13 @@ func TestDMMAProducer(t *testing.T) {
 		names []string
 	}
 	for _, oc := range []opCase{
-		{randomDense(t, rng, 37, 24, nil), kernel.F64, []string{"dmma/m16n8k4-r1-w1-x2-c12-t3-a3-q", "dmma/m8n8k4-r3-w2-x1-c8-t2-a2-q", "dmma/m16n8k8-r2-w1-x2-c8-t2-a4-y2-q"}},
+		{randomDense(t, rng, 37, 24, nil), kernel.F64, []string{"dmma/m16n8k4-r1-w1-x2-c12-t3-a3-q", "dmma/m8n8k4-r3-w2-x1-c8-t2-a2-q", "dmma/m16n8k8-r2-w1-x2-c8-t2-a4-y2-q",
+			// A producer a column group: at n = 45 the last tile's
+			// third and fourth groups hold no column.
+			"dmma/m16n8k4-r1-w1-x4-c12-t3-a3-g-q", "dmma/m16n8k8-r2-w1-x2-c8-t2-a4-y2-g-q"}},
 		// k = 29: a last chunk partly past k, its rows zeroed.
 		{randomDense(t, rng, 33, 29, nil), kernel.F64, []string{"dmma/m16n8k4-r1-w1-x2-c12-t3-a3-q", "dmma/m16n8k8-r1-w2-x1-c16-t2-a2-q"}},
-		{randomDense(t, rng, 45, 32, nil), kernel.F32, []string{"tmma/m16n8k8-r1-w2-x2-c16-t3-a3-s-q"}},
+		{randomDense(t, rng, 45, 32, nil), kernel.F32, []string{"tmma/m16n8k8-r1-w2-x2-c16-t3-a3-s-q", "tmma/m16n8k8-r1-w1-x4-c16-t3-a3-s-g-q"}},
 	} {
 		for _, beta := range []float64{0, 1} {
 			for _, n := range []int{45, 70} {
@@ -615,7 +620,8 @@ func TestDMMAProducer(t *testing.T) {
 		{"dmma/m16n8k4-r1-w1-x2-c12-t3-a3-q", 0, "ldb baked in"},
 		{"dmma/m16n8k4-r1-w1-x2-c12-t3-a3-q", 81, "ldb baked in"},
 		{"dmma/m16n8k4-r1-w1-x2-c12-t3-q", 80, "takes B copied in stages"},
-		{"dmma/m16n8k4-r1-w1-x2-c12-t3-a3-g-q", 80, "takes B copied in stages"},
+		{"dmma/m16n8k4-r1-w1-x2-c12-t3-p3-q", 80, "takes B copied in stages"},
+		{"dmma/m16n8k4-r1-w1-x1-c12-t3-a3-g-q", 80, "two or more warps along the columns"},
 	} {
 		pb := NewOperator(op, kernel.F64, 1, 0).Spec()
 		pb.LDB = tc.ldb
