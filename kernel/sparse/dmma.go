@@ -1713,11 +1713,15 @@ func (b *dmmaBuilder) producerBody() []kernel.Stmt {
 	rowAt := func(c kernel.Expr) kernel.Expr {
 		return kernel.Add(kernel.Mul(kernel.Add(kernel.Ref("brow0"), kernel.Ref("r")), b.g.ldbExpr()), kernel.Add(kernel.Ref("j0"), c))
 	}
-	bshAt := func(c kernel.Expr) kernel.Expr {
+	// Column c of producer pg's group.
+	inGroup := func(c kernel.Expr) kernel.Expr {
 		if P > 1 {
-			c = kernel.Add(kernel.Mul(kernel.Ref("pg"), kernel.Const(gc)), c)
+			return kernel.Add(c, kernel.Mul(kernel.Ref("pg"), kernel.Const(gc)))
 		}
-		return kernel.Add(kernel.Mul(kernel.Ref("r"), kernel.Const(l.stride)), c)
+		return c
+	}
+	bshAt := func(c kernel.Expr) kernel.Expr {
+		return kernel.Add(kernel.Mul(kernel.Ref("r"), kernel.Const(l.stride)), inGroup(c))
 	}
 	copyRow := []kernel.Stmt{
 		kernel.If{Cond: kernel.Gt(kernel.Ref("wb"), kernel.Const(0)), Then: []kernel.Stmt{
@@ -1738,10 +1742,7 @@ func (b *dmmaBuilder) producerBody() []kernel.Stmt {
 		}}
 		stored = kernel.Or(stored, kernel.Lt(kernel.Ref("rows"), kernel.Const(v.Chunk)))
 	}
-	j0 := kernel.Expr(kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(kernel.Ref("q"), kernel.Const(chunks))), kernel.Const(cols)))
-	if P > 1 {
-		j0 = kernel.Add(j0, kernel.Mul(kernel.Ref("pg"), kernel.Const(gc)))
-	}
+	j0 := inGroup(kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(kernel.Ref("q"), kernel.Const(chunks))), kernel.Const(cols)))
 	produce := []kernel.Stmt{
 		dmmaI32("buf", kernel.Rem(kernel.Ref("q"), kernel.Const(S))),
 		kernel.If{Cond: kernel.Ge(kernel.Ref("q"), kernel.Const(S)), Then: []kernel.Stmt{wait}},
@@ -1772,20 +1773,18 @@ func (b *dmmaBuilder) producerBody() []kernel.Stmt {
 	}
 	consume = append(consume, b.step(kernel.Add(kernel.Mul(kernel.Ref("kc"), kernel.Const(l.steps)), kernel.Ref("s")), nil)...)
 	consume = append(consume, bar(kernel.TxArrive, plus(S, kernel.Ref("buf"))), b.tileDone())
-	if P == 1 {
-		return append(body,
-			kernel.Comment{Text: fmt.Sprintf("warp %d copies the tiles' rows of B, %d a chunk, into %d buffers; the others compute", consumers/32, v.Chunk, S)},
-			kernel.If{Cond: kernel.Eq(kernel.Ref("warp"), kernel.Const(consumers/32)),
-				Then: []kernel.Stmt{kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: produce}},
-				Else: []kernel.Stmt{kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: consume}},
-			})
+	first := kernel.Const(consumers / 32) // the (first) producer warp
+	doc := fmt.Sprintf("warp %d copies the tiles' rows of B, %d a chunk, into %d buffers; the others compute", consumers/32, v.Chunk, S)
+	isProducer := kernel.Expr(kernel.Eq(kernel.Ref("warp"), first))
+	var producer, consumer []kernel.Stmt
+	if P > 1 { // pg: the producer's group, or the consumer's
+		doc = fmt.Sprintf("warps %d… each copy their column group's %d columns of the tiles' rows of B, %d a chunk, into %d buffers; the others compute", consumers/32, gc, v.Chunk, S)
+		isProducer = kernel.Ge(kernel.Ref("warp"), first)
+		producer = []kernel.Stmt{dmmaI32("pg", kernel.Sub(kernel.Ref("warp"), first))}
+		consumer = []kernel.Stmt{dmmaI32("pg", kernel.Ref("wc"))}
 	}
-	return append(body,
-		kernel.Comment{Text: fmt.Sprintf("warps %d… each copy their column group's %d columns of the tiles' rows of B, %d a chunk, into %d buffers; the others compute", consumers/32, gc, v.Chunk, S)},
-		kernel.If{Cond: kernel.Ge(kernel.Ref("warp"), kernel.Const(consumers/32)),
-			Then: []kernel.Stmt{dmmaI32("pg", kernel.Sub(kernel.Ref("warp"), kernel.Const(consumers/32))),
-				kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: produce}},
-			Else: []kernel.Stmt{dmmaI32("pg", kernel.Ref("wc")),
-				kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: consume}},
-		})
+	return append(body, kernel.Comment{Text: doc}, kernel.If{Cond: isProducer,
+		Then: append(producer, kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: produce}),
+		Else: append(consumer, kernel.For{Var: "q", From: kernel.Const(0), To: total, Body: consume}),
+	})
 }

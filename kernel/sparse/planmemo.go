@@ -17,8 +17,8 @@ const planMemoSize = 32
 // which every blocks variant's check and build would spend again.
 var plans = &planMemo{entries: map[[32]byte]*planEntry{}}
 
-// planMemo holds the block plans of the latest operators, least recently
-// planned first out. A plan is read, never changed, once made.
+// planMemo holds the block plans of the latest operators asked for, the
+// oldest first out. A plan is read, never changed, once made.
 type planMemo struct {
 	mu      sync.Mutex
 	entries map[[32]byte]*planEntry
