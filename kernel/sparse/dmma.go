@@ -1529,23 +1529,55 @@ func (b *dmmaBuilder) streamedBody() []kernel.Stmt {
 	return append(body, b.epilogue(kernel.Ref("j0"))...)
 }
 
-// blockTiles declares t0, the block's first tile of columns, and tiles,
-// how many it takes: Block, or fewer at the end of the columns (a select,
-// not min: CUDA's min of an int and a long long is ambiguous).
+// blockTiles declares t0, ts and tiles for the block (see tileRun).
 func (b *dmmaBuilder) blockTiles() []kernel.Stmt {
-	v, cols := b.v, b.l.cols
-	return []kernel.Stmt{
-		dmmaIdx("t0", kernel.Mul(b.colBlock(), kernel.Const(v.Block))),
-		dmmaIdx("tiles", kernel.Div(kernel.Sub(plus(cols-1, b.g.nExpr()), kernel.Mul(kernel.Ref("t0"), kernel.Const(cols))), kernel.Const(cols))),
-		kernel.If{Cond: kernel.Gt(kernel.Ref("tiles"), kernel.Const(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: kernel.Const(v.Block)}}},
+	return tileRun(b.g, b.colBlock(), b.l.cols, b.v.Block, !b.v.Apart)
+}
+
+// tileRun declares t0, the block's first tile of columns, ts, the tiles
+// from one of its tiles to its next, and tiles, how many it takes: block,
+// or fewer at the end of the columns. Interleaved, the tiles go to the
+// blocks in turn (ts is the blocks), so that the blocks of a wave read
+// adjacent columns of each row of B at once; else each block takes a run
+// of adjacent tiles (ts = 1). Runs put a wave's reads a run apart, which
+// with a leading dimension of a multiple of 512 elements (PyFR's) fell on
+// a few memory channels and ran up to twice as slow; interleaved, the
+// kernels whose column groups run apart (-g) ran slower there instead
+// (docs/rationale.md#tile-order).
+func tileRun(g *gen, colBlock kernel.Expr, cols, block int, interleave bool) []kernel.Stmt {
+	if !interleave {
+		return []kernel.Stmt{
+			dmmaIdx("t0", kernel.Mul(colBlock, kernel.Const(block))),
+			dmmaIdx("ts", kernel.Const(1)),
+			dmmaIdx("tiles", kernel.Div(kernel.Sub(plus(cols-1, g.nExpr()), kernel.Mul(kernel.Ref("t0"), kernel.Const(cols))), kernel.Const(cols))),
+			kernel.If{Cond: kernel.Gt(kernel.Ref("tiles"), kernel.Const(block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: kernel.Const(block)}}},
+		}
 	}
+	per := cols * block
+	ts := kernel.Div(plus(per-1, g.nExpr()), kernel.Const(per))
+	if g.pb.N > 0 {
+		ts = kernel.Const((g.pb.N + per - 1) / per)
+	}
+	ntiles := kernel.Div(plus(cols-1, g.nExpr()), kernel.Const(cols))
+	return []kernel.Stmt{
+		dmmaIdx("t0", colBlock),
+		dmmaIdx("ts", ts),
+		// the grid is ts blocks (a group of rows), so t0 < ts ≤ ntiles
+		dmmaIdx("tiles", kernel.Div(kernel.Add(kernel.Sub(ntiles, kernel.Ref("t0")), kernel.Sub(kernel.Ref("ts"), kernel.Const(1))), kernel.Ref("ts"))),
+		kernel.If{Cond: kernel.Gt(kernel.Ref("tiles"), kernel.Const(block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: kernel.Const(block)}}},
+	}
+}
+
+// tileCol is the first column of the block's tile i (see tileRun).
+func tileCol(i kernel.Expr, cols int) kernel.Expr {
+	return kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Mul(i, kernel.Ref("ts"))), kernel.Const(cols))
 }
 
 // tileDone stores a tile's sums after the last chunk kc of step q and
 // zeroes them for the next tile.
 func (b *dmmaBuilder) tileDone() kernel.Stmt {
 	v, l := b.v, b.l
-	last := b.epilogue(kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(kernel.Ref("q"), kernel.Const(l.chunks))), kernel.Const(l.cols)))
+	last := b.epilogue(tileCol(kernel.Div(kernel.Ref("q"), kernel.Const(l.chunks)), l.cols))
 	for i := 0; i < v.Rows; i++ {
 		for j := 0; j < v.Width; j++ {
 			for e := 0; e < l.nc; e++ {
@@ -1566,7 +1598,7 @@ func (b *dmmaBuilder) residentBody() []kernel.Stmt {
 	body := append(b.blockTiles(),
 		kernel.Comment{Text: fmt.Sprintf("alpha*A, %d×%d, into shared memory once, in the A-fragment order (zero past m and k)", b.g.m, b.g.k)},
 		kernel.For{Var: "e", From: kernel.Ref("tid"), To: kernel.Const(l.aLen), Step: int64(T), Body: append(decls, kernel.Put("ash", val, kernel.Ref("e")))},
-		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, through two buffers; chunk q is rows (q %% %d)·%d… of tile t0 + q / %d", v.Chunk, chunks, v.Chunk, chunks)},
+		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, through two buffers; chunk q is rows (q %% %d)·%d… of the block's tile q / %d (see tileRun)", v.Chunk, chunks, v.Chunk, chunks)},
 	)
 	body = append(body, b.loadB("pb", kernel.Const(0), kernel.Mul(kernel.Ref("t0"), kernel.Const(cols)))...)
 	chunk := []kernel.Stmt{
@@ -1577,7 +1609,7 @@ func (b *dmmaBuilder) residentBody() []kernel.Stmt {
 	chunk = append(chunk, kernel.Barrier{})
 	chunk = append(chunk, kernel.If{Cond: kernel.Lt(plus(1, kernel.Ref("q")), kernel.Mul(kernel.Ref("tiles"), kernel.Const(chunks))), Then: append(
 		[]kernel.Stmt{dmmaIdx("q1", plus(1, kernel.Ref("q")))},
-		b.loadB("pb", kernel.Mul(kernel.Rem(kernel.Ref("q1"), kernel.Const(chunks)), kernel.Const(v.Chunk)), kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(kernel.Ref("q1"), kernel.Const(chunks))), kernel.Const(cols)))...)})
+		b.loadB("pb", kernel.Mul(kernel.Rem(kernel.Ref("q1"), kernel.Const(chunks)), kernel.Const(v.Chunk)), tileCol(kernel.Div(kernel.Ref("q1"), kernel.Const(chunks)), cols))...)})
 	chunk = append(chunk, b.step(kernel.Add(kernel.Mul(kernel.Ref("kc"), kernel.Const(l.steps)), kernel.Ref("s")), nil)...)
 	chunk = append(chunk, b.tileDone())
 	return append(body, kernel.For{Var: "q", From: kernel.Const(0), To: kernel.Mul(kernel.Ref("tiles"), kernel.Const(chunks)), Body: chunk})
@@ -1603,14 +1635,14 @@ func (b *dmmaBuilder) asyncBody() []kernel.Stmt {
 	// rows of B, and with StreamA its columns of α·A.
 	issue := func(q kernel.Expr) []kernel.Stmt {
 		c0 := kernel.Mul(kernel.Rem(q, kernel.Const(chunks)), kernel.Const(v.Chunk))
-		out := b.copyB(kernel.Rem(q, kernel.Const(S)), c0, kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(q, kernel.Const(chunks))), kernel.Const(cols)))
+		out := b.copyB(kernel.Rem(q, kernel.Const(S)), c0, tileCol(kernel.Div(q, kernel.Const(chunks)), cols))
 		if v.StreamA {
 			out = append(b.copyA(kernel.Rem(q, kernel.Const(S)), c0), out...)
 		}
 		return out
 	}
 	body := append(b.blockTiles(),
-		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, copied asynchronously into %d buffers, %d chunks ahead; chunk q is rows (q %% %d)·%d… of tile t0 + q / %d", v.Chunk, S, S-1, chunks, v.Chunk, chunks)},
+		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, copied asynchronously into %d buffers, %d chunks ahead; chunk q is rows (q %% %d)·%d… of the block's tile q / %d (see tileRun)", v.Chunk, S, S-1, chunks, v.Chunk, chunks)},
 	)
 	for q := 0; q < S-1; q++ {
 		body = append(body, kernel.If{Cond: kernel.Lt(kernel.Const(q), total), Then: issue(kernel.Const(q))}, kernel.AsyncCommit{})
@@ -1696,7 +1728,7 @@ func (b *dmmaBuilder) producerBody() []kernel.Stmt {
 		kernel.Barrier{},
 	)
 	// The producer: chunk q is rows (q % chunks)·Chunk… of tile
-	// t0 + q / chunks, w of its columns in B (a last tile may hold
+	// q / chunks (tileCol), w of its columns in B (a last tile may hold
 	// fewer): the first wb (a multiple of 16 bytes) a bulk copy a row,
 	// the rest loaded and stored by the lane, and zeros in the rows past
 	// k of a last chunk (α·A's columns there are zero, but the buffer
@@ -1742,7 +1774,7 @@ func (b *dmmaBuilder) producerBody() []kernel.Stmt {
 		}}
 		stored = kernel.Or(stored, kernel.Lt(kernel.Ref("rows"), kernel.Const(v.Chunk)))
 	}
-	j0 := inGroup(kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(kernel.Ref("q"), kernel.Const(chunks))), kernel.Const(cols)))
+	j0 := inGroup(tileCol(kernel.Div(kernel.Ref("q"), kernel.Const(chunks)), cols))
 	produce := []kernel.Stmt{
 		dmmaI32("buf", kernel.Rem(kernel.Ref("q"), kernel.Const(S))),
 		kernel.If{Cond: kernel.Ge(kernel.Ref("q"), kernel.Const(S)), Then: []kernel.Stmt{wait}},

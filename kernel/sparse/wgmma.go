@@ -310,7 +310,7 @@ func (b *wgmmaBuilder) stageA() kernel.Stmt {
 }
 
 // copyB copies chunk q (an expression) of the block's sequence into its
-// buffer of bsh: rows (q % chunks)·Chunk… of tile t0 + q / chunks, zero
+// buffer of bsh: rows (q % chunks)·Chunk… of the block's tile q / chunks (tileCol), zero
 // past k and n; four elements a copy where ldb is baked in and a multiple
 // of 4 (16-byte copies: a quarter of the instructions, which the
 // schedulers issue beside the wgmma), a vector at the end of the
@@ -335,7 +335,7 @@ func (b *wgmmaBuilder) copyB(q kernel.Expr) []kernel.Stmt {
 	}
 	buf := kernel.Mul(kernel.Rem(q, kernel.Const(v.Stages)), kernel.Const(l.bLen))
 	row0 := kernel.Mul(kernel.Rem(q, kernel.Const(l.chunks)), kernel.Const(v.Chunk))
-	col0 := kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Div(q, kernel.Const(l.chunks))), kernel.Const(l.cols))
+	col0 := tileCol(kernel.Div(q, kernel.Const(l.chunks)), l.cols)
 	if v.Apart {
 		buf = kernel.Add(buf, kernel.Ref("wcol"))
 		col0 = kernel.Add(col0, kernel.Ref("wcol"))
@@ -570,10 +570,8 @@ func (g *gen) wgmmaKernel() {
 	for _, a := range b.accs() {
 		body = append(body, dmmaReal(a, kernel.Float(0)))
 	}
+	body = append(body, tileRun(g, colBlock, l.cols, v.Block, !v.Apart)...)
 	body = append(body,
-		dmmaIdx("t0", kernel.Mul(colBlock, kernel.Const(v.Block))),
-		dmmaIdx("tiles", kernel.Div(kernel.Sub(plus(l.cols-1, g.nExpr()), kernel.Mul(kernel.Ref("t0"), kernel.Const(l.cols))), kernel.Const(l.cols))),
-		kernel.If{Cond: kernel.Gt(kernel.Ref("tiles"), kernel.Const(v.Block)), Then: []kernel.Stmt{kernel.Assign{Name: "tiles", Value: kernel.Const(v.Block)}}},
 		dmmaIdx("total", kernel.Mul(kernel.Ref("tiles"), kernel.Const(l.chunks))),
 		kernel.Comment{Text: fmt.Sprintf("the tiles' rows of B, %d at a time, copied asynchronously into %d buffers, %d chunks ahead", v.Chunk, S, S-1)},
 	)
@@ -605,7 +603,7 @@ func (g *gen) wgmmaKernel() {
 		tile = append(tile, b.iteration(kc, pending))
 	}
 	tile = append(tile, kernel.WGMMASync{Kind: kernel.WGMMAWait})
-	tile = append(tile, b.epilogue(kernel.Mul(kernel.Add(kernel.Ref("t0"), kernel.Ref("t")), kernel.Const(l.cols)))...)
+	tile = append(tile, b.epilogue(tileCol(kernel.Ref("t"), l.cols))...)
 	body = append(body, kernel.For{Var: "t", From: kernel.Const(0), To: kernel.Ref("tiles"), Body: tile})
 	k.Body = body
 	k.Meta["tile"] = fmt.Sprintf("%d columns, %d warpgroups", l.cols, v.Split)
