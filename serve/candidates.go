@@ -98,7 +98,7 @@ func (r *resolved) candidates(limit int) (offered int, out []Candidate, err erro
 		}
 		ps = append(ps, *p)
 	}
-	for _, p := range order(ps) {
+	for _, p := range order(ps, r.roofSeconds(work)) {
 		if limit > 0 && len(out) == limit {
 			break
 		}
@@ -122,14 +122,19 @@ func (r *resolved) candidates(limit int) (offered int, out []Candidate, err erro
 // by their predicted time (ties in the family's order), each strategy's
 // best first (see leadersFirst), alternating from
 // the top with those it does not (tensor-core kernels), so that a client
-// that tries the first few tries both kinds. Of the tensor-core kernels,
+// that tries the first few tries both kinds. Where even the model's best
+// is predicted over twice roofS (the problem's time at the memory roof),
+// the tensor-core kernels take three turns of every four, from the top:
+// they ran at 50–90 % of the roof where they are offered, and the model
+// underprices the unrolled fp64 kernels of large dense operators
+// (docs/rationale.md#cost-model). Of the tensor-core kernels,
 // those needing the newest architecture the device has come first (on
 // sm_90 the m16n8 DMMA shapes, the ones Hopper runs at full rate, before
 // sm_80's m8n8k4), and within an architecture the block sizes take turns,
 // largest first, each in the family's order: the model cannot rank them,
 // and on PyFR's tets the winner was sometimes the family's first of one
 // block size, sometimes of another (docs/rationale.md#dmma-waves).
-func order(ps []pending) []pending {
+func order(ps []pending, roofS float64) []pending {
 	var modelled, other []pending
 	for _, p := range ps {
 		if p.cand.Modelled {
@@ -141,17 +146,29 @@ func order(ps []pending) []pending {
 	slices.SortStableFunc(modelled, func(a, b pending) int { return cmp.Compare(a.cand.PredictedS, b.cand.PredictedS) })
 	modelled = leadersFirst(modelled)
 	other = turns(other)
+	otherLead := len(modelled) > 0 && roofS > 0 && modelled[0].cand.PredictedS > slowModelled*roofS
+	otherTurns := 1
+	if otherLead {
+		otherTurns = 3
+	}
 	out := make([]pending, 0, len(ps))
-	for i := 0; i < max(len(modelled), len(other)); i++ {
-		if i < len(modelled) {
-			out = append(out, modelled[i])
+	for i, j := 0, 0; i < len(modelled) || j < len(other); {
+		if !otherLead && i < len(modelled) {
+			out, i = append(out, modelled[i]), i+1
 		}
-		if i < len(other) {
-			out = append(out, other[i])
+		for t := 0; t < otherTurns && j < len(other); t++ {
+			out, j = append(out, other[j]), j+1
+		}
+		if otherLead && i < len(modelled) {
+			out, i = append(out, modelled[i]), i+1
 		}
 	}
 	return out
 }
+
+// slowModelled is how many times the memory roof's time the model's best
+// prediction may take before the tensor-core kernels lead (see order).
+const slowModelled = 2.0
 
 // leadersFirst puts the first kernel of each strategy (the variant's
 // name up to "/": cstream, blocks …) before the others, each group in the
@@ -512,7 +529,13 @@ func (r *resolved) predict(k *kernel.Kernel, work *family.Workload) (float64, bo
 	if err == nil && p.Seconds > 0 {
 		return p.Seconds, true
 	}
-	return float64(work.IdealBytes) / (m.RoofGBs * 1e9), false
+	return r.roofSeconds(work), false
+}
+
+// roofSeconds is the problem's time at the device's memory roof.
+func (r *resolved) roofSeconds(work *family.Workload) float64 {
+	m := tune.MachineOf(r.info, r.dev.BandwidthGBs)
+	return float64(work.IdealBytes) / (m.RoofGBs * 1e9)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

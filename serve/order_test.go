@@ -10,7 +10,8 @@ import (
 // The kernels the model does not rank come newest architecture first,
 // their block sizes taking turns, largest first, each in the given order;
 // the modelled ones by predicted time, each strategy's best first, the two
-// kinds alternating.
+// kinds alternating, or three tensor-core kernels to one modelled where
+// the model's best is predicted over twice the roof's time (1e-4 s here).
 func TestOrder(t *testing.T) {
 	mk := func(name string, arch, threads int, predicted float64) pending {
 		k := &kernel.Kernel{}
@@ -37,10 +38,14 @@ func TestOrder(t *testing.T) {
 			producer(mk("x2-g", 90, 192, 0), false), producer(mk("x2-q", 90, 224, 0), true), producer(mk("x2", 90, 192, 0), false),
 			mk("x4-g", 90, 384, 0), producer(mk("x4-q", 90, 416, 0), true),
 		}, []string{"x4-g", "x2-g", "x4-q", "x2-q", "x2"}},
+		{"tensor-core kernels lead where the model's best is slow", []pending{
+			mk("cstream/a", 0, 128, 2.1e-4), mk("bstream/a", 0, 128, 3e-4), mk("x4-a", 90, 384, 0), mk("x4-b", 90, 384, 0),
+			mk("x2-a", 90, 192, 0), mk("x2-b", 90, 192, 0), mk("x1-a", 90, 96, 0),
+		}, []string{"x4-a", "x2-a", "x1-a", "cstream/a", "x4-b", "x2-b", "bstream/a"}},
 		{"none", nil, []string{}},
 	} {
 		var got []string
-		for _, p := range order(tc.in) {
+		for _, p := range order(tc.in, 1e-4) {
 			got = append(got, p.cand.Name)
 		}
 		if !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
