@@ -199,12 +199,9 @@ func turns(ps []pending) []pending {
 	var classes []class
 	by := map[class][]pending{}
 	for _, p := range ps {
-		c := class{p.k.Hints.MinArch, p.k.Launch.Block[0] * p.k.Launch.Block[1] * p.k.Launch.Block[2]}
-		if kernel.HasBulkCopies(p.k.Body) {
-			// A producer warp does no arithmetic: the kernel takes
-			// its turns with the plain kernels of its tile.
-			c.threads -= 32
-		}
+		// Producer warps do no arithmetic: the kernel takes its turns
+		// with the plain kernels of its tile.
+		c := class{p.k.Hints.MinArch, p.k.Launch.Block[0]*p.k.Launch.Block[1]*p.k.Launch.Block[2] - 32*producerWarps(p.k)}
 		if _, ok := by[c]; !ok {
 			classes = append(classes, c)
 		}
@@ -230,6 +227,18 @@ func turns(ps []pending) []pending {
 		i = j
 	}
 	return out
+}
+
+// producerWarps is the warps of k that only copy: as its family
+// recorded, else one where it has bulk copies.
+func producerWarps(k *kernel.Kernel) int {
+	if n, ok := k.Meta["producer_warps"].(int); ok {
+		return n
+	}
+	if kernel.HasBulkCopies(k.Body) {
+		return 1
+	}
+	return 0
 }
 
 // candidate describes the named variant if it is one the family offers

@@ -36,8 +36,8 @@ func TestOrder(t *testing.T) {
 		}, []string{"cstream/a", "x4-a", "blocks/a", "bstream/a", "cstream/b", "blocks/b"}},
 		{"a producer warp's kernel takes its turns with its tile's", []pending{
 			producer(mk("x2-g", 90, 192, 0), false), producer(mk("x2-q", 90, 224, 0), true), producer(mk("x2", 90, 192, 0), false),
-			mk("x4-g", 90, 384, 0), producer(mk("x4-q", 90, 416, 0), true),
-		}, []string{"x4-g", "x2-g", "x4-q", "x2-q", "x2"}},
+			mk("x4-g", 90, 384, 0), producer(mk("x4-q", 90, 416, 0), true), producers(mk("x4-g-q", 90, 512, 0), 4),
+		}, []string{"x4-g", "x2-g", "x4-q", "x2-q", "x4-g-q", "x2"}},
 		{"tensor-core kernels lead where the model's best is slow", []pending{
 			mk("cstream/a", 0, 128, 2.1e-4), mk("bstream/a", 0, 128, 3e-4), mk("x4-a", 90, 384, 0), mk("x4-b", 90, 384, 0),
 			mk("x2-a", 90, 192, 0), mk("x2-b", 90, 192, 0), mk("x1-a", 90, 96, 0),
@@ -52,6 +52,13 @@ func TestOrder(t *testing.T) {
 			t.Errorf("%s: order %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// producers records n producer warps in p's kernel, as dmma does.
+func producers(p pending, n int) pending {
+	p = producer(p, true)
+	p.k.Meta = map[string]any{"producer_warps": n}
+	return p
 }
 
 // producer gives p's kernel a bulk copy (a producer warp's) where bulk.

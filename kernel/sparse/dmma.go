@@ -663,33 +663,40 @@ func mmaCandidates(pb Problem, arch int, fill Fill, fam Family, shapes []kernel.
 								if len(out) == n {
 									continue
 								}
+								// Its twins, offered before it: with
+								// a producer warp's bulk copies (-q,
+								// sm_90; not m8n8k4, at half rate
+								// there), which won most of the
+								// p5–p6 tets and pyramids
+								// (docs/rationale.md#dmma-producer);
+								// with the column groups apart (-g),
+								// which pays on the large tets' β = 1
+								// operators (docs/rationale.md#dmma-async);
+								// and apart with a producer a group
+								// (-g-q), which won the p5 pyramids' β = 1
+								// operators by 9–11 % over both
+								// (docs/rationale.md#dmma-producer).
 								base := out[n]
-								// And its twin with the column
-								// groups apart (-g), which pays on
-								// the large tets' β = 1 operators
-								// (docs/rationale.md#dmma-async),
-								// offered first: it won most of the
-								// p5–p6 tets (docs/rationale.md#dmma-waves).
+								bulk := arch >= 90 && sh != kernel.M8N8K4
+								var twins []MMAParams
+								if bulk {
+									q := base
+									q.Producer = true
+									twins = append(twins, q)
+								}
 								if wn > 1 {
 									g := base
 									g.Apart = true
-									if first([]MMAParams{g}); len(out) == n+2 {
-										out[n], out[n+1] = out[n+1], out[n]
+									twins = append(twins, g)
+									if bulk {
+										g.Producer = true
+										twins = append(twins, g)
 									}
 								}
-								// And its twin with a producer
-								// warp's bulk copies (-q, sm_90; not
-								// for m8n8k4, at half rate there),
-								// which won the p5–p6 tets' larger
-								// operators (docs/rationale.md#dmma-producer),
-								// offered before the plain one.
-								if arch >= 90 && sh != kernel.M8N8K4 {
-									q := base
-									q.Producer = true
-									m := len(out)
-									if first([]MMAParams{q}); len(out) > m {
-										out[m-1], out[m] = out[m], out[m-1]
-									}
+								out = out[:n]
+								delete(seen, base.Name())
+								for _, v := range append(twins, base) {
+									first([]MMAParams{v})
 								}
 							}
 						} else {
@@ -734,8 +741,10 @@ func dmmaRowGroups(pb Problem, arch int, fam Family, sh kernel.MMAShape, mt int,
 // gained nothing more (docs/rationale.md#dmma-async). Where the columns
 // and the device's multiprocessors are known, the tiles are those that
 // fill the device in one wave of perUnit blocks a multiprocessor (see
-// fillTiles); else the fixed count.
-var dmmaAsync = []struct{ stages, tiles, perUnit int }{{3, dmmaTiles, 1}, {4, dmmaTiles, 1}, {3, 2 * dmmaTiles, 2}}
+// fillTiles); else the fixed count. Four buffers come first: they ran as
+// fast as three or faster on most of the p5–p6 tets and pyramids, and
+// the order is the one clients such as PyFR try them in.
+var dmmaAsync = []struct{ stages, tiles, perUnit int }{{4, dmmaTiles, 1}, {3, dmmaTiles, 1}, {3, 2 * dmmaTiles, 2}}
 
 // Fill is what sizes the runs of tiles of the resident tensor-core
 // candidates: the columns n the kernel will be launched on (baked in or
@@ -1479,6 +1488,11 @@ func (g *gen) dmmaKernel() {
 	k.Meta["tile"] = fmt.Sprintf("%d×%d a warp, %d×%d warps", v.Rows*sh.M, v.Width*sh.N, l.wm, l.wn)
 	k.Meta["mma"] = sh.String()
 	k.Meta["a_resident"] = v.resident()
+	if n := v.producers(); n > 0 {
+		// warps that only copy (a client ranking by block size
+		// leaves them out)
+		k.Meta["producer_warps"] = n
+	}
 	if l.typ != kernel.MMAF64 {
 		k.Meta["mma_type"] = l.typ.String()
 	}
