@@ -46,9 +46,15 @@ type Operator struct {
 	dt          kernel.DType
 	alpha, beta float64
 	maxNNZ      int
+	ldN         bool // Timed's panels have ld = n, not LeadingDim(n)
 }
 
 var _ family.Problem = Operator{}
+
+// WithUnpaddedLD makes Timed's panels as wide as the columns (ld = n), as
+// PyFR allocates its own: a multiple of 512 elements there meets the
+// GPU's memory channels differently (docs/rationale.md#tile-order).
+func (o Operator) WithUnpaddedLD() Operator { o.ldN = true; return o }
 
 // NewOperator is the problem C ← α·A·B + β·C for A = op.
 func NewOperator(op *operator.Operator, dt kernel.DType, alpha, beta float64) Operator {
@@ -113,7 +119,7 @@ func (o Operator) Checks(n int) ([]family.Instance, error) {
 func even(x int) int { return x + x%2 }
 
 // Timed returns the instance the bench times: ldb = ldc = LeadingDim(n)
-// baked in, n passed at run time.
+// (n with WithUnpaddedLD) baked in, n passed at run time.
 func (o Operator) Timed(n int) (family.Instance, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("sparse: %d columns (want at least 1)", n)
@@ -122,6 +128,9 @@ func (o Operator) Timed(n int) (family.Instance, error) {
 		return nil, fmt.Errorf("sparse: %w", err)
 	}
 	ld := LeadingDim(n)
+	if o.ldN {
+		ld = n
+	}
 	pb := o.Spec()
 	pb.LDB, pb.LDC = ld, ld
 	return &Instance{Problem: pb, N: n, LDB: ld, LDC: ld}, nil

@@ -129,3 +129,44 @@ func workload(f registry.Family, in family.Instance) (*family.Workload, error) {
 	}
 	return in.Workload()
 }
+
+// --ld: the bench's timed panels are padded past multiples of 512 columns
+// unless asked to be as wide as the columns (as PyFR's are); anything
+// else is a usage error.
+func TestSparseLeadingDim(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		n, want int
+		bad     bool
+	}{
+		{nil, 122880, sparse.LeadingDim(122880), false},
+		{[]string{"--ld", "pad"}, 1000, sparse.LeadingDim(1000), false},
+		{[]string{"--ld", "n"}, 122880, 122880, false},
+		{[]string{"--ld", "n"}, 1001, 1001, false},
+		{[]string{"--ld", "wide"}, 0, 0, true},
+	} {
+		fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+		b := registry.Bind(fs, registry.Options{Suites: true})
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		ps, err := b.Problems("sparse", nil, []kernel.DType{kernel.F64})
+		if tc.bad {
+			if !errors.As(err, new(registry.UsageError)) {
+				t.Errorf("%v: %v, want a usage error", tc.args, err)
+			}
+			continue
+		}
+		if err != nil || len(ps) == 0 {
+			t.Fatalf("%v: %d problems, %v", tc.args, len(ps), err)
+		}
+		in, err := ps[0].Timed(tc.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		si := in.(*sparse.Instance)
+		if si.LDB != tc.want || si.LDC != tc.want || si.N != tc.n {
+			t.Errorf("%v at n=%d: ldb %d, ldc %d, n %d; want ld %d", tc.args, tc.n, si.LDB, si.LDC, si.N, tc.want)
+		}
+	}
+}

@@ -41,6 +41,9 @@ var sparseFamily = registry.Family{
 		if o.Gen {
 			fs.IntVar(&f.ldb, "ldb", 0, "leading dimension of B in elements, baked in (0: a kernel argument)")
 			fs.IntVar(&f.ldc, "ldc", 0, "leading dimension of C in elements, baked in (0: a kernel argument)")
+		} else if o.Suites {
+			// bench and tune: the sizes they time
+			fs.StringVar(&f.ld, "ld", "pad", "leading dimension of the timed B and C: pad (n padded to 64 elements, and past multiples of 512) or n (as PyFR allocates its panels)")
 		}
 		return f
 	},
@@ -69,6 +72,7 @@ var sparseFamily = registry.Family{
 
 type sparseFlags struct {
 	suite, only, betas string
+	ld                 string // pad or n (bench, tune)
 	alpha              float64
 	maxNNZ, ldb, ldc   int
 	sources            []string // the operator files read
@@ -101,6 +105,9 @@ func (f *sparseFlags) Problems(args []string, dts []kernel.DType) ([]family.Prob
 	if f.maxNNZ < 1 {
 		return nil, registry.Usagef("--max-nnz %d: want at least 1", f.maxNNZ)
 	}
+	if f.ld != "" && f.ld != "pad" && f.ld != "n" {
+		return nil, registry.Usagef("--ld %q: want pad or n", f.ld)
+	}
 	var ps []family.Problem
 	for _, op := range ops {
 		betas, err := f.betasFor(op)
@@ -114,7 +121,11 @@ func (f *sparseFlags) Problems(args []string, dts []kernel.DType) ([]family.Prob
 		}
 		for _, dt := range dts {
 			for _, beta := range betas {
-				ps = append(ps, sparse.NewOperator(op, dt, f.alpha, beta).WithMaxNNZ(f.maxNNZ))
+				o := sparse.NewOperator(op, dt, f.alpha, beta).WithMaxNNZ(f.maxNNZ)
+				if f.ld == "n" {
+					o = o.WithUnpaddedLD()
+				}
+				ps = append(ps, o)
 			}
 		}
 	}
