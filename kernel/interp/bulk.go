@@ -1,6 +1,8 @@
 package interp
 
 import (
+	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 
@@ -8,9 +10,10 @@ import (
 )
 
 // Transaction barriers (kernel.TxBarrier) and the bulk copies that count
-// down their bytes (kernel.BulkCopy). A copy lands when it is issued: the
-// interpreter has no copy engine running beside the threads, so a kernel
-// whose readers wait on the barrier reads what the device would.
+// down their bytes (kernel.BulkCopy). A copy reads its source when issued
+// and lands a little later, from a goroutine of its own, as a copy
+// engine's would: a kernel whose readers wait on the barrier reads what
+// the device would, and one whose readers do not may read stale data.
 
 // txWaitLimit bounds a wait on a transaction barrier: a phase that never
 // completes (too few arrivals, bytes expected that no copy brings) is a
@@ -33,6 +36,8 @@ type txState struct {
 	bars   map[[2]int]*txBar
 	broken bool
 	stop   chan struct{}
+	// inflight counts the copies issued and not yet landed
+	inflight sync.WaitGroup
 }
 
 func newTxState() *txState {
@@ -53,8 +58,8 @@ func newTxState() *txState {
 	return t
 }
 
-// close ends the block's ticker.
-func (t *txState) close() { close(t.stop) }
+// close waits for the copies in flight and ends the block's ticker.
+func (t *txState) close() { t.inflight.Wait(); close(t.stop) }
 
 // fail breaks every wait, for a thread that failed.
 func (t *txState) fail() {
@@ -185,7 +190,21 @@ func (c *compiler) bulkCopy(s kernel.BulkCopy) func(*frame) {
 		case int64(dat)+elems > int64(len(ds.reals)):
 			failf("bulk copy of %d elements into %s[%d] is out of bounds (%d elements)", elems, s.Dst, dat, len(ds.reals))
 		}
-		copy(ds.reals[dat:dat+int(elems)], ss.reals[at:at+int(elems)])
-		f.bs.tx.landed(key(f), s.Bar, elems*eb)
+		// The copy lands from beside the threads, after they have
+		// moved on a while, as a copy engine's would: a reader that
+		// does not wait on the barrier reads what was there before.
+		k, t := key(f), f.bs.tx
+		from := append([]float64(nil), ss.reals[at:at+int(elems)]...)
+		t.inflight.Add(1)
+		go func() {
+			defer t.inflight.Done()
+			for i := rand.IntN(8); i > 0; i-- {
+				runtime.Gosched()
+			}
+			t.mu.Lock()
+			copy(ds.reals[dat:dat+int(elems)], from)
+			t.mu.Unlock()
+			t.landed(k, s.Bar, elems*eb)
+		}()
 	}
 }
