@@ -125,9 +125,9 @@ func (r *resolved) candidates(limit int) (offered int, out []Candidate, err erro
 // that tries the first few tries both kinds. Where even the model's best
 // is predicted over twice roofS (the problem's time at the memory roof),
 // the tensor-core kernels take three turns of every four, from the top:
-// they ran at 50–90 % of the roof where they are offered, and the model
-// underprices the unrolled fp64 kernels of large dense operators
-// (docs/rationale.md#cost-model). Of the tensor-core kernels,
+// where they are offered they run far closer to the roof than that, and
+// the model underprices the unrolled fp64 kernels of large dense
+// operators (docs/rationale.md#cost-model). Of the tensor-core kernels,
 // those needing the newest architecture the device has come first (on
 // sm_90 the m16n8 DMMA shapes, the ones Hopper runs at full rate, before
 // sm_80's m8n8k4), and within an architecture the block sizes take turns,

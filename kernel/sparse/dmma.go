@@ -673,8 +673,8 @@ func mmaCandidates(pb Problem, arch int, fill Fill, fam Family, shapes []kernel.
 								// which pays on the large tets' β = 1
 								// operators (docs/rationale.md#dmma-async);
 								// and apart with a producer a group
-								// (-g-q), which won the p5 pyramids' β = 1
-								// operators by 9–11 % over both
+								// (-g-q), which beat both on some
+								// pyramids' and tets' β = 1 operators
 								// (docs/rationale.md#dmma-producer).
 								base := out[n]
 								bulk := arch >= 90 && sh != kernel.M8N8K4
@@ -1555,7 +1555,7 @@ func (b *dmmaBuilder) blockTiles() []kernel.Stmt {
 // adjacent columns of each row of B at once; else each block takes a run
 // of adjacent tiles (ts = 1). Runs put a wave's reads a run apart, which
 // with a leading dimension of a multiple of 512 elements (PyFR's) fell on
-// a few memory channels and ran up to twice as slow; interleaved, the
+// a few memory channels and ran far slower; interleaved, the
 // kernels whose column groups run apart (-g) ran slower there instead
 // (docs/rationale.md#tile-order).
 func tileRun(g *gen, colBlock kernel.Expr, cols, block int, interleave bool) []kernel.Stmt {
