@@ -107,6 +107,16 @@ class BespokeMulMixin:
                 why = check_product(arr, alpha, beta, bh, ch, got, n)
                 if why:
                     raise CandidateError(why)
+                # bespoke's kernels are deterministic (no atomics): a
+                # second run on the same data that differs anywhere, even
+                # at columns the check does not sample, is a race
+                self._upload(scratch['c'], ch)
+                self._run_once(run)
+                again = np.empty_like(ch)
+                self._download(again, scratch['c'])
+                if not np.array_equal(got, again):
+                    raise CandidateError('two runs on the same data differ '
+                                         '(a race)')
                 dt = self._time(run) if timed else forced['dt']
             except CandidateError as e:
                 s.drop(cand.get('name', '?'), str(e))

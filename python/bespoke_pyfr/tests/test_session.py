@@ -76,11 +76,11 @@ class HostBespoke(BespokeMulMixin):
 
     protocol_backend = language = 'opencl'
 
-    def __init__(self, session, backend, times, broken=()):
+    def __init__(self, session, backend, times, broken=(), racy=()):
         self.backend = backend
         self._init_bespoke(session)
-        self.vtimes, self.broken = times, set(broken)
-        self.bound, self.timed = [], []
+        self.vtimes, self.broken, self.racy = times, set(broken), set(racy)
+        self.bound, self.timed, self.runs = [], [], {}
 
     def _query_device(self):
         return {'name': 'host', 'vendor': 'test', 'driver': '1'}
@@ -113,6 +113,10 @@ class HostBespoke(BespokeMulMixin):
         a = np.array(prob['operator']['dense']).reshape(m, k)
         c[:, :n] = (prob['alpha']*a @ b[:, :n] +
                     prob['beta']*c[:, :n]).astype(c.dtype)
+        runs = self.runs[cand['name']] = self.runs.get(cand['name'], 0) + 1
+        if cand['name'] in self.racy and runs > 1:
+            # a race that struck an element the check does not sample
+            c[-1, n // 2 + 1] += 1
 
     def _time(self, run):
         self.timed.append(run[0]['name'])
@@ -147,14 +151,14 @@ class TestSession(unittest.TestCase):
         os.environ.pop('FAKE_SERVE_BAD', None)
         self.tmp.cleanup()
 
-    def run_once(self, gtimes, btimes, broken=(), beta=0.0):
+    def run_once(self, gtimes, btimes, broken=(), beta=0.0, racy=()):
         from pyfr.backends.base.backend import BaseBackend
 
         s = Session(self.env)
         self.sessions.append(s)
         be = FakeBackend([])
         g = OpenCLGiMMiKKernels(s, gtimes)
-        bp = HostBespoke(s, be, btimes, broken)
+        bp = HostBespoke(s, be, btimes, broken, racy)
         be._providers = [object(), g, bp]
         for p in (g, bp):
             s.wrap_provider(p)
@@ -212,6 +216,17 @@ class TestSession(unittest.TestCase):
         (op,) = s.report()['operators']
         self.assertEqual(op['winner'], 'bespoke/fake/baked')
         self.assertNotIn('bespoke/fake/wrong', op['times'])
+
+    def test_racy_candidate_dropped(self):
+        bt = {'fake/data': 5e-5, 'fake/baked': 1e-5}
+        s, g, bp, kern, warns = self.run_once([3e-5], bt,
+                                              racy={'fake/baked'})
+        self.assertEqual(len(warns), 1, warns)
+        self.assertIn('fake/baked dropped: two runs on the same data differ',
+                      warns[0])
+        (op,) = s.report()['operators']
+        self.assertEqual(op['winner'], 'gimmik')
+        self.assertNotIn('bespoke/fake/baked', op['times'])
 
     def test_stored_kernel_failing_falls_back_to_competition(self):
         bt = {'fake/data': 5e-5, 'fake/baked': 1e-5}
