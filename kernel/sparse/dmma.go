@@ -669,13 +669,12 @@ func mmaCandidates(pb Problem, arch int, fill Fill, fam Family, shapes []kernel.
 								// there), which won most of the
 								// p5–p6 tets and pyramids
 								// (docs/rationale.md#dmma-producer);
-								// with the column groups apart (-g),
+								// with the column groups apart and a
+								// producer a group (-g-q), which beat
+								// both on many operators at PyFR's
+								// panels (ibid.); and apart (-g),
 								// which pays on the large tets' β = 1
-								// operators (docs/rationale.md#dmma-async);
-								// and apart with a producer a group
-								// (-g-q), which beat both on some
-								// pyramids' and tets' β = 1 operators
-								// (docs/rationale.md#dmma-producer).
+								// operators (docs/rationale.md#dmma-async).
 								base := out[n]
 								bulk := arch >= 90 && sh != kernel.M8N8K4
 								var twins []MMAParams
@@ -687,11 +686,12 @@ func mmaCandidates(pb Problem, arch int, fill Fill, fam Family, shapes []kernel.
 								if wn > 1 {
 									g := base
 									g.Apart = true
-									twins = append(twins, g)
 									if bulk {
-										g.Producer = true
-										twins = append(twins, g)
+										gq := g
+										gq.Producer = true
+										twins = append(twins, gq)
 									}
+									twins = append(twins, g)
 								}
 								out = out[:n]
 								delete(seen, base.Name())
