@@ -213,6 +213,11 @@ func contractVec(dst, src lanes, acc *lanes, m matrix, axis int, shape [3]int, p
 type vecGeometry struct {
 	q, l, factors int
 	affine        bool
+	// tri (Trilinear): each lane's 24 coefficients of its element's map
+	// are formed once into the private block "gc" (lane-fastest), and the
+	// factors at a point computed from them in the lane loop, from the
+	// point's r, s, t and weight in the table gq.
+	tri bool
 	// box (with affine) leaves out the zero factors rs, rt, st of a box
 	// along the axes (Box): literal zeros that applyFactors drops.
 	box bool
@@ -261,8 +266,11 @@ func (g vecGeometry) prefetch(z kernel.Expr) []kernel.Stmt {
 	return []kernel.Stmt{kernel.If{Cond: next, Then: body}}
 }
 
-// decl declares gp, or gk with affine elements.
+// decl declares gp, or gk with affine elements, or gc with trilinear ones.
 func (g vecGeometry) decl() kernel.Stmt {
+	if g.tri {
+		return kernel.Decl{Type: kernel.Real, Name: "gc", Dims: []int{24 * g.l}}
+	}
 	if g.affine {
 		return kernel.Decl{Type: kernel.Real, Name: "gk", Dims: []int{g.factors * g.l}}
 	}
@@ -270,8 +278,20 @@ func (g vecGeometry) decl() kernel.Stmt {
 }
 
 // setup is what a lane does once for its element el: with affine
-// elements, copy its values from ga into gk.
+// elements, copy its values from ga into gk; with trilinear ones, form
+// its map's coefficients from its corners in xv into gc.
 func (g vecGeometry) setup(el kernel.Expr) []kernel.Stmt {
+	if g.tri {
+		out := trilinearCoeffs(func(c, x int) kernel.Expr {
+			return kernel.At("xv", kernel.Add(kernel.Mul(el, kernel.Const(24)), kernel.Const(3*c+x)))
+		}, "tv_")
+		for x := range 3 {
+			for m := range 8 {
+				out = append(out, kernel.Put("gc", coeff("tv_", x, m), kernel.Add(kernel.Const((8*x+m)*g.l), kernel.Ref("l"))))
+			}
+		}
+		return out
+	}
 	if !g.affine {
 		return nil
 	}
@@ -309,11 +329,26 @@ func (g vecGeometry) stage(z kernel.Expr) kernel.Stmt {
 // dropped says whether box leaves factor f out (see PointGeometry.dropped).
 func (g vecGeometry) dropped(f int) bool { return g.box && boxZero(g.factors, f) }
 
+// triFactors are the statements that form the factors at point p from
+// the lane's coefficients in gc, and the factors (see geoFactors).
+func (g vecGeometry) triFactors(p kernel.Expr) ([]kernel.Stmt, []kernel.Expr) {
+	q3 := g.q * g.q * g.q
+	row := func(r int) kernel.Expr { return kernel.At("gq", kernel.Add(kernel.Const(r*q3), p)) }
+	c := func(x, m int) kernel.Expr {
+		return kernel.At("gc", kernel.Add(kernel.Const((8*x+m)*g.l), kernel.Ref("l")))
+	}
+	return geoFactors(trilinearJWith(c, row(0), row(1), row(2)), row(3), g.factors > 1, "tq_")
+}
+
 // factor is factor f at point p (point j of the staged plane), in the
-// lane loop.
+// lane loop (with trilinear elements, after triFactors' statements).
 func (g vecGeometry) factor(f int, p, j kernel.Expr) kernel.Expr {
 	if g.dropped(f) {
 		return kernel.Float(0)
+	}
+	if g.tri {
+		_, fs := g.triFactors(p)
+		return fs[f]
 	}
 	if g.affine {
 		q3 := g.q * g.q * g.q
@@ -328,13 +363,18 @@ func (g vecGeometry) points(body func(p, j kernel.Expr) []kernel.Stmt) kernel.St
 	q2 := g.q * g.q
 	p := kernel.Add(kernel.Mul(kernel.Ref("z"), kernel.Const(q2)), kernel.Ref("j"))
 	plane := g.prefetch(kernel.Ref("z"))
-	if !g.affine {
+	if !g.affine && !g.tri {
 		plane = append(plane, g.stage(kernel.Ref("z")))
+	}
+	at := body(kernel.Ref("p"), kernel.Ref("j"))
+	if g.tri {
+		ss, _ := g.triFactors(kernel.Ref("p"))
+		at = append(ss, at...)
 	}
 	return kernel.For{Var: "z", From: kernel.Const(0), To: kernel.Const(g.q), Body: append(plane,
 		kernel.For{Var: "j", From: kernel.Const(0), To: kernel.Const(q2), Body: []kernel.Stmt{
 			kernel.DeclIndex("p", p),
-			laneLoop(g.l, body(kernel.Ref("p"), kernel.Ref("j")))}})}
+			laneLoop(g.l, at)}})}
 }
 
 // collocateVec is collocate across lanes: from x (q points per
@@ -468,13 +508,16 @@ func buildCPUVec(p *Problem, vr Variant, owned bool) *kernel.Kernel {
 		return kernel.Decl{Type: kernel.Real, Name: name, Dims: []int{size * l}}
 	}
 	line := max(1, 64/p.Prec.Bytes())
-	geo := vecGeometry{q: q, l: l, factors: p.basis.Factors(), affine: vr.Geo == Affine || vr.Geo == Box, box: vr.Geo == Box}
-	if geo.affine {
+	geo := vecGeometry{q: q, l: l, factors: p.basis.Factors(), affine: vr.Geo == Affine || vr.Geo == Box, box: vr.Geo == Box, tri: vr.Geo == Trilinear}
+	if geo.affine || geo.tri {
 		// The point table before v, the output.
 		k.Params = append(k.Params[:len(k.Params)-1], pointTableParam, k.Params[len(k.Params)-1])
 	}
 	if (2*n3+p.basis.Factors()*q3)*l*p.Prec.Bytes() <= maxAhead {
-		if !geo.affine {
+		switch {
+		case geo.tri:
+			geo.ahead = []vecAhead{{buf: "xv", words: l * 24, line: line}}
+		case !geo.affine:
 			geo.ahead = []vecAhead{{buf: "geo", words: l * p.basis.Factors() * q3, line: line}}
 		}
 		if !owned {

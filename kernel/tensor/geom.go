@@ -213,8 +213,14 @@ func coeff(pre string, x, m int) kernel.Expr { return kernel.Ref(fmt.Sprintf("%s
 // ∂x/∂r = c1 + c3 s + c5 t + c7 st, ∂x/∂s = c2 + c3 r + c6 t + c7 rt,
 // ∂x/∂t = c4 + c5 r + c6 s + c7 rs.
 func trilinearJ(pre string, r, s, t kernel.Expr) func(x, d int) kernel.Expr {
+	return trilinearJWith(func(x, m int) kernel.Expr { return coeff(pre, x, m) }, r, s, t)
+}
+
+// trilinearJWith is trilinearJ with coefficient m of coordinate x given
+// by coef (the vectorised layout keeps each lane's in a private block).
+func trilinearJWith(coef func(x, m int) kernel.Expr, r, s, t kernel.Expr) func(x, d int) kernel.Expr {
 	return func(x, d int) kernel.Expr {
-		c := func(m int) kernel.Expr { return coeff(pre, x, m) }
+		c := func(m int) kernel.Expr { return coef(x, m) }
 		switch d {
 		case 0:
 			return kernel.Add(kernel.Add(c(1), kernel.Mul(c(3), s)), kernel.Mul(kernel.Add(c(5), kernel.Mul(c(7), s)), t))

@@ -297,10 +297,10 @@ func TestGeometryCandidates(t *testing.T) {
 				if want := containsGeo(tc.want, g) && !(g == tensor.Box && op == fem.BK1); (err == nil) != want {
 					t.Errorf("%s %s: cpu/e1 with %s: %v", tc.name, op, g, err)
 				}
-				// The vectorised layout computes affine geometry only
-				// (Box among it).
+				// The vectorised layout computes every source the mesh
+				// allows, as cpu/e1 does.
 				err = in.Check(tensor.Variant{Kind: "cpu-vec", PerBlock: 8, Geo: g})
-				if want := g != tensor.Trilinear && containsGeo(tc.want, g) && !(g == tensor.Box && op == fem.BK1); (err == nil) != want {
+				if want := containsGeo(tc.want, g) && !(g == tensor.Box && op == fem.BK1); (err == nil) != want {
 					t.Errorf("%s %s: cpu-vec/e8 with %s: %v", tc.name, op, g, err)
 				}
 			}

@@ -333,9 +333,10 @@ func isCubeKind(kind string) bool {
 // takesGeometry says whether layout kind computes geometry g: the
 // balance layouts (balance.go) load a layer's stored factors a layer
 // early, and the vectorised CPU layout, which stages stored factors in
-// lane order, computes affine ones only (each lane's per-element values
-// times the point's weight). Box drops terms in the CPU layouts' point
-// stage (applyFactors) alone.
+// lane order, computes affine ones (each lane's per-element values times
+// the point's weight) and trilinear ones (from each lane's coefficients
+// of its element's map). Box drops terms in the CPU layouts' point stage
+// (applyFactors) alone.
 func takesGeometry(kind string, g Geometry) bool {
 	switch {
 	case g == Stored:
@@ -343,7 +344,7 @@ func takesGeometry(kind string, g Geometry) bool {
 	case g == Box: // its savings are in the CPU layouts' point stage
 		return isCPU(kind)
 	case kind == cpuVecKind:
-		return g == Affine
+		return g == Affine || g == Trilinear
 	}
 	return !(kind == slab2Kind || kind == cubeFold2Kind || kind == pairCapKind)
 }
