@@ -216,7 +216,10 @@ type vecGeometry struct {
 	// tri (Trilinear): each lane's 24 coefficients of its element's map
 	// are formed once into the private block "gc" (lane-fastest), and the
 	// factors at a point computed from them in the lane loop, from the
-	// point's r, s, t and weight in the table gq.
+	// point's r, s, t and weight in the table gq. The mass operator needs
+	// det J alone, a polynomial of degree 2 in each of r, s and t: each
+	// lane forms its 27 coefficients once ("gd", see detSetup), each plane
+	// of points sums out t ("gt"), and a point costs two Horner steps.
 	tri bool
 	// box (with affine) leaves out the zero factors rs, rt, st of a box
 	// along the axes (Box): literal zeros that applyFactors drops.
@@ -266,15 +269,22 @@ func (g vecGeometry) prefetch(z kernel.Expr) []kernel.Stmt {
 	return []kernel.Stmt{kernel.If{Cond: next, Then: body}}
 }
 
-// decl declares gp, or gk with affine elements, or gc with trilinear ones.
-func (g vecGeometry) decl() kernel.Stmt {
+// decl declares gp, or gk with affine elements, or gc (and for the mass
+// operator gd and gt) with trilinear ones.
+func (g vecGeometry) decl() []kernel.Stmt {
+	if g.tri && g.factors == 1 {
+		return []kernel.Stmt{
+			kernel.Decl{Type: kernel.Real, Name: "gd", Dims: []int{27 * g.l}},
+			kernel.Decl{Type: kernel.Real, Name: "gt", Dims: []int{9 * g.l}},
+		}
+	}
 	if g.tri {
-		return kernel.Decl{Type: kernel.Real, Name: "gc", Dims: []int{24 * g.l}}
+		return []kernel.Stmt{kernel.Decl{Type: kernel.Real, Name: "gc", Dims: []int{24 * g.l}}}
 	}
 	if g.affine {
-		return kernel.Decl{Type: kernel.Real, Name: "gk", Dims: []int{g.factors * g.l}}
+		return []kernel.Stmt{kernel.Decl{Type: kernel.Real, Name: "gk", Dims: []int{g.factors * g.l}}}
 	}
-	return kernel.Decl{Type: kernel.Real, Name: "gp", Dims: []int{g.factors * g.q * g.q * g.l}}
+	return []kernel.Stmt{kernel.Decl{Type: kernel.Real, Name: "gp", Dims: []int{g.factors * g.q * g.q * g.l}}}
 }
 
 // setup is what a lane does once for its element el: with affine
@@ -285,6 +295,9 @@ func (g vecGeometry) setup(el kernel.Expr) []kernel.Stmt {
 		out := trilinearCoeffs(func(c, x int) kernel.Expr {
 			return kernel.At("xv", kernel.Add(kernel.Mul(el, kernel.Const(24)), kernel.Const(3*c+x)))
 		}, "tv_")
+		if g.factors == 1 {
+			return append(out, detSetup(g.l)...)
+		}
 		for x := range 3 {
 			for m := range 8 {
 				out = append(out, kernel.Put("gc", coeff("tv_", x, m), kernel.Add(kernel.Const((8*x+m)*g.l), kernel.Ref("l"))))
@@ -329,6 +342,66 @@ func (g vecGeometry) stage(z kernel.Expr) kernel.Stmt {
 // dropped says whether box leaves factor f out (see PointGeometry.dropped).
 func (g vecGeometry) dropped(f int) bool { return g.box && boxZero(g.factors, f) }
 
+// detSetup stores in gd the 27 coefficients d[a + 3b + 9c] of det J =
+// Σ d·r^a s^b t^c for the lane's map (coefficients tv_c…): det J at the
+// 27 points of {−1, 0, 1}³, then along each axis the values f(−1), f(0),
+// f(1) of a quadratic turned into its coefficients f(0), (f(1) − f(−1))/2
+// and (f(1) + f(−1))/2 − f(0).
+func detSetup(l int) []kernel.Stmt {
+	var out []kernel.Stmt
+	name := func(pre string, i int) string { return fmt.Sprintf("%s%d", pre, i) }
+	for c := range 27 {
+		r, s, t := kernel.Float(float64(c%3-1)), kernel.Float(float64(c/3%3-1)), kernel.Float(float64(c/9-1))
+		ss, fs := geoFactors(trilinearJ("tv_", r, s, t), kernel.Float(1), false, name("td", c)+"_")
+		out = append(out, ss...)
+		out = append(out, kernel.DeclReal(name("tf0_", c), fs[0]))
+	}
+	// Along axis ax (stride 1, 3, 9): values at −1, 0, 1 to coefficients.
+	for ax, st := range []int{1, 3, 9} {
+		src, dst := fmt.Sprintf("tf%d_", ax), fmt.Sprintf("tf%d_", ax+1)
+		for c := range 27 {
+			if c/st%3 != 0 {
+				continue
+			}
+			m, z, p := kernel.Ref(name(src, c)), kernel.Ref(name(src, c+st)), kernel.Ref(name(src, c+2*st))
+			out = append(out,
+				kernel.DeclReal(name(dst, c), z),
+				kernel.DeclReal(name(dst, c+st), kernel.Mul(kernel.Float(0.5), kernel.Sub(p, m))),
+				kernel.DeclReal(name(dst, c+2*st), kernel.Sub(kernel.Mul(kernel.Float(0.5), kernel.Add(p, m)), z)))
+		}
+	}
+	for c := range 27 {
+		out = append(out, kernel.Put("gd", kernel.Ref(name("tf3_", c)), kernel.Add(kernel.Const(c*l), kernel.Ref("l"))))
+	}
+	return out
+}
+
+// detPlane sums t = t0 out of the lane's det coefficients into gt:
+// gt[a + 3b] = Σ_c d[a + 3b + 9c] t0^c.
+func (g vecGeometry) detPlane(t0 kernel.Expr) kernel.Stmt {
+	at := func(c int) kernel.Expr { return kernel.At("gd", kernel.Add(kernel.Const(c*g.l), kernel.Ref("l"))) }
+	var body []kernel.Stmt
+	for ab := range 9 {
+		body = append(body, kernel.Put("gt", kernel.Add(at(ab), kernel.Mul(t0, kernel.Add(at(ab+9), kernel.Mul(t0, at(ab+18))))),
+			kernel.Add(kernel.Const(ab*g.l), kernel.Ref("l"))))
+	}
+	return laneLoop(g.l, body)
+}
+
+// detAt is w·det J at point p of the plane whose t gt holds: Horner in s,
+// then in r.
+func (g vecGeometry) detAt(p kernel.Expr) kernel.Expr {
+	q3 := g.q * g.q * g.q
+	row := func(r int) kernel.Expr { return kernel.At("gq", kernel.Add(kernel.Const(r*q3), p)) }
+	at := func(ab int) kernel.Expr { return kernel.At("gt", kernel.Add(kernel.Const(ab*g.l), kernel.Ref("l"))) }
+	s := row(1)
+	e := func(a int) kernel.Expr {
+		return kernel.Add(at(a), kernel.Mul(s, kernel.Add(at(a+3), kernel.Mul(s, at(a+6)))))
+	}
+	r := row(0)
+	return kernel.Mul(row(3), kernel.Add(e(0), kernel.Mul(r, kernel.Add(e(1), kernel.Mul(r, e(2))))))
+}
+
 // triFactors are the statements that form the factors at point p from
 // the lane's coefficients in gc, and the factors (see geoFactors).
 func (g vecGeometry) triFactors(p kernel.Expr) ([]kernel.Stmt, []kernel.Expr) {
@@ -345,6 +418,9 @@ func (g vecGeometry) triFactors(p kernel.Expr) ([]kernel.Stmt, []kernel.Expr) {
 func (g vecGeometry) factor(f int, p, j kernel.Expr) kernel.Expr {
 	if g.dropped(f) {
 		return kernel.Float(0)
+	}
+	if g.tri && g.factors == 1 {
+		return g.detAt(p)
 	}
 	if g.tri {
 		_, fs := g.triFactors(p)
@@ -367,7 +443,11 @@ func (g vecGeometry) points(body func(p, j kernel.Expr) []kernel.Stmt) kernel.St
 		plane = append(plane, g.stage(kernel.Ref("z")))
 	}
 	at := body(kernel.Ref("p"), kernel.Ref("j"))
-	if g.tri {
+	switch {
+	case g.tri && g.factors == 1:
+		q3 := g.q * g.q * g.q
+		plane = append(plane, g.detPlane(kernel.At("gq", kernel.Add(kernel.Const(2*q3), kernel.Mul(kernel.Ref("z"), kernel.Const(q2))))))
+	case g.tri:
 		ss, _ := g.triFactors(kernel.Ref("p"))
 		at = append(ss, at...)
 	}
@@ -529,16 +609,14 @@ func buildCPUVec(p *Problem, vr Variant, owned bool) *kernel.Kernel {
 	// Lane l's element: the batch's l-th, or the last element where the
 	// batch runs past it.
 	el := kernel.Select{Cond: kernel.Lt(kernel.Add(kernel.Mul(gx, kernel.Const(l)), kernel.Ref("l")), kernel.Ref(Elements)), Then: kernel.Add(kernel.Mul(gx, kernel.Const(l)), kernel.Ref("l")), Else: last}
-	body := []kernel.Stmt{
-		geo.decl(),
+	body := append(geo.decl(),
 		kernel.Decl{Type: kernel.Index, Name: "ub", Dims: []int{l}},
 		kernel.Decl{Type: kernel.Index, Name: "gb", Dims: []int{l}},
 		laneLoop(l, append([]kernel.Stmt{
 			kernel.DeclIndex("el", el),
 			kernel.Put("ub", kernel.Mul(kernel.Ref("el"), kernel.Const(n3)), kernel.Ref("l")),
 			kernel.Put("gb", kernel.Mul(kernel.Ref("el"), kernel.Const(p.basis.Factors()*q3)), kernel.Ref("l")),
-		}, geo.setup(kernel.Ref("el"))...)),
-	}
+		}, geo.setup(kernel.Ref("el"))...)))
 	u := lanes{name: "u", glob: "ub", l: l}
 	out := lanes{name: "v", glob: "ub", l: l}
 	w := func(name string) lanes { return lanes{name: name, l: l} }
