@@ -1557,7 +1557,8 @@ func (b *dmmaBuilder) blockTiles() []kernel.Stmt {
 // with a leading dimension of a multiple of 512 elements (PyFR's) fell on
 // a few memory channels and ran far slower; interleaved, the
 // kernels whose column groups run apart (-g) ran slower there instead
-// (docs/rationale.md#tile-order).
+// (docs/rationale.md#tile-order). The cap on tiles is a select, not min:
+// CUDA's min of an int and a long long is ambiguous.
 func tileRun(g *gen, colBlock kernel.Expr, cols, block int, interleave bool) []kernel.Stmt {
 	if !interleave {
 		return []kernel.Stmt{
