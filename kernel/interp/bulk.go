@@ -111,6 +111,15 @@ func (t *txState) expect(key [2]int, name string, bytes int64) {
 	b.tx += bytes
 }
 
+// initialised fails, in the calling thread, where the barrier at key is
+// not: a copy lands from a goroutine of its own, where a fault would end
+// the process instead of the run.
+func (t *txState) initialised(key [2]int, name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.bar(key, name)
+}
+
 func (t *txState) landed(key [2]int, name string, bytes int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -194,6 +203,7 @@ func (c *compiler) bulkCopy(s kernel.BulkCopy) func(*frame) {
 		// moved on a while, as a copy engine's would: a reader that
 		// does not wait on the barrier reads what was there before.
 		k, t := key(f), f.bs.tx
+		t.initialised(k, s.Bar) // here, where a fault is the thread's
 		from := append([]float64(nil), ss.reals[at:at+int(elems)]...)
 		t.inflight.Add(1)
 		go func() {
